@@ -1,0 +1,58 @@
+#include "core/compile/compile.hpp"
+
+#include "core/compile/memory_plan.hpp"
+#include "core/graph/hash.hpp"
+#include "porta/error.hpp"
+
+namespace porta::detail {
+namespace {
+
+// Nodes that some output depends on, in the order they were built (already topological: the
+// builder only accepts operands that exist).
+std::vector<std::int32_t> live_nodes_in_order(const Graph& graph) {
+  std::vector<bool> needed(graph.tensors().size(), false);
+  for (const auto& [name, t] : graph.outputs()) needed[static_cast<std::size_t>(t.id)] = true;
+  std::vector<bool> keep(graph.nodes().size(), false);
+  for (auto i = graph.nodes().size(); i-- > 0;) {
+    const Node& node = graph.nodes()[i];
+    if (!needed[static_cast<std::size_t>(node.output.id)]) continue;
+    keep[i] = true;
+    for (const Tensor in : node.inputs) needed[static_cast<std::size_t>(in.id)] = true;
+  }
+  std::vector<std::int32_t> order;
+  for (std::size_t i = 0; i < keep.size(); ++i)
+    if (keep[i]) order.push_back(static_cast<std::int32_t>(i));
+  return order;
+}
+
+}  // namespace
+
+std::shared_ptr<const CompiledGraph> compile_graph(const Graph& graph, const DeviceImpl& device,
+                                                   const CompileOptions& options) {
+  if (graph.outputs().empty())
+    throw Error(ErrorCode::InvalidArgument, "the graph has no outputs: mark its results with Graph::output(name, tensor)");
+
+  auto compiled = std::make_shared<CompiledGraph>();
+  compiled->graph = graph;
+  compiled->options = options;
+  compiled->order = live_nodes_in_order(graph);
+
+  std::string unsupported;
+  int count = 0;
+  for (const std::int32_t index : compiled->order) {
+    const Node& node = graph.nodes()[static_cast<std::size_t>(index)];
+    const std::string reason = device.unsupported_reason(graph, node, options);
+    if (reason.empty()) continue;
+    ++count;
+    unsupported += "\n  " + std::string(to_string(node.op)) + " '" + node.name + "': " + reason;
+  }
+  if (count > 0)
+    throw Error(ErrorCode::Unsupported, "device " + device.info().spec + " cannot run " + std::to_string(count) +
+                                            " node(s) of this graph:" + unsupported);
+
+  compiled->plan = plan_memory(graph, compiled->order, device.alignment());
+  compiled->hash = structural_hash(graph, compiled->order);
+  return compiled;
+}
+
+}  // namespace porta::detail

@@ -1,0 +1,96 @@
+#include "core/compile/memory_plan.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "porta/error.hpp"
+
+namespace porta::detail {
+namespace {
+
+std::uint64_t align_up(std::uint64_t bytes, std::uint64_t alignment) {
+  if (bytes > std::numeric_limits<std::uint64_t>::max() - alignment)
+    throw Error(ErrorCode::Overflow, "memory plan: a tensor of " + std::to_string(bytes) + " bytes cannot be aligned");
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+bool overlap_in_time(const LiveRange& a, const LiveRange& b) { return a.first <= b.last && b.first <= a.last; }
+
+}  // namespace
+
+Placement place_best_fit(std::span<const LiveRange> ranges, std::uint64_t alignment) {
+  std::vector<std::size_t> by_size(ranges.size());
+  std::iota(by_size.begin(), by_size.end(), 0);
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](std::size_t a, std::size_t b) { return ranges[a].bytes > ranges[b].bytes; });
+
+  Placement result;
+  result.offsets.assign(ranges.size(), 0);
+  std::vector<std::size_t> placed;
+  for (const std::size_t i : by_size) {
+    const std::uint64_t size = align_up(std::max<std::uint64_t>(ranges[i].bytes, 1), alignment);
+    std::vector<std::size_t> live;  // placed tensors that coexist with this one, by offset
+    for (const std::size_t j : placed)
+      if (overlap_in_time(ranges[i], ranges[j])) live.push_back(j);
+    std::sort(live.begin(), live.end(), [&](std::size_t a, std::size_t b) { return result.offsets[a] < result.offsets[b]; });
+
+    std::uint64_t best_offset = 0, best_gap = std::numeric_limits<std::uint64_t>::max(), end = 0;
+    bool found = false;
+    for (const std::size_t j : live) {
+      const std::uint64_t gap = result.offsets[j] > end ? result.offsets[j] - end : 0;
+      if (gap >= size && gap < best_gap) {
+        best_offset = end, best_gap = gap, found = true;
+      }
+      end = std::max(end, result.offsets[j] + align_up(std::max<std::uint64_t>(ranges[j].bytes, 1), alignment));
+    }
+    result.offsets[i] = found ? best_offset : end;
+    if (result.offsets[i] > std::numeric_limits<std::uint64_t>::max() - size)
+      throw Error(ErrorCode::Overflow, "memory plan: the arena would exceed 2^64 bytes");
+    result.peak = std::max(result.peak, result.offsets[i] + size);
+    placed.push_back(i);
+  }
+  return result;
+}
+
+MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, std::uint64_t alignment) {
+  const auto& tensors = graph.tensors();
+  const auto last_step = static_cast<std::int32_t>(order.empty() ? 0 : order.size() - 1);
+  constexpr std::int32_t unused = -1;
+  std::vector<std::int32_t> first(tensors.size(), unused), last(tensors.size(), unused);
+
+  for (std::size_t t = 0; t < tensors.size(); ++t)
+    if (tensors[t].role == Role::Input) first[t] = 0, last[t] = last_step;
+  for (std::int32_t step = 0; step <= last_step && !order.empty(); ++step) {
+    const Node& node = graph.nodes()[static_cast<std::size_t>(order[static_cast<std::size_t>(step)])];
+    first[static_cast<std::size_t>(node.output.id)] = last[static_cast<std::size_t>(node.output.id)] = step;
+    for (const Tensor in : node.inputs)
+      if (tensors[static_cast<std::size_t>(in.id)].role == Role::Intermediate)
+        last[static_cast<std::size_t>(in.id)] = std::max(last[static_cast<std::size_t>(in.id)], step);
+  }
+  for (const auto& [name, t] : graph.outputs())
+    if (tensors[static_cast<std::size_t>(t.id)].role != Role::Constant) last[static_cast<std::size_t>(t.id)] = last_step;
+
+  MemoryPlan plan;
+  plan.offset.assign(tensors.size(), -1);
+  plan.constant_offset.assign(tensors.size(), -1);
+  std::vector<LiveRange> ranges;
+  std::vector<std::size_t> owner;  // tensor id of each range
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    const std::uint64_t bytes = tensors[t].desc.bytes();
+    if (tensors[t].role == Role::Constant) {
+      plan.constant_offset[t] = static_cast<std::int64_t>(plan.constant_bytes);
+      plan.constant_bytes += align_up(bytes, alignment);
+    } else if (first[t] != unused) {
+      ranges.push_back({bytes, first[t], last[t]});
+      owner.push_back(t);
+      plan.naive_arena_bytes += align_up(bytes, alignment);
+    }
+  }
+  const Placement placement = place_best_fit(ranges, alignment);
+  for (std::size_t i = 0; i < ranges.size(); ++i) plan.offset[owner[i]] = static_cast<std::int64_t>(placement.offsets[i]);
+  plan.arena_bytes = placement.peak;
+  return plan;
+}
+
+}  // namespace porta::detail

@@ -1,0 +1,449 @@
+// The graph builder: every op checks its operands and infers its result here, so that errors
+// name the node, the op and the offending values at the line that made the mistake.
+#include "porta/graph.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/runtime/op_math.hpp"
+#include "porta/error.hpp"
+
+namespace porta {
+namespace {
+
+using detail::broadcast_shapes;
+
+// Largest byte count any tensor may have: keeps every offset and size computation in int64.
+constexpr std::int64_t max_tensor_bytes = std::numeric_limits<std::int64_t>::max() / 4;
+
+[[noreturn]] void fail(ErrorCode code, std::string_view op, std::string_view node,
+                       const std::string& message) {
+  throw Error(code, std::string(op) + " '" + std::string(node) + "': " + message);
+}
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+template <std::size_t N>
+std::string str(const std::array<std::int64_t, N>& a) {
+  return to_string(Shape(a.begin(), a.end()));
+}
+
+// Rank 1..8, every dimension >= 1, and a byte size that fits comfortably in int64.
+void check_shape(const Shape& shape, DType dtype, std::string_view op, std::string_view node,
+                 std::string_view what) {
+  const std::string prefix = std::string(what) + " shape " + to_string(shape);
+  if (shape.empty()) fail(ErrorCode::ShapeMismatch, op, node, prefix + " has rank 0; use shape [1] for a scalar");
+  if (shape.size() > max_rank)
+    fail(ErrorCode::ShapeMismatch, op, node, prefix + " has rank " + str(shape.size()) + ", more than " + str(max_rank));
+  std::int64_t bytes = static_cast<std::int64_t>(size_of(dtype));
+  for (auto d : shape) {
+    if (d < 1) fail(ErrorCode::ShapeMismatch, op, node, prefix + " has dimension " + str(d) + "; every dimension must be >= 1");
+    if (__builtin_mul_overflow(bytes, d, &bytes) || bytes > max_tensor_bytes)
+      fail(ErrorCode::Overflow, op, node, prefix + " has more bytes than a 64-bit size can address");
+  }
+}
+
+std::int64_t normalise_axis(std::int64_t axis, std::int64_t rank, std::string_view op,
+                            std::string_view node, bool allow_end = false) {
+  const std::int64_t hi = allow_end ? rank : rank - 1;
+  if (axis < -rank || axis > hi)
+    fail(ErrorCode::InvalidArgument, op, node,
+         "axis " + str(axis) + " is out of range [" + str(-rank) + ", " + str(hi) + "] for rank " + str(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+void check_window(std::string_view op, std::string_view node, const std::array<std::int64_t, 2>& kernel,
+                  const std::array<std::int64_t, 2>& stride, const std::array<std::int64_t, 4>& pad,
+                  const std::array<std::int64_t, 2>& dilation) {
+  constexpr std::int64_t limit = std::int64_t{1} << 31;  // no real window is larger
+  for (int i = 0; i < 2; ++i) {
+    if (kernel[i] < 1 || kernel[i] > limit) fail(ErrorCode::InvalidArgument, op, node, "kernel " + str(kernel) + " must be in [1, 2^31]");
+    if (stride[i] < 1 || stride[i] > limit) fail(ErrorCode::InvalidArgument, op, node, "stride " + str(stride) + " must be in [1, 2^31]");
+    if (dilation[i] < 1 || dilation[i] > limit)
+      fail(ErrorCode::InvalidArgument, op, node, "dilation " + str(dilation) + " must be in [1, 2^31]");
+  }
+  for (auto p : pad)
+    if (p < 0 || p > limit) fail(ErrorCode::InvalidArgument, op, node, "padding " + str(pad) + " must be in [0, 2^31] (top, left, bottom, right)");
+}
+
+}  // namespace
+
+// --- tensors from outside --------------------------------------------------------------------
+
+void Graph::check_name_free(std::string_view name, std::string_view what) const {
+  if (name.empty()) throw Error(ErrorCode::InvalidArgument, std::string(what) + " needs a non-empty name");
+  const auto clash = [&](const TensorInfo& t) { return t.name == name; };
+  if (std::any_of(tensors_.begin(), tensors_.end(), clash))
+    throw Error(ErrorCode::InvalidArgument,
+                std::string(what) + " '" + std::string(name) + "': the name is already used in this graph");
+}
+
+Tensor Graph::add_tensor(TensorInfo info) {
+  tensors_.push_back(std::move(info));
+  return Tensor{static_cast<std::int32_t>(tensors_.size() - 1)};
+}
+
+Tensor Graph::input(std::string name, Shape shape, DType dtype, Shape strides) {
+  check_name_free(name, "input");
+  check_shape(shape, dtype, "input", name, "input");
+  if (!strides.empty()) {
+    if (strides.size() != shape.size())
+      fail(ErrorCode::ShapeMismatch, "input", name,
+           "strides " + to_string(strides) + " have rank " + str(strides.size()) + " but shape " + to_string(shape) +
+               " has rank " + str(shape.size()));
+    std::int64_t extent = 1;  // largest addressed element + 1
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (strides[i] < 0) fail(ErrorCode::InvalidArgument, "input", name, "stride " + str(strides[i]) + " is negative");
+      std::int64_t reach = 0;
+      if (__builtin_mul_overflow(strides[i], shape[i] - 1, &reach) || __builtin_add_overflow(extent, reach, &extent) ||
+          extent > max_tensor_bytes / 4)
+        fail(ErrorCode::Overflow, "input", name, "strides " + to_string(strides) + " address more than 2^61 elements");
+    }
+  }
+  TensorInfo info{std::move(name), {dtype, std::move(shape)}, Role::Input, -1, std::move(strides), nullptr};
+  return add_tensor(std::move(info));
+}
+
+Tensor Graph::constant(std::string name, Shape shape, std::span<const float> values, DType dtype) {
+  check_name_free(name, "constant");
+  check_shape(shape, dtype, "constant", name, "constant");
+  TensorDesc desc{dtype, std::move(shape)};
+  if (static_cast<std::int64_t>(values.size()) != desc.numel())
+    fail(ErrorCode::ShapeMismatch, "constant", name,
+         "shape " + to_string(desc.shape) + " needs " + str(desc.numel()) + " values, got " + str(values.size()));
+  auto bytes = std::make_shared<std::vector<std::byte>>(desc.bytes());
+  for (std::size_t i = 0; i < values.size(); ++i) store_from_f32(bytes->data(), i, dtype, values[i]);
+  return add_tensor({std::move(name), std::move(desc), Role::Constant, -1, {}, std::move(bytes)});
+}
+
+Tensor Graph::constant_bytes(std::string name, Shape shape, DType dtype, std::span<const std::byte> bytes) {
+  check_name_free(name, "constant");
+  check_shape(shape, dtype, "constant", name, "constant");
+  TensorDesc desc{dtype, std::move(shape)};
+  if (bytes.size() != desc.bytes())
+    fail(ErrorCode::ShapeMismatch, "constant", name,
+         "shape " + to_string(desc.shape) + " in " + std::string(to_string(dtype)) + " needs " + str(desc.bytes()) +
+             " bytes, got " + str(bytes.size()));
+  auto data = std::make_shared<std::vector<std::byte>>(bytes.begin(), bytes.end());
+  return add_tensor({std::move(name), std::move(desc), Role::Constant, -1, {}, std::move(data)});
+}
+
+void Graph::output(std::string name, Tensor t) {
+  info(t);
+  if (name.empty()) throw Error(ErrorCode::InvalidArgument, "an output needs a non-empty name");
+  for (const auto& [existing, _] : outputs_)
+    if (existing == name) throw Error(ErrorCode::InvalidArgument, "output '" + name + "' is already defined");
+  outputs_.emplace_back(std::move(name), t);
+}
+
+const TensorInfo& Graph::info(Tensor t) const {
+  if (t.id < 0 || static_cast<std::size_t>(t.id) >= tensors_.size())
+    throw Error(ErrorCode::NotFound, "tensor handle " + str(t.id) + " does not belong to this graph (it has " +
+                                         str(tensors_.size()) + " tensors)");
+  return tensors_[static_cast<std::size_t>(t.id)];
+}
+
+std::vector<Tensor> Graph::inputs() const {
+  std::vector<Tensor> result;
+  for (std::size_t i = 0; i < tensors_.size(); ++i)
+    if (tensors_[i].role == Role::Input) result.push_back(Tensor{static_cast<std::int32_t>(i)});
+  return result;
+}
+
+// --- op plumbing -----------------------------------------------------------------------------
+
+std::string Graph::node_name(OpKind op, std::string name) const {
+  if (name.empty()) name = std::string(to_string(op)) + "_" + str(nodes_.size());
+  check_name_free(name, to_string(op));
+  return name;
+}
+
+Tensor Graph::add_node(OpKind op, OpParams params, std::vector<Tensor> inputs, TensorDesc out, std::string name) {
+  check_shape(out.shape, out.dtype, to_string(op), name, "result");
+  const auto index = static_cast<std::int32_t>(nodes_.size());
+  const Tensor result = add_tensor({name, std::move(out), Role::Intermediate, index, {}, nullptr});
+  nodes_.push_back({std::move(name), op, std::move(params), std::move(inputs), result});
+  return result;
+}
+
+namespace {
+
+// Every operand of an op shares one dtype (Cast is the way to change it).
+void check_same_dtype(const Graph& g, std::span<const Tensor> ts, std::string_view op, std::string_view node) {
+  for (const Tensor t : ts)
+    if (g.dtype(t) != g.dtype(ts[0]))
+      fail(ErrorCode::DTypeMismatch, op, node,
+           "operands mix " + std::string(to_string(g.dtype(ts[0]))) + " (" + g.info(ts[0]).name + ") and " +
+               std::string(to_string(g.dtype(t))) + " (" + g.info(t).name + "); insert a cast");
+}
+
+}  // namespace
+
+Tensor Graph::binary(OpKind op, Tensor a, Tensor b, std::string name) {
+  name = node_name(op, std::move(name));
+  Shape shape;
+  if (!broadcast_shapes(this->shape(a), this->shape(b), shape))
+    fail(ErrorCode::ShapeMismatch, to_string(op), name,
+         "shapes " + to_string(this->shape(a)) + " and " + to_string(this->shape(b)) + " do not broadcast");
+  const Tensor ts[] = {a, b};
+  check_same_dtype(*this, ts, to_string(op), name);
+  return add_node(op, std::monostate{}, {a, b}, {dtype(a), std::move(shape)}, std::move(name));
+}
+
+Tensor Graph::unary(OpKind op, Tensor x, OpParams params, std::string name) {
+  name = node_name(op, std::move(name));
+  return add_node(op, std::move(params), {x}, desc(x), std::move(name));
+}
+
+
+// --- ops ---------------------------------------------------------------------------------------
+
+Tensor Graph::matmul(Tensor a, Tensor b, const MatMulParams& p, std::string name) {
+  name = node_name(OpKind::MatMul, std::move(name));
+  const Shape &sa = this->shape(a), &sb = this->shape(b);
+  const Tensor ts[] = {a, b};
+  check_same_dtype(*this, ts, "matmul", name);
+  if ((sa.size() == 1 && p.trans_a) || (sb.size() == 1 && p.trans_b))
+    fail(ErrorCode::InvalidArgument, "matmul", name, "a vector operand cannot be transposed");
+  const auto d = detail::matmul_dims(sa, sb, p);
+  const std::int64_t k_b = sb.size() == 1 ? sb[0] : (p.trans_b ? sb.back() : sb[sb.size() - 2]);
+  if (d.k != k_b)
+    fail(ErrorCode::ShapeMismatch, "matmul", name,
+         "inner dimensions differ: A " + to_string(sa) + (p.trans_a ? " (transposed)" : "") + " has K=" + str(d.k) +
+             ", B " + to_string(sb) + (p.trans_b ? " (transposed)" : "") + " has K=" + str(k_b));
+  Shape batch_a(sa.begin(), sa.end() - std::min<std::size_t>(2, sa.size()));
+  Shape batch_b(sb.begin(), sb.end() - std::min<std::size_t>(2, sb.size()));
+  Shape out;
+  if (!broadcast_shapes(batch_a, batch_b, out))
+    fail(ErrorCode::ShapeMismatch, "matmul", name,
+         "batch dimensions " + to_string(batch_a) + " and " + to_string(batch_b) + " do not broadcast");
+  if (sa.size() > 1) out.push_back(d.m);
+  if (sb.size() > 1) out.push_back(d.n);
+  if (out.empty()) out.push_back(1);  // vector . vector: a one-element result, porta has no rank 0
+  return add_node(OpKind::MatMul, p, {a, b}, {dtype(a), std::move(out)}, std::move(name));
+}
+
+Tensor Graph::gemm(Tensor a, Tensor b, const GemmParams& p, Tensor c, std::string name) {
+  name = node_name(OpKind::Gemm, std::move(name));
+  const Shape &sa = this->shape(a), &sb = this->shape(b);
+  if (sa.size() != 2 || sb.size() != 2)
+    fail(ErrorCode::ShapeMismatch, "gemm", name, "A " + to_string(sa) + " and B " + to_string(sb) + " must both be 2-D");
+  const std::int64_t m = p.trans_a ? sa[1] : sa[0], k = p.trans_a ? sa[0] : sa[1];
+  const std::int64_t kb = p.trans_b ? sb[1] : sb[0], n = p.trans_b ? sb[0] : sb[1];
+  if (k != kb)
+    fail(ErrorCode::ShapeMismatch, "gemm", name,
+         "inner dimensions differ: A " + to_string(sa) + " gives K=" + str(k) + ", B " + to_string(sb) + " gives K=" + str(kb));
+  if (!std::isfinite(p.alpha) || !std::isfinite(p.beta))
+    fail(ErrorCode::InvalidArgument, "gemm", name, "alpha and beta must be finite");
+  std::vector<Tensor> inputs{a, b};
+  if (c) {
+    Shape joined;
+    const Shape& sc = this->shape(c);
+    if (sc.size() > 2 || !broadcast_shapes(sc, {m, n}, joined) || joined != Shape{m, n})
+      fail(ErrorCode::ShapeMismatch, "gemm", name,
+           "C " + to_string(sc) + " does not broadcast to the result [" + str(m) + ", " + str(n) + "]");
+    inputs.push_back(c);
+  }
+  check_same_dtype(*this, inputs, "gemm", name);
+  return add_node(OpKind::Gemm, p, std::move(inputs), {dtype(a), {m, n}}, std::move(name));
+}
+
+Tensor Graph::conv2d(Tensor x, Tensor w, const Conv2dParams& p, Tensor bias, std::string name) {
+  name = node_name(OpKind::Conv2d, std::move(name));
+  const Shape &sx = this->shape(x), &sw = this->shape(w);
+  if (sx.size() != 4) fail(ErrorCode::ShapeMismatch, "conv2d", name, "input " + to_string(sx) + " must be 4-D NCHW");
+  if (sw.size() != 4)
+    fail(ErrorCode::ShapeMismatch, "conv2d", name, "weights " + to_string(sw) + " must be 4-D [K, C/groups, R, S]");
+  check_window("conv2d", name, {sw[2], sw[3]}, p.stride, p.pad, p.dilation);
+  if (p.groups < 1 || sx[1] % p.groups != 0 || sw[0] % p.groups != 0)
+    fail(ErrorCode::InvalidArgument, "conv2d", name,
+         "groups " + str(p.groups) + " must be >= 1 and divide input channels " + str(sx[1]) + " and filters " + str(sw[0]));
+  if (sw[1] != sx[1] / p.groups)
+    fail(ErrorCode::ShapeMismatch, "conv2d", name,
+         "weights " + to_string(sw) + " have " + str(sw[1]) + " channels per group, input " + to_string(sx) +
+             " with groups " + str(p.groups) + " needs " + str(sx[1] / p.groups));
+  const auto d = detail::conv_dims(sx, sw, p);
+  if (d.p < 1 || d.q < 1)
+    fail(ErrorCode::ShapeMismatch, "conv2d", name,
+         "the dilated kernel [" + str(p.dilation[0] * (sw[2] - 1) + 1) + ", " + str(p.dilation[1] * (sw[3] - 1) + 1) +
+             "] does not fit the padded input " + to_string(sx) + " with padding " + str(p.pad));
+  std::vector<Tensor> inputs{x, w};
+  if (bias) {
+    if (this->shape(bias) != Shape{sw[0]})
+      fail(ErrorCode::ShapeMismatch, "conv2d", name,
+           "bias " + to_string(shape(bias)) + " must be [" + str(sw[0]) + "], one value per filter");
+    inputs.push_back(bias);
+  }
+  check_same_dtype(*this, inputs, "conv2d", name);
+  return add_node(OpKind::Conv2d, p, std::move(inputs), {dtype(x), {d.n, d.k, d.p, d.q}}, std::move(name));
+}
+
+Tensor Graph::add(Tensor a, Tensor b, std::string name) { return binary(OpKind::Add, a, b, std::move(name)); }
+Tensor Graph::sub(Tensor a, Tensor b, std::string name) { return binary(OpKind::Sub, a, b, std::move(name)); }
+Tensor Graph::mul(Tensor a, Tensor b, std::string name) { return binary(OpKind::Mul, a, b, std::move(name)); }
+Tensor Graph::div(Tensor a, Tensor b, std::string name) { return binary(OpKind::Div, a, b, std::move(name)); }
+
+Tensor Graph::relu(Tensor x, std::string name) { return unary(OpKind::Relu, x, std::monostate{}, std::move(name)); }
+Tensor Graph::relu6(Tensor x, std::string name) { return clip(x, 0.0f, 6.0f, std::move(name)); }
+Tensor Graph::sigmoid(Tensor x, std::string name) { return unary(OpKind::Sigmoid, x, std::monostate{}, std::move(name)); }
+Tensor Graph::silu(Tensor x, std::string name) { return unary(OpKind::Silu, x, std::monostate{}, std::move(name)); }
+Tensor Graph::tanh(Tensor x, std::string name) { return unary(OpKind::Tanh, x, std::monostate{}, std::move(name)); }
+Tensor Graph::gelu(Tensor x, const GeluParams& p, std::string name) { return unary(OpKind::Gelu, x, p, std::move(name)); }
+
+Tensor Graph::clip(Tensor x, float min, float max, std::string name) {
+  if (std::isnan(min) || std::isnan(max) || min > max)
+    fail(ErrorCode::InvalidArgument, "clip", name.empty() ? "clip" : name,
+         "bounds [" + std::to_string(min) + ", " + std::to_string(max) + "] must be numbers with min <= max");
+  return unary(OpKind::Clip, x, ClipParams{min, max}, std::move(name));
+}
+
+Tensor Graph::batchnorm(Tensor x, Tensor scale, Tensor bias, Tensor mean, Tensor var, const BatchNormParams& p,
+                        std::string name) {
+  name = node_name(OpKind::BatchNorm, std::move(name));
+  const Shape& sx = this->shape(x);
+  if (sx.size() < 2) fail(ErrorCode::ShapeMismatch, "batchnorm", name, "input " + to_string(sx) + " needs a channel dimension");
+  const Tensor ts[] = {x, scale, bias, mean, var};
+  for (const Tensor t : std::span(ts).subspan(1))
+    if (this->shape(t) != Shape{sx[1]})
+      fail(ErrorCode::ShapeMismatch, "batchnorm", name,
+           info(t).name + " " + to_string(shape(t)) + " must be [" + str(sx[1]) + "], one value per channel");
+  check_same_dtype(*this, ts, "batchnorm", name);
+  if (!(p.epsilon >= 0.0f) || !std::isfinite(p.epsilon))
+    fail(ErrorCode::InvalidArgument, "batchnorm", name, "epsilon " + std::to_string(p.epsilon) + " must be finite and >= 0");
+  return add_node(OpKind::BatchNorm, p, {x, scale, bias, mean, var}, desc(x), std::move(name));
+}
+
+Tensor Graph::pool(OpKind op, Tensor x, const Pool2dParams& p, std::string name) {
+  name = node_name(op, std::move(name));
+  const Shape& sx = this->shape(x);
+  if (sx.size() != 4) fail(ErrorCode::ShapeMismatch, to_string(op), name, "input " + to_string(sx) + " must be 4-D NCHW");
+  check_window(to_string(op), name, p.kernel, p.stride, p.pad, p.dilation);
+  for (int i = 0; i < 2; ++i) {
+    const std::int64_t span = p.dilation[i] * (p.kernel[i] - 1) + 1;
+    if (p.pad[i] >= span || p.pad[i + 2] >= span)
+      fail(ErrorCode::InvalidArgument, to_string(op), name,
+           "padding " + str(p.pad) + " must be smaller than the dilated window " + str(span) +
+               ", or some windows would see only padding");
+  }
+  const auto d = detail::pool_dims(sx, p);
+  if (d.p < 1 || d.q < 1)
+    fail(ErrorCode::ShapeMismatch, to_string(op), name,
+         "window " + str(p.kernel) + " does not fit the padded input " + to_string(sx));
+  return add_node(op, p, {x}, {dtype(x), {d.n, d.c, d.p, d.q}}, std::move(name));
+}
+
+Tensor Graph::max_pool2d(Tensor x, const Pool2dParams& p, std::string name) {
+  return pool(OpKind::MaxPool2d, x, p, std::move(name));
+}
+Tensor Graph::avg_pool2d(Tensor x, const Pool2dParams& p, std::string name) {
+  return pool(OpKind::AvgPool2d, x, p, std::move(name));
+}
+
+Tensor Graph::global_avg_pool(Tensor x, std::string name) {
+  name = node_name(OpKind::GlobalAvgPool, std::move(name));
+  const Shape& sx = this->shape(x);
+  if (sx.size() != 4)
+    fail(ErrorCode::ShapeMismatch, "global_avg_pool", name, "input " + to_string(sx) + " must be 4-D NCHW");
+  return add_node(OpKind::GlobalAvgPool, std::monostate{}, {x}, {dtype(x), {sx[0], sx[1], 1, 1}}, std::move(name));
+}
+
+Tensor Graph::softmax(Tensor x, std::int64_t axis, std::string name) {
+  name = node_name(OpKind::Softmax, std::move(name));
+  axis = normalise_axis(axis, static_cast<std::int64_t>(this->shape(x).size()), "softmax", name);
+  return add_node(OpKind::Softmax, SoftmaxParams{axis}, {x}, desc(x), std::move(name));
+}
+
+Tensor Graph::reshape(Tensor x, Shape shape, std::string name) {
+  name = node_name(OpKind::Reshape, std::move(name));
+  const Shape& sx = this->shape(x);
+  const std::int64_t count = desc(x).numel();
+  std::int64_t known = 1, infer_at = -1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) {
+      if (i >= sx.size())
+        fail(ErrorCode::ShapeMismatch, "reshape", name,
+             "target " + to_string(shape) + " copies dimension " + str(i) + " (0) but the input " + to_string(sx) +
+                 " has rank " + str(sx.size()));
+      shape[i] = sx[i];
+    }
+    if (shape[i] == -1) {
+      if (infer_at >= 0) fail(ErrorCode::InvalidArgument, "reshape", name, "target " + to_string(shape) + " has more than one -1");
+      infer_at = static_cast<std::int64_t>(i);
+    } else if (shape[i] < 1) {
+      fail(ErrorCode::InvalidArgument, "reshape", name, "target " + to_string(shape) + " has dimension " + str(shape[i]));
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      fail(ErrorCode::Overflow, "reshape", name, "target " + to_string(shape) + " overflows 64 bits");
+    }
+  }
+  if (infer_at >= 0) {
+    if (count % known != 0)
+      fail(ErrorCode::ShapeMismatch, "reshape", name,
+           "cannot infer -1 in " + to_string(shape) + ": " + str(count) + " elements are not a multiple of " + str(known));
+    shape[static_cast<std::size_t>(infer_at)] = count / known;
+  } else if (known != count) {
+    fail(ErrorCode::ShapeMismatch, "reshape", name,
+         "input " + to_string(sx) + " has " + str(count) + " elements, target " + to_string(shape) + " has " + str(known));
+  }
+  return add_node(OpKind::Reshape, ReshapeParams{shape}, {x}, {dtype(x), shape}, std::move(name));
+}
+
+Tensor Graph::flatten(Tensor x, std::int64_t axis, std::string name) {
+  const Shape& sx = this->shape(x);
+  axis = normalise_axis(axis, static_cast<std::int64_t>(sx.size()), "flatten", name.empty() ? "flatten" : name, true);
+  std::int64_t outer = 1;
+  for (std::int64_t i = 0; i < axis; ++i) outer *= sx[static_cast<std::size_t>(i)];
+  return reshape(x, {outer, desc(x).numel() / outer}, std::move(name));
+}
+
+Tensor Graph::transpose(Tensor x, std::vector<std::int64_t> perm, std::string name) {
+  name = node_name(OpKind::Transpose, std::move(name));
+  const Shape& sx = this->shape(x);
+  const auto rank = static_cast<std::int64_t>(sx.size());
+  if (perm.empty())  // ONNX default: reverse the dimensions
+    for (std::int64_t i = rank; i-- > 0;) perm.push_back(i);
+  std::vector<bool> seen(sx.size(), false);
+  bool valid = static_cast<std::int64_t>(perm.size()) == rank;
+  for (auto& axis : perm) {
+    if (!valid || axis < -rank || axis >= rank) { valid = false; break; }
+    if (axis < 0) axis += rank;
+    if (seen[static_cast<std::size_t>(axis)]) { valid = false; break; }
+    seen[static_cast<std::size_t>(axis)] = true;
+  }
+  if (!valid)
+    fail(ErrorCode::InvalidArgument, "transpose", name,
+         "perm " + to_string(perm) + " is not a permutation of the " + str(rank) + " dimensions of " + to_string(sx));
+  Shape out;
+  for (auto axis : perm) out.push_back(sx[static_cast<std::size_t>(axis)]);
+  return add_node(OpKind::Transpose, TransposeParams{std::move(perm)}, {x}, {dtype(x), std::move(out)},
+                  std::move(name));
+}
+
+Tensor Graph::concat(std::span<const Tensor> xs, std::int64_t axis, std::string name) {
+  name = node_name(OpKind::Concat, std::move(name));
+  if (xs.empty()) fail(ErrorCode::InvalidArgument, "concat", name, "needs at least one input");
+  Shape out = this->shape(xs[0]);
+  axis = normalise_axis(axis, static_cast<std::int64_t>(out.size()), "concat", name);
+  const auto a = static_cast<std::size_t>(axis);
+  for (std::size_t i = 1; i < xs.size(); ++i) {
+    const Shape& s = this->shape(xs[i]);
+    bool fits = s.size() == out.size();
+    for (std::size_t d = 0; fits && d < s.size(); ++d) fits = d == a || s[d] == out[d];
+    if (!fits)
+      fail(ErrorCode::ShapeMismatch, "concat", name,
+           "input " + str(i) + " " + to_string(s) + " does not match input 0 " + to_string(shape(xs[0])) +
+               " outside axis " + str(axis));
+    out[a] += s[a];
+  }
+  check_same_dtype(*this, xs, "concat", name);
+  return add_node(OpKind::Concat, ConcatParams{axis}, {xs.begin(), xs.end()}, {dtype(xs[0]), std::move(out)},
+                  std::move(name));
+}
+
+Tensor Graph::cast(Tensor x, DType to, std::string name) {
+  name = node_name(OpKind::Cast, std::move(name));
+  return add_node(OpKind::Cast, CastParams{to}, {x}, {to, this->shape(x)}, std::move(name));
+}
+
+}  // namespace porta

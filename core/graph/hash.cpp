@@ -1,0 +1,74 @@
+#include "core/graph/hash.hpp"
+
+#include <type_traits>
+
+namespace porta::detail {
+namespace {
+
+class Fnv1a {
+ public:
+  template <class T>
+    requires std::is_arithmetic_v<T> || std::is_enum_v<T>
+  void add(T value) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
+    for (std::size_t i = 0; i < sizeof(T); ++i) hash_ = (hash_ ^ bytes[i]) * 0x100000001b3ull;
+  }
+  template <class T, std::size_t N>
+  void add(const std::array<T, N>& values) {
+    for (const T& v : values) add(v);
+  }
+  void add(const std::vector<std::int64_t>& values) {
+    add(values.size());
+    for (auto v : values) add(v);
+  }
+  std::uint64_t value() const { return hash_; }
+
+ private:
+  std::uint64_t hash_ = 0xcbf29ce484222325ull;
+};
+
+void add_params(Fnv1a&, std::monostate) {}
+void add_params(Fnv1a& h, const MatMulParams& p) { h.add(p.trans_a), h.add(p.trans_b); }
+void add_params(Fnv1a& h, const GemmParams& p) {
+  h.add(p.trans_a), h.add(p.trans_b), h.add(p.alpha), h.add(p.beta), h.add(p.activation);
+}
+void add_params(Fnv1a& h, const Conv2dParams& p) {
+  h.add(p.stride), h.add(p.pad), h.add(p.dilation), h.add(p.groups), h.add(p.activation);
+}
+void add_params(Fnv1a& h, const ClipParams& p) { h.add(p.min), h.add(p.max); }
+void add_params(Fnv1a& h, const GeluParams& p) { h.add(p.tanh_approximation); }
+void add_params(Fnv1a& h, const BatchNormParams& p) { h.add(p.epsilon); }
+void add_params(Fnv1a& h, const Pool2dParams& p) {
+  h.add(p.kernel), h.add(p.stride), h.add(p.pad), h.add(p.dilation), h.add(p.ceil_mode), h.add(p.count_include_pad);
+}
+void add_params(Fnv1a& h, const SoftmaxParams& p) { h.add(p.axis); }
+void add_params(Fnv1a& h, const ReshapeParams& p) { h.add(p.shape); }
+void add_params(Fnv1a& h, const TransposeParams& p) { h.add(p.perm); }
+void add_params(Fnv1a& h, const ConcatParams& p) { h.add(p.axis); }
+void add_params(Fnv1a& h, const CastParams& p) { h.add(p.to); }
+
+void add_tensor(Fnv1a& h, const TensorInfo& t) {
+  h.add(t.role), h.add(t.desc.dtype), h.add(t.desc.shape), h.add(t.input_strides);
+}
+
+}  // namespace
+
+std::uint64_t structural_hash(const Graph& graph, std::span<const std::int32_t> order) {
+  Fnv1a h;
+  for (const std::int32_t index : order) {
+    const Node& node = graph.nodes()[static_cast<std::size_t>(index)];
+    h.add(node.op);
+    std::visit([&](const auto& p) { add_params(h, p); }, node.params);
+    h.add(node.inputs.size());
+    for (const Tensor in : node.inputs) {
+      h.add(in.id);
+      add_tensor(h, graph.info(in));
+    }
+    h.add(node.output.id);
+    add_tensor(h, graph.info(node.output));
+  }
+  for (const auto& [name, t] : graph.outputs()) h.add(t.id);
+  return h.value();
+}
+
+}  // namespace porta::detail

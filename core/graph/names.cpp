@@ -1,0 +1,86 @@
+// Printable names of the public enums, and parsing where the CLI needs it.
+#include <string>
+
+#include "porta/device.hpp"
+#include "porta/error.hpp"
+#include "porta/ops.hpp"
+
+namespace porta {
+
+std::string_view to_string(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::InvalidArgument: return "invalid argument";
+    case ErrorCode::ShapeMismatch: return "shape mismatch";
+    case ErrorCode::DTypeMismatch: return "dtype mismatch";
+    case ErrorCode::Overflow: return "overflow";
+    case ErrorCode::NotFound: return "not found";
+    case ErrorCode::Unsupported: return "unsupported";
+    case ErrorCode::DeviceUnavailable: return "device unavailable";
+    case ErrorCode::OutOfMemory: return "out of memory";
+    case ErrorCode::BuildFailed: return "build failed";
+    case ErrorCode::IoError: return "i/o error";
+    case ErrorCode::Internal: return "internal error";
+  }
+  return "?";
+}
+
+std::string_view to_string(DType t) noexcept {
+  switch (t) {
+    case DType::f32: return "f32";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+  }
+  return "?";
+}
+
+DType parse_dtype(std::string_view text) {
+  for (DType t : all_dtypes)
+    if (text == to_string(t)) return t;
+  throw Error(ErrorCode::InvalidArgument,
+              "unknown dtype '" + std::string(text) + "': expected f32, f16 or bf16");
+}
+
+std::string_view to_string(OpKind op) noexcept {
+  switch (op) {
+    case OpKind::MatMul: return "matmul";
+    case OpKind::Gemm: return "gemm";
+    case OpKind::Conv2d: return "conv2d";
+    case OpKind::Add: return "add";
+    case OpKind::Sub: return "sub";
+    case OpKind::Mul: return "mul";
+    case OpKind::Div: return "div";
+    case OpKind::Relu: return "relu";
+    case OpKind::Clip: return "clip";
+    case OpKind::Sigmoid: return "sigmoid";
+    case OpKind::Silu: return "silu";
+    case OpKind::Tanh: return "tanh";
+    case OpKind::Gelu: return "gelu";
+    case OpKind::BatchNorm: return "batchnorm";
+    case OpKind::MaxPool2d: return "max_pool2d";
+    case OpKind::AvgPool2d: return "avg_pool2d";
+    case OpKind::GlobalAvgPool: return "global_avg_pool";
+    case OpKind::Softmax: return "softmax";
+    case OpKind::Reshape: return "reshape";
+    case OpKind::Transpose: return "transpose";
+    case OpKind::Concat: return "concat";
+    case OpKind::Cast: return "cast";
+  }
+  return "?";
+}
+
+std::string_view to_string(Activation a) noexcept {
+  switch (a) {
+    case Activation::None: return "none";
+    case Activation::Relu: return "relu";
+    case Activation::Relu6: return "relu6";
+    case Activation::Sigmoid: return "sigmoid";
+    case Activation::Silu: return "silu";
+    case Activation::Tanh: return "tanh";
+    case Activation::Gelu: return "gelu";
+  }
+  return "?";
+}
+
+std::string_view to_string(Impl impl) noexcept { return impl == Impl::Native ? "native" : "vendor"; }
+
+}  // namespace porta

@@ -1,0 +1,89 @@
+#pragma once
+// The backend contract: what every backend (ref, cpu, opencl, cuda, hip) implements.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "porta/device.hpp"
+#include "porta/graph.hpp"
+
+namespace porta::detail {
+
+// "cpu:threads=2" -> {backend "cpu", index 0, options {threads: 2}}; "opencl:1" -> index 1.
+struct DeviceSpec {
+  std::string text;
+  std::string backend;
+  int index = 0;
+  std::vector<std::pair<std::string, std::string>> options;
+
+  const std::string* option(std::string_view key) const;
+};
+
+DeviceSpec parse_device_spec(std::string_view text);
+
+// One allocation in a device's memory.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual std::size_t size() const = 0;
+  virtual void write(std::size_t offset, std::span<const std::byte> bytes) = 0;
+  virtual void read(std::size_t offset, std::span<std::byte> bytes) const = 0;
+  virtual void fill(std::size_t offset, std::size_t bytes, std::byte value) = 0;
+};
+
+// Where every tensor lives. Activations (inputs, intermediates, outputs) share one arena;
+// constants are packed into a second buffer uploaded once.
+struct MemoryPlan {
+  std::vector<std::int64_t> offset;           // per tensor id: arena offset, -1 if not in the arena
+  std::vector<std::int64_t> constant_offset;  // per tensor id: constant-buffer offset, or -1
+  std::uint64_t arena_bytes = 0;
+  std::uint64_t constant_bytes = 0;
+  std::uint64_t naive_arena_bytes = 0;  // every activation in its own allocation, for comparison
+};
+
+// A graph after the backend-agnostic passes, ready for a backend to prepare.
+struct CompiledGraph {
+  Graph graph;
+  std::vector<std::int32_t> order;  // node indices in execution order, dead nodes removed
+  MemoryPlan plan;
+  std::uint64_t hash = 0;
+  CompileOptions options;
+};
+
+// A backend's prepared form of one CompiledGraph.
+class Program {
+ public:
+  virtual ~Program() = default;
+  // Runs every node of `order` and waits. `node_seconds` is empty, or has one slot per node in
+  // `order` to receive device-timed durations.
+  virtual void run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) = 0;
+};
+
+class DeviceImpl {
+ public:
+  virtual ~DeviceImpl() = default;
+  virtual const DeviceInfo& info() const = 0;
+  virtual std::string unsupported_reason(const Graph& graph, const Node& node,
+                                         const CompileOptions& options) const = 0;
+  virtual std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) = 0;
+  virtual std::unique_ptr<Program> prepare(std::shared_ptr<const CompiledGraph> graph) = 0;
+  virtual std::size_t alignment() const { return 256; }  // of every planned tensor offset
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual BackendStatus status() = 0;  // enumerates devices; never throws for a missing driver
+  virtual std::shared_ptr<DeviceImpl> open(const DeviceSpec& spec) = 0;
+};
+
+// Every backend compiled into this build: ref first, then cpu, then the optional ones.
+std::span<const std::unique_ptr<Backend>> registry();
+
+}  // namespace porta::detail

@@ -1,0 +1,47 @@
+#include "porta/device.hpp"
+
+#include "core/compile/compile.hpp"
+#include "core/runtime/backend.hpp"
+#include "core/runtime/executable_impl.hpp"
+#include "porta/error.hpp"
+#include "porta/executable.hpp"
+
+namespace porta {
+
+std::vector<BackendStatus> backends() {
+  std::vector<BackendStatus> result;
+  for (const auto& backend : detail::registry()) result.push_back(backend->status());
+  return result;
+}
+
+std::vector<DeviceInfo> devices() {
+  std::vector<DeviceInfo> result;
+  for (const auto& backend : detail::registry()) {
+    if (backend->name() == "ref") continue;
+    for (auto& device : backend->status().devices) result.push_back(std::move(device));
+  }
+  return result;
+}
+
+Device Device::open(std::string_view text) {
+  const detail::DeviceSpec spec = detail::parse_device_spec(text);
+  std::string known;
+  for (const auto& backend : detail::registry()) {
+    if (backend->name() == spec.backend) return Device(backend->open(spec));
+    known += (known.empty() ? "" : ", ") + std::string(backend->name());
+  }
+  throw Error(ErrorCode::NotFound, "device '" + std::string(text) + "': backend '" + spec.backend +
+                                       "' is not in this build (it has " + known + "; others need -DBACKEND=...)");
+}
+
+const DeviceInfo& Device::info() const { return impl_->info(); }
+
+std::string Device::unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const {
+  return impl_->unsupported_reason(graph, node, options);
+}
+
+Executable Device::compile(const Graph& graph, const CompileOptions& options) const {
+  return Executable(std::make_unique<detail::ExecutableImpl>(impl_, detail::compile_graph(graph, *impl_, options)));
+}
+
+}  // namespace porta

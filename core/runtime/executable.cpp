@@ -1,0 +1,163 @@
+#include "porta/executable.hpp"
+
+#include <cstring>
+
+#include "core/runtime/executable_impl.hpp"
+#include "porta/error.hpp"
+
+namespace porta {
+namespace detail {
+namespace {
+
+std::string names_of(const Graph& graph, bool inputs) {
+  std::string names;
+  const auto append = [&](const std::string& n) { names += (names.empty() ? "" : ", ") + n; };
+  if (inputs)
+    for (const Tensor t : graph.inputs()) append(graph.info(t).name);
+  else
+    for (const auto& [name, t] : graph.outputs()) append(name);
+  return names.empty() ? "none" : names;
+}
+
+// Element offset in the caller's buffer of dense element `index` of a strided input.
+std::int64_t strided_offset(std::int64_t index, const Shape& shape, const Shape& strides) {
+  std::int64_t offset = 0;
+  for (auto d = shape.size(); d-- > 0;) {
+    offset += (index % shape[d]) * strides[d];
+    index /= shape[d];
+  }
+  return offset;
+}
+
+}  // namespace
+
+ExecutableImpl::ExecutableImpl(std::shared_ptr<DeviceImpl> device, std::shared_ptr<const CompiledGraph> compiled)
+    : device_(std::move(device)), compiled_(std::move(compiled)) {
+  const MemoryPlan& plan = compiled_->plan;
+  arena_ = device_->allocate(std::max<std::uint64_t>(plan.arena_bytes, 1));
+  constants_ = device_->allocate(std::max<std::uint64_t>(plan.constant_bytes, 1));
+  const auto& tensors = compiled_->graph.tensors();
+  for (std::size_t t = 0; t < tensors.size(); ++t)
+    if (plan.constant_offset[t] >= 0)
+      constants_->write(static_cast<std::size_t>(plan.constant_offset[t]), *tensors[t].data);
+  program_ = device_->prepare(compiled_);
+  if (compiled_->options.profile) node_seconds_.assign(compiled_->order.size(), 0.0);
+}
+
+const TensorInfo& ExecutableImpl::input(std::string_view name) const {
+  const Graph& graph = compiled_->graph;
+  for (const Tensor t : graph.inputs())
+    if (graph.info(t).name == name) return graph.info(t);
+  throw Error(ErrorCode::NotFound, "no input named '" + std::string(name) + "' (inputs: " + names_of(graph, true) + ")");
+}
+
+Tensor ExecutableImpl::output(std::string_view name) const {
+  for (const auto& [n, t] : compiled_->graph.outputs())
+    if (n == name) return t;
+  throw Error(ErrorCode::NotFound,
+              "no output named '" + std::string(name) + "' (outputs: " + names_of(compiled_->graph, false) + ")");
+}
+
+void ExecutableImpl::set_input(std::string_view name, std::span<const std::byte> bytes, bool from_f32) {
+  const TensorInfo& info = input(name);
+  const DType dtype = info.desc.dtype;
+  const std::size_t source_size = from_f32 ? sizeof(float) : size_of(dtype);
+  const std::int64_t count = info.desc.numel();
+  std::int64_t needed = count;
+  if (!info.input_strides.empty()) {
+    needed = 1;
+    for (std::size_t d = 0; d < info.desc.shape.size(); ++d) needed += info.input_strides[d] * (info.desc.shape[d] - 1);
+  }
+  const std::uint64_t given = bytes.size() / source_size;
+  const bool fits = bytes.size() % source_size == 0 && (info.input_strides.empty() ? given == static_cast<std::uint64_t>(needed)
+                                                                                   : given >= static_cast<std::uint64_t>(needed));
+  if (!fits)
+    throw Error(ErrorCode::ShapeMismatch,
+                "input '" + info.name + "' " + to_string(info.desc.shape) + (info.input_strides.empty() ? "" : " with strides " + to_string(info.input_strides)) +
+                    " needs " + (info.input_strides.empty() ? "" : "at least ") + std::to_string(needed) + " " +
+                    (from_f32 ? "float" : std::string(to_string(dtype))) + " values, got " +
+                    std::to_string(static_cast<double>(bytes.size()) / static_cast<double>(source_size)));
+
+  std::vector<std::byte> dense(info.desc.bytes());
+  const bool strided = !info.input_strides.empty();
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto src = static_cast<std::size_t>(strided ? strided_offset(i, info.desc.shape, info.input_strides) : i);
+    const auto dst = static_cast<std::size_t>(i);
+    if (from_f32)
+      store_from_f32(dense.data(), dst, dtype, reinterpret_cast<const float*>(bytes.data())[src]);
+    else
+      std::memcpy(dense.data() + dst * source_size, bytes.data() + src * source_size, source_size);
+  }
+  const std::lock_guard lock(mutex_);
+  const auto id = static_cast<std::size_t>(&info - compiled_->graph.tensors().data());
+  arena_->write(static_cast<std::size_t>(compiled_->plan.offset[id]), dense);
+}
+
+void ExecutableImpl::run() {
+  const std::lock_guard lock(mutex_);
+  const auto& tensors = compiled_->graph.tensors();
+  if (compiled_->options.poison_memory)  // 0xff.. is NaN in f32, f16 and bf16
+    for (std::size_t t = 0; t < tensors.size(); ++t)
+      if (tensors[t].role == Role::Intermediate && compiled_->plan.offset[t] >= 0)
+        arena_->fill(static_cast<std::size_t>(compiled_->plan.offset[t]), tensors[t].desc.bytes(), std::byte{0xff});
+  program_->run(*arena_, *constants_, node_seconds_);
+}
+
+std::vector<std::byte> ExecutableImpl::output_bytes(std::string_view name) const {
+  const Tensor t = output(name);
+  const auto id = static_cast<std::size_t>(t.id);
+  std::vector<std::byte> bytes(compiled_->graph.info(t).desc.bytes());
+  const std::lock_guard lock(mutex_);
+  if (compiled_->plan.constant_offset[id] >= 0)
+    constants_->read(static_cast<std::size_t>(compiled_->plan.constant_offset[id]), bytes);
+  else
+    arena_->read(static_cast<std::size_t>(compiled_->plan.offset[id]), bytes);
+  return bytes;
+}
+
+std::vector<NodeTiming> ExecutableImpl::node_timings() const {
+  const std::lock_guard lock(mutex_);
+  std::vector<NodeTiming> timings;
+  for (std::size_t i = 0; i < node_seconds_.size(); ++i) {
+    const Node& node = compiled_->graph.nodes()[static_cast<std::size_t>(compiled_->order[i])];
+    timings.push_back({node.name, node.op, node_seconds_[i]});
+  }
+  return timings;
+}
+
+}  // namespace detail
+
+Executable::Executable(std::unique_ptr<detail::ExecutableImpl> impl) : impl_(std::move(impl)) {}
+Executable::Executable(Executable&&) noexcept = default;
+Executable& Executable::operator=(Executable&&) noexcept = default;
+Executable::~Executable() = default;
+
+void Executable::set_input(std::string_view name, std::span<const float> values) {
+  impl_->set_input(name, std::as_bytes(values), true);
+}
+void Executable::set_input_bytes(std::string_view name, std::span<const std::byte> bytes) {
+  impl_->set_input(name, bytes, false);
+}
+void Executable::run() { impl_->run(); }
+
+std::vector<float> Executable::output(std::string_view name) const {
+  const std::vector<std::byte> bytes = impl_->output_bytes(name);
+  const DType dtype = output_desc(name).dtype;
+  std::vector<float> values(bytes.size() / size_of(dtype));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(bytes.data(), i, dtype);
+  return values;
+}
+std::vector<std::byte> Executable::output_bytes(std::string_view name) const { return impl_->output_bytes(name); }
+
+const TensorDesc& Executable::input_desc(std::string_view name) const { return impl_->input(name).desc; }
+const TensorDesc& Executable::output_desc(std::string_view name) const {
+  return impl_->compiled().graph.desc(impl_->output(name));
+}
+std::vector<NodeTiming> Executable::node_timings() const { return impl_->node_timings(); }
+std::uint64_t Executable::planned_peak_bytes() const {
+  return impl_->compiled().plan.arena_bytes + impl_->compiled().plan.constant_bytes;
+}
+std::uint64_t Executable::graph_hash() const { return impl_->compiled().hash; }
+const DeviceInfo& Executable::device() const { return impl_->device(); }
+
+}  // namespace porta

@@ -1,0 +1,33 @@
+#pragma once
+#include <mutex>
+
+#include "core/runtime/backend.hpp"
+#include "porta/executable.hpp"
+
+namespace porta::detail {
+
+class ExecutableImpl {
+ public:
+  ExecutableImpl(std::shared_ptr<DeviceImpl> device, std::shared_ptr<const CompiledGraph> compiled);
+
+  void set_input(std::string_view name, std::span<const std::byte> bytes, bool from_f32);
+  void run();
+  std::vector<std::byte> output_bytes(std::string_view name) const;
+
+  const TensorInfo& input(std::string_view name) const;
+  Tensor output(std::string_view name) const;
+  std::vector<NodeTiming> node_timings() const;
+  const CompiledGraph& compiled() const { return *compiled_; }
+  const DeviceInfo& device() const { return device_->info(); }
+
+ private:
+  std::shared_ptr<DeviceImpl> device_;
+  std::shared_ptr<const CompiledGraph> compiled_;
+  std::unique_ptr<DeviceBuffer> arena_;
+  std::unique_ptr<DeviceBuffer> constants_;
+  std::unique_ptr<Program> program_;
+  std::vector<double> node_seconds_;
+  mutable std::mutex mutex_;  // one run, set_input or read at a time
+};
+
+}  // namespace porta::detail

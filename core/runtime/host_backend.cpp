@@ -1,0 +1,113 @@
+#include "core/runtime/host_backend.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <string>
+
+#include "porta/error.hpp"
+
+namespace porta::detail {
+
+namespace {
+constexpr std::size_t host_alignment = 64;  // one cache line, and an AVX-512 register
+}
+
+HostBuffer::HostBuffer(std::size_t bytes) : size_(bytes) {
+  const std::size_t rounded = (bytes + host_alignment - 1) / host_alignment * host_alignment;
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(host_alignment, rounded));
+  if (p == nullptr)
+    throw Error(ErrorCode::OutOfMemory, "host allocation of " + std::to_string(bytes) + " bytes failed (" +
+                                            std::to_string(host_memory_available()) + " bytes available)");
+  data_.reset(p);
+}
+
+void HostBuffer::Free::operator()(std::byte* p) const noexcept { std::free(p); }
+
+namespace {
+void check_range(std::size_t offset, std::size_t bytes, std::size_t size) {
+  if (offset > size || bytes > size - offset)
+    throw Error(ErrorCode::Internal, "buffer access [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
+                                         ") outside a buffer of " + std::to_string(size) + " bytes");
+}
+}  // namespace
+
+void HostBuffer::write(std::size_t offset, std::span<const std::byte> bytes) {
+  check_range(offset, bytes.size(), size_);
+  if (!bytes.empty()) std::memcpy(data_.get() + offset, bytes.data(), bytes.size());
+}
+
+void HostBuffer::read(std::size_t offset, std::span<std::byte> bytes) const {
+  check_range(offset, bytes.size(), size_);
+  if (!bytes.empty()) std::memcpy(bytes.data(), data_.get() + offset, bytes.size());
+}
+
+void HostBuffer::fill(std::size_t offset, std::size_t bytes, std::byte value) {
+  check_range(offset, bytes, size_);
+  std::memset(data_.get() + offset, static_cast<int>(value), bytes);
+}
+
+HostProgram::HostProgram(std::shared_ptr<const CompiledGraph> graph, const HostKernelTable& kernels, Executor execute)
+    : graph_(std::move(graph)), kernels_(kernels), execute_(std::move(execute)) {}
+
+void HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
+  std::byte* const arena_base = static_cast<HostBuffer&>(arena).data();
+  std::byte* const constant_base = static_cast<HostBuffer&>(constants).data();
+  const Graph& graph = graph_->graph;
+  const MemoryPlan& plan = graph_->plan;
+  const auto view = [&](Tensor t) {
+    const auto id = static_cast<std::size_t>(t.id);
+    std::byte* data = plan.constant_offset[id] >= 0 ? constant_base + plan.constant_offset[id] : arena_base + plan.offset[id];
+    return HostTensor{&graph.tensors()[id].desc, data};
+  };
+  const auto body = [&] {
+    std::vector<HostTensor> inputs;
+    for (std::size_t step = 0; step < graph_->order.size(); ++step) {
+      const Node& node = graph.nodes()[static_cast<std::size_t>(graph_->order[step])];
+      inputs.clear();
+      for (const Tensor t : node.inputs) inputs.push_back(view(t));
+      const auto start = std::chrono::steady_clock::now();
+      kernels_[static_cast<std::size_t>(node.op)](HostOpArgs{node, inputs, view(node.output)});
+      if (!node_seconds.empty())
+        node_seconds[step] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  };
+  if (execute_)
+    execute_(body);
+  else
+    body();
+}
+
+HostDevice::HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute)
+    : info_(std::move(info)), kernels_(kernels), execute_(std::move(execute)) {}
+
+std::string HostDevice::unsupported_reason(const Graph&, const Node& node, const CompileOptions& options) const {
+  if (options.impl == Impl::Vendor) return "the " + info_.backend + " backend has no vendor library provider yet";
+  if (kernels_[static_cast<std::size_t>(node.op)] == nullptr)
+    return "the " + info_.backend + " backend has no " + std::string(to_string(node.op)) + " kernel";
+  return {};
+}
+
+std::unique_ptr<DeviceBuffer> HostDevice::allocate(std::size_t bytes) { return std::make_unique<HostBuffer>(bytes); }
+
+std::unique_ptr<Program> HostDevice::prepare(std::shared_ptr<const CompiledGraph> graph) {
+  return std::make_unique<HostProgram>(std::move(graph), kernels_, execute_);
+}
+
+namespace {
+std::uint64_t meminfo_bytes(std::string_view key) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string name;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> name >> kib >> unit)
+    if (name.substr(0, name.size() - 1) == key) return kib * 1024;
+  return 0;
+}
+}  // namespace
+
+std::uint64_t host_memory_total() { return meminfo_bytes("MemTotal"); }
+std::uint64_t host_memory_available() { return meminfo_bytes("MemAvailable"); }
+
+}  // namespace porta::detail

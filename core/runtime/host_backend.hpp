@@ -1,0 +1,89 @@
+#pragma once
+// Shared machinery of the backends whose memory is host memory (ref and cpu): buffers, a program
+// that walks the graph calling one kernel per node, and the kernel signature they implement.
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "core/runtime/backend.hpp"
+
+namespace porta::detail {
+
+// A dense tensor in host memory.
+struct HostTensor {
+  const TensorDesc* desc = nullptr;
+  std::byte* data = nullptr;
+
+  DType dtype() const noexcept { return desc->dtype; }
+  const Shape& shape() const noexcept { return desc->shape; }
+  std::int64_t numel() const noexcept { return desc->numel(); }
+  float load(std::size_t i) const noexcept { return load_as_f32(data, i, desc->dtype); }
+  void store(std::size_t i, float v) const noexcept { store_from_f32(data, i, desc->dtype, v); }
+};
+
+struct HostOpArgs {
+  const Node& node;
+  std::span<const HostTensor> inputs;  // in the order of node.inputs
+  HostTensor output;
+};
+
+using HostKernel = void (*)(const HostOpArgs& args);
+using HostKernelTable = std::array<HostKernel, op_kind_count>;  // nullptr: unsupported
+
+class HostBuffer final : public DeviceBuffer {
+ public:
+  explicit HostBuffer(std::size_t bytes);  // throws OutOfMemory
+  std::size_t size() const override { return size_; }
+  void write(std::size_t offset, std::span<const std::byte> bytes) override;
+  void read(std::size_t offset, std::span<std::byte> bytes) const override;
+  void fill(std::size_t offset, std::size_t bytes, std::byte value) override;
+  std::byte* data() const noexcept { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const noexcept;
+  };
+  std::unique_ptr<std::byte[], Free> data_;
+  std::size_t size_ = 0;
+};
+
+// Runs a CompiledGraph node by node with a kernel table. `execute` wraps the whole run, e.g. to
+// enter the CPU device's task arena.
+class HostProgram final : public Program {
+ public:
+  using Executor = std::function<void(const std::function<void()>&)>;
+  HostProgram(std::shared_ptr<const CompiledGraph> graph, const HostKernelTable& kernels,
+              Executor execute);
+  void run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
+
+ private:
+  std::shared_ptr<const CompiledGraph> graph_;
+  const HostKernelTable& kernels_;
+  Executor execute_;
+};
+
+// A host device: everything but the kernel table and the device description is shared.
+class HostDevice : public DeviceImpl {
+ public:
+  HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute = {});
+  const DeviceInfo& info() const override { return info_; }
+  std::string unsupported_reason(const Graph& graph, const Node& node,
+                                 const CompileOptions& options) const override;
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override;
+  std::unique_ptr<Program> prepare(std::shared_ptr<const CompiledGraph> graph) override;
+  std::size_t alignment() const override { return 64; }
+
+ private:
+  DeviceInfo info_;
+  const HostKernelTable& kernels_;
+  HostProgram::Executor execute_;
+};
+
+// Physical memory of this machine, total and available, in bytes.
+std::uint64_t host_memory_total();
+std::uint64_t host_memory_available();
+
+}  // namespace porta::detail

@@ -1,0 +1,93 @@
+#include "core/runtime/op_math.hpp"
+
+#include <algorithm>
+
+namespace porta::detail {
+
+BroadcastIndex::BroadcastIndex(const Shape& operand, const Shape& result)
+    : result_(result), operand_strides_(result.size(), 0), identity_(operand == result) {
+  // Align trailing dimensions; a size-1 operand dimension is repeated (stride 0).
+  const auto lead = result.size() - operand.size();
+  std::int64_t stride = 1;
+  for (auto i = operand.size(); i-- > 0;) {
+    operand_strides_[lead + i] = operand[i] == 1 ? 0 : stride;
+    stride *= operand[i];
+  }
+}
+
+std::int64_t BroadcastIndex::operator()(std::int64_t result_index) const {
+  if (identity_) return result_index;
+  std::int64_t offset = 0;
+  for (auto i = result_.size(); i-- > 0;) {
+    offset += (result_index % result_[i]) * operand_strides_[i];
+    result_index /= result_[i];
+  }
+  return offset;
+}
+
+bool broadcast_shapes(const Shape& a, const Shape& b, Shape& result) {
+  const auto rank = std::max(a.size(), b.size());
+  result.assign(rank, 1);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    result[i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+MatMulDims matmul_dims(const Shape& a_in, const Shape& b_in, const MatMulParams& p) {
+  // numpy: a vector operand becomes a matrix ([1, K] or [K, 1]) for the product.
+  const Shape a = a_in.size() == 1 ? Shape{1, a_in[0]} : a_in;
+  const Shape b = b_in.size() == 1 ? Shape{b_in[0], 1} : b_in;
+  MatMulDims d;
+  const auto ra = a.size(), rb = b.size();
+  d.m = p.trans_a ? a[ra - 1] : a[ra - 2];
+  d.k = p.trans_a ? a[ra - 2] : a[ra - 1];
+  d.n = p.trans_b ? b[rb - 2] : b[rb - 1];
+  const Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+  broadcast_shapes(a_batch, b_batch, d.batch);
+  for (auto e : d.batch) d.batch_count *= e;
+  const BroadcastIndex a_index(a_batch, d.batch), b_index(b_batch, d.batch);
+  for (std::int64_t i = 0; i < d.batch_count; ++i) {
+    d.a_offset.push_back(a_index(i) * d.m * d.k);
+    d.b_offset.push_back(b_index(i) * d.k * d.n);
+    d.c_offset.push_back(i * d.m * d.n);
+  }
+  return d;
+}
+
+ConvDims conv_dims(const Shape& x, const Shape& w, const Conv2dParams& p) {
+  ConvDims d{};
+  d.n = x[0], d.c = x[1], d.h = x[2], d.w = x[3];
+  d.k = w[0], d.r = w[2], d.s = w[3];
+  d.groups = p.groups;
+  d.c_per_group = d.c / d.groups;
+  d.k_per_group = d.k / d.groups;
+  d.p = window_output_size(d.h, d.r, p.stride[0], p.pad[0], p.pad[2], p.dilation[0]);
+  d.q = window_output_size(d.w, d.s, p.stride[1], p.pad[1], p.pad[3], p.dilation[1]);
+  return d;
+}
+
+PoolDims pool_dims(const Shape& x, const Pool2dParams& p) {
+  PoolDims d{};
+  d.n = x[0], d.c = x[1], d.h = x[2], d.w = x[3];
+  d.p = window_output_size(d.h, p.kernel[0], p.stride[0], p.pad[0], p.pad[2], p.dilation[0],
+                           p.ceil_mode);
+  d.q = window_output_size(d.w, p.kernel[1], p.stride[1], p.pad[1], p.pad[3], p.dilation[1],
+                           p.ceil_mode);
+  return d;
+}
+
+AxisSplit split_at_axis(const Shape& shape, std::int64_t axis) {
+  AxisSplit s;
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(shape.size()); ++i) {
+    if (i < axis) s.outer *= shape[i];
+    else if (i == axis) s.axis = shape[i];
+    else s.inner *= shape[i];
+  }
+  return s;
+}
+
+}  // namespace porta::detail

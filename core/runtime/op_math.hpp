@@ -1,0 +1,85 @@
+#pragma once
+// Op semantics shared by every host kernel (ref and cpu): scalar activations, numpy broadcasting
+// and the dimension bookkeeping of matmul and conv. Templates, so the ref oracle runs them in
+// double and the cpu backend in float.
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+#include <vector>
+
+#include "porta/graph.hpp"
+
+namespace porta::detail {
+
+template <class T> T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
+template <class T> T silu(T x) { return x * sigmoid(x); }
+template <class T> T gelu(T x, bool tanh_approximation) {
+  if (tanh_approximation) {
+    const T c = std::sqrt(T(2) / std::numbers::pi_v<T>);
+    return T(0.5) * x * (T(1) + std::tanh(c * (x + T(0.044715) * x * x * x)));
+  }
+  return T(0.5) * x * (T(1) + std::erf(x / std::numbers::sqrt2_v<T>));
+}
+template <class T> T clip(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
+template <class T> T activate(Activation a, T x) {
+  switch (a) {
+    case Activation::None: return x;
+    case Activation::Relu: return x > T(0) ? x : T(0);
+    case Activation::Relu6: return clip(x, T(0), T(6));
+    case Activation::Sigmoid: return sigmoid(x);
+    case Activation::Silu: return silu(x);
+    case Activation::Tanh: return std::tanh(x);
+    case Activation::Gelu: return gelu(x, false);
+  }
+  return x;
+}
+
+// Maps a linear index of a broadcast result to the linear index of one operand.
+class BroadcastIndex {
+ public:
+  BroadcastIndex(const Shape& operand, const Shape& result);
+  std::int64_t operator()(std::int64_t result_index) const;
+  bool identity() const noexcept { return identity_; }  // operand has the result's shape
+
+ private:
+  Shape result_;
+  std::vector<std::int64_t> operand_strides_;  // 0 along broadcast dimensions
+  bool identity_ = false;
+};
+
+// numpy broadcasting of two shapes; returns false when they are incompatible.
+bool broadcast_shapes(const Shape& a, const Shape& b, Shape& result);
+
+// Batched matmul with broadcast batch dims: C[batch] = op(A[batch]) op(B[batch]).
+struct MatMulDims {
+  std::int64_t m = 0, n = 0, k = 0;
+  Shape batch;                                 // broadcast batch shape of the result
+  std::int64_t batch_count = 1;
+  // Element offsets of each batch's A, B and C matrices, in batch order.
+  std::vector<std::int64_t> a_offset, b_offset, c_offset;
+};
+MatMulDims matmul_dims(const Shape& a, const Shape& b, const MatMulParams& p);
+
+// Conv2d dimensions from NCHW input and KCRS weights.
+struct ConvDims {
+  std::int64_t n, c, h, w;     // input
+  std::int64_t k, r, s;        // weights: K filters of C/groups x R x S
+  std::int64_t p, q;           // output height and width
+  std::int64_t groups, c_per_group, k_per_group;
+};
+ConvDims conv_dims(const Shape& x, const Shape& w, const Conv2dParams& p);
+
+// Pooling output dimensions from NCHW input.
+struct PoolDims {
+  std::int64_t n, c, h, w, p, q;
+};
+PoolDims pool_dims(const Shape& x, const Pool2dParams& p);
+
+// The axis split softmax and concat use: outer x axis x inner.
+struct AxisSplit {
+  std::int64_t outer = 1, axis = 1, inner = 1;
+};
+AxisSplit split_at_axis(const Shape& shape, std::int64_t axis);
+
+}  // namespace porta::detail

@@ -1,0 +1,77 @@
+#pragma once
+// Devices: enumeration, selection by a spec string, and compilation of graphs.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "porta/graph.hpp"
+
+namespace porta {
+
+class Executable;
+namespace detail {
+class DeviceImpl;
+}
+
+struct DeviceInfo {
+  std::string spec;     // the string that opens this device again, e.g. "cpu:threads=2", "cuda:0"
+  std::string backend;  // "ref", "cpu", "opencl", "cuda", "hip"
+  std::string name;
+  std::string vendor;
+  std::string arch;
+  std::string driver;
+  int compute_units = 0;  // cores, SMs, CUs
+  int threads = 0;        // host threads a CPU device runs on
+  int subgroup_size = 1;  // warp / wavefront / SIMD width; a run-time value, never assumed
+  std::uint64_t memory_total = 0;
+  std::uint64_t memory_free = 0;
+  bool fp16 = false;      // native f16 arithmetic
+  bool bf16 = false;      // native bf16 arithmetic
+  bool matrix_units = false;
+  bool tf32 = false;
+};
+
+// What a compiled-in backend found at run time.
+struct BackendStatus {
+  std::string name;
+  std::vector<DeviceInfo> devices;
+  std::string reason;  // why `devices` is empty, e.g. "no driver"
+};
+
+std::vector<BackendStatus> backends();  // every backend compiled into this build, in a fixed order
+std::vector<DeviceInfo> devices();      // every usable device, reference device excluded
+
+enum class Impl : std::uint8_t { Native, Vendor };
+std::string_view to_string(Impl impl) noexcept;
+
+struct CompileOptions {
+  Impl impl = Impl::Native;
+  bool allow_tf32 = false;     // let f32 GEMM/conv use tf32 matrix units where they exist
+  bool poison_memory = false;  // fill the arena with NaN before each run (tests: unwritten outputs fail)
+  bool profile = false;        // record per-node device times on each run
+};
+
+class Device {
+ public:
+  // Specs: "ref", "cpu", "cpu:threads=1", "opencl:0", "cuda:0", "hip:0".
+  // Throws NotFound for an unknown backend or index and DeviceUnavailable when it has no device.
+  static Device open(std::string_view spec);
+
+  const DeviceInfo& info() const;
+
+  // Why `node` of `graph` cannot run here, or an empty string when it can.
+  std::string unsupported_reason(const Graph& graph, const Node& node,
+                                 const CompileOptions& options = {}) const;
+
+  // Validates, orders, plans memory and prepares kernels. Throws Unsupported listing every node
+  // this device cannot run; it never falls back to another device.
+  Executable compile(const Graph& graph, const CompileOptions& options = {}) const;
+
+ private:
+  explicit Device(std::shared_ptr<detail::DeviceImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::DeviceImpl> impl_;
+};
+
+}  // namespace porta

@@ -1,0 +1,58 @@
+#pragma once
+// A graph compiled for one device: set inputs, run, read outputs.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "porta/device.hpp"
+
+namespace porta {
+
+namespace detail {
+class ExecutableImpl;
+}
+
+struct NodeTiming {
+  std::string name;
+  OpKind op;
+  double seconds = 0.0;
+};
+
+class Executable {
+ public:
+  explicit Executable(std::unique_ptr<detail::ExecutableImpl> impl);
+  Executable(Executable&&) noexcept;
+  Executable& operator=(Executable&&) noexcept;
+  ~Executable();
+
+  // Values are converted to the input's dtype. A strided input takes the caller's whole buffer:
+  // every element the strides address must lie inside `values`.
+  void set_input(std::string_view name, std::span<const float> values);
+  void set_input_bytes(std::string_view name, std::span<const std::byte> bytes);  // storage dtype
+
+  // Runs the whole graph and waits for it. Safe to call from several threads: runs are serialized.
+  void run();
+
+  std::vector<float> output(std::string_view name) const;
+  std::vector<std::byte> output_bytes(std::string_view name) const;  // storage dtype
+
+  const TensorDesc& input_desc(std::string_view name) const;
+  const TensorDesc& output_desc(std::string_view name) const;
+
+  // Per-node times of the last run, in execution order (needs CompileOptions::profile).
+  std::vector<NodeTiming> node_timings() const;
+
+  // Device memory the plan needs (activation arena plus constants), known before the first run.
+  std::uint64_t planned_peak_bytes() const;
+  std::uint64_t graph_hash() const;  // structural: ops, params, shapes, dtypes and wiring
+  const DeviceInfo& device() const;
+
+ private:
+  std::unique_ptr<detail::ExecutableImpl> impl_;
+};
+
+}  // namespace porta

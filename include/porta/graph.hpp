@@ -1,0 +1,112 @@
+#pragma once
+// The op graph. Every builder call infers the result's shape and dtype at once and throws
+// porta::Error naming the node, the op and the offending values, so a Graph is always valid.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "porta/ops.hpp"
+#include "porta/tensor.hpp"
+
+namespace porta {
+
+struct Node {
+  std::string name;
+  OpKind op;
+  OpParams params;
+  std::vector<Tensor> inputs;  // optional inputs that were not given are left out
+  Tensor output;
+};
+
+struct TensorInfo {
+  std::string name;
+  TensorDesc desc;
+  Role role = Role::Intermediate;
+  std::int32_t producer = -1;                         // node index, or -1 for inputs and constants
+  Shape input_strides;                                // inputs: element strides of the caller's buffer
+  std::shared_ptr<const std::vector<std::byte>> data; // constants: dense storage-dtype bytes
+};
+
+class Graph {
+ public:
+  // --- tensors from outside ---------------------------------------------------------------
+  // A graph input. `strides` (in elements) lets the caller's buffer be a strided view, e.g. a
+  // transposed or sliced array; empty means dense row-major.
+  Tensor input(std::string name, Shape shape, DType dtype = DType::f32, Shape strides = {});
+  // A constant (weights). Values are converted to `dtype` once, here.
+  Tensor constant(std::string name, Shape shape, std::span<const float> values,
+                  DType dtype = DType::f32);
+  // A constant from bytes already in `dtype` storage.
+  Tensor constant_bytes(std::string name, Shape shape, DType dtype, std::span<const std::byte> bytes);
+  // Marks a tensor as a named graph output. A tensor may be output under several names.
+  void output(std::string name, Tensor t);
+
+  // --- ops ----------------------------------------------------------------------------------
+  // Names are optional: a node without one is called "<op>_<index>".
+  Tensor matmul(Tensor a, Tensor b, const MatMulParams& p = {}, std::string name = {});
+  // A is [M, K] (or [K, M] with trans_a), B is [K, N] (or [N, K]); C broadcasts to [M, N].
+  Tensor gemm(Tensor a, Tensor b, const GemmParams& p = {}, Tensor c = {}, std::string name = {});
+  Tensor conv2d(Tensor x, Tensor w, const Conv2dParams& p = {}, Tensor bias = {},
+                std::string name = {});
+
+  Tensor add(Tensor a, Tensor b, std::string name = {});
+  Tensor sub(Tensor a, Tensor b, std::string name = {});
+  Tensor mul(Tensor a, Tensor b, std::string name = {});
+  Tensor div(Tensor a, Tensor b, std::string name = {});
+
+  Tensor relu(Tensor x, std::string name = {});
+  Tensor relu6(Tensor x, std::string name = {});
+  Tensor clip(Tensor x, float min, float max, std::string name = {});
+  Tensor sigmoid(Tensor x, std::string name = {});
+  Tensor silu(Tensor x, std::string name = {});
+  Tensor tanh(Tensor x, std::string name = {});
+  Tensor gelu(Tensor x, const GeluParams& p = {}, std::string name = {});
+
+  // ONNX BatchNormalization in inference mode; scale, bias, mean and var are [C].
+  Tensor batchnorm(Tensor x, Tensor scale, Tensor bias, Tensor mean, Tensor var,
+                   const BatchNormParams& p = {}, std::string name = {});
+
+  Tensor max_pool2d(Tensor x, const Pool2dParams& p, std::string name = {});
+  Tensor avg_pool2d(Tensor x, const Pool2dParams& p, std::string name = {});
+  Tensor global_avg_pool(Tensor x, std::string name = {});  // [N, C, H, W] -> [N, C, 1, 1]
+
+  Tensor softmax(Tensor x, std::int64_t axis = -1, std::string name = {});
+  // ONNX Reshape: one dimension may be -1 (inferred); 0 copies the input's dimension.
+  Tensor reshape(Tensor x, Shape shape, std::string name = {});
+  Tensor flatten(Tensor x, std::int64_t axis = 1, std::string name = {});  // ONNX Flatten
+  Tensor transpose(Tensor x, std::vector<std::int64_t> perm, std::string name = {});
+  Tensor concat(std::span<const Tensor> xs, std::int64_t axis, std::string name = {});
+  Tensor cast(Tensor x, DType to, std::string name = {});
+
+  // --- inspection ---------------------------------------------------------------------------
+  const TensorInfo& info(Tensor t) const;  // throws NotFound for a handle of another graph
+  const TensorDesc& desc(Tensor t) const { return info(t).desc; }
+  const Shape& shape(Tensor t) const { return info(t).desc.shape; }
+  DType dtype(Tensor t) const { return info(t).desc.dtype; }
+
+  const std::vector<Node>& nodes() const noexcept { return nodes_; }
+  const std::vector<TensorInfo>& tensors() const noexcept { return tensors_; }
+  const std::vector<std::pair<std::string, Tensor>>& outputs() const noexcept { return outputs_; }
+  std::vector<Tensor> inputs() const;
+
+ private:
+  Tensor add_tensor(TensorInfo info);
+  Tensor add_node(OpKind op, OpParams params, std::vector<Tensor> inputs, TensorDesc out,
+                  std::string name);
+  Tensor binary(OpKind op, Tensor a, Tensor b, std::string name);
+  Tensor unary(OpKind op, Tensor x, OpParams params, std::string name);
+  Tensor pool(OpKind op, Tensor x, const Pool2dParams& p, std::string name);
+  std::string node_name(OpKind op, std::string name) const;
+  void check_name_free(std::string_view name, std::string_view what) const;
+
+  std::vector<TensorInfo> tensors_;
+  std::vector<Node> nodes_;
+  std::vector<std::pair<std::string, Tensor>> outputs_;
+};
+
+}  // namespace porta

@@ -1,0 +1,118 @@
+#pragma once
+// The op set and each op's parameters. Semantics follow ONNX / PyTorch.
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "porta/dtype.hpp"
+#include "porta/tensor.hpp"
+
+namespace porta {
+
+enum class OpKind : std::uint8_t {
+  MatMul,         // batched, numpy-broadcast batch dims, optional transposes of the last two dims
+  Gemm,           // act(alpha * op(A) op(B) + beta * C), C broadcast to [M, N]
+  Conv2d,         // NCHW input, [K, C/groups, R, S] weights, optional [K] bias, fused activation
+  Add, Sub, Mul, Div,  // numpy broadcasting
+  Relu, Clip, Sigmoid, Silu, Tanh, Gelu,
+  BatchNorm,      // inference: scale * (x - mean) / sqrt(var + eps) + bias over channel dim 1
+  MaxPool2d, AvgPool2d, GlobalAvgPool,
+  Softmax,
+  Reshape,        // also flatten
+  Transpose,
+  Concat,
+  Cast,
+};
+
+inline constexpr int op_kind_count = static_cast<int>(OpKind::Cast) + 1;
+
+std::string_view to_string(OpKind op) noexcept;
+
+// Activation fused into Gemm and Conv2d epilogues.
+enum class Activation : std::uint8_t { None, Relu, Relu6, Sigmoid, Silu, Tanh, Gelu };
+
+std::string_view to_string(Activation a) noexcept;
+
+struct MatMulParams {
+  bool trans_a = false;
+  bool trans_b = false;
+};
+
+struct GemmParams {
+  bool trans_a = false;
+  bool trans_b = false;
+  float alpha = 1.0f;
+  float beta = 1.0f;
+  Activation activation = Activation::None;
+};
+
+struct Conv2dParams {
+  std::array<std::int64_t, 2> stride{1, 1};       // h, w
+  std::array<std::int64_t, 4> pad{0, 0, 0, 0};    // top, left, bottom, right (ONNX order)
+  std::array<std::int64_t, 2> dilation{1, 1};     // h, w
+  std::int64_t groups = 1;
+  Activation activation = Activation::None;
+};
+
+struct ClipParams {
+  float min = 0.0f;
+  float max = 6.0f;
+};
+
+struct GeluParams {
+  bool tanh_approximation = false;  // false: exact erf form, as ONNX Gelu and torch's default
+};
+
+struct BatchNormParams {
+  float epsilon = 1e-5f;
+};
+
+struct Pool2dParams {
+  std::array<std::int64_t, 2> kernel{1, 1};
+  std::array<std::int64_t, 2> stride{1, 1};
+  std::array<std::int64_t, 4> pad{0, 0, 0, 0};    // top, left, bottom, right
+  std::array<std::int64_t, 2> dilation{1, 1};
+  bool ceil_mode = false;
+  bool count_include_pad = false;                 // average pooling only
+};
+
+struct SoftmaxParams {
+  std::int64_t axis = -1;
+};
+
+struct ReshapeParams {
+  Shape shape;  // resolved: no -1 or 0 entries remain after the builder
+};
+
+struct TransposeParams {
+  std::vector<std::int64_t> perm;
+};
+
+struct ConcatParams {
+  std::int64_t axis = 0;  // normalised to be non-negative
+};
+
+struct CastParams {
+  DType to = DType::f32;
+};
+
+using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dParams, ClipParams,
+                              GeluParams, BatchNormParams, Pool2dParams, SoftmaxParams,
+                              ReshapeParams, TransposeParams, ConcatParams, CastParams>;
+
+// Conv and pooling output extent along one spatial dimension (floor or ceil), before checking.
+constexpr std::int64_t window_output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+                                          std::int64_t pad_begin, std::int64_t pad_end,
+                                          std::int64_t dilation, bool ceil_mode = false) {
+  const std::int64_t span = dilation * (kernel - 1) + 1;
+  const std::int64_t room = in + pad_begin + pad_end - span;
+  if (room < 0) return 0;
+  std::int64_t out = (ceil_mode ? (room + stride - 1) / stride : room / stride) + 1;
+  // ONNX / PyTorch: with ceil_mode the last window must start inside the input or left padding.
+  if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
+  return out;
+}
+
+}  // namespace porta
