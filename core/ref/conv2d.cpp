@@ -1,0 +1,45 @@
+#include <variant>
+
+#include "core/ref/kernels.hpp"
+#include "core/runtime/op_math.hpp"
+
+namespace porta::detail {
+
+void ref_conv2d(const HostOpArgs& args) {
+  const auto& params = std::get<Conv2dParams>(args.node.params);
+  const HostTensor& x = args.inputs[0];
+  const HostTensor& w = args.inputs[1];
+  const HostTensor* bias = args.inputs.size() == 3 ? &args.inputs[2] : nullptr;
+  const ConvDims d = conv_dims(x.shape(), w.shape(), params);
+  const auto [stride_h, stride_w] = params.stride;
+  const auto [dil_h, dil_w] = params.dilation;
+  const std::int64_t pad_top = params.pad[0], pad_left = params.pad[1];
+
+  std::int64_t y_index = 0;
+  for (std::int64_t n = 0; n < d.n; ++n) {
+    for (std::int64_t k = 0; k < d.k; ++k) {
+      const std::int64_t first_channel = (k / d.k_per_group) * d.c_per_group;
+      for (std::int64_t oh = 0; oh < d.p; ++oh) {
+        for (std::int64_t ow = 0; ow < d.q; ++ow) {
+          double sum = bias ? bias->load(k) : 0.0;
+          for (std::int64_t c = 0; c < d.c_per_group; ++c) {
+            for (std::int64_t r = 0; r < d.r; ++r) {
+              const std::int64_t h = oh * stride_h - pad_top + r * dil_h;
+              if (h < 0 || h >= d.h) continue;  // zero padding
+              for (std::int64_t s = 0; s < d.s; ++s) {
+                const std::int64_t iw = ow * stride_w - pad_left + s * dil_w;
+                if (iw < 0 || iw >= d.w) continue;
+                const double xv = x.load(((n * d.c + first_channel + c) * d.h + h) * d.w + iw);
+                const double wv = w.load(((k * d.c_per_group + c) * d.r + r) * d.s + s);
+                sum += xv * wv;
+              }
+            }
+          }
+          args.output.store(y_index++, static_cast<float>(activate(params.activation, sum)));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace porta::detail

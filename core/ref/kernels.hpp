@@ -1,0 +1,38 @@
+#pragma once
+// The naive reference kernels: single-threaded, accumulating in double, the oracle every other
+// backend is tested against.
+#include "core/runtime/host_backend.hpp"
+
+namespace porta::detail {
+
+const HostKernelTable& ref_kernels();
+
+void ref_matmul(const HostOpArgs& args);
+void ref_gemm(const HostOpArgs& args);
+void ref_conv2d(const HostOpArgs& args);
+
+void ref_add(const HostOpArgs& args);
+void ref_sub(const HostOpArgs& args);
+void ref_mul(const HostOpArgs& args);
+void ref_div(const HostOpArgs& args);
+void ref_relu(const HostOpArgs& args);
+void ref_clip(const HostOpArgs& args);
+void ref_sigmoid(const HostOpArgs& args);
+void ref_silu(const HostOpArgs& args);
+void ref_tanh(const HostOpArgs& args);
+void ref_gelu(const HostOpArgs& args);
+void ref_cast(const HostOpArgs& args);
+
+void ref_batchnorm(const HostOpArgs& args);
+
+void ref_max_pool2d(const HostOpArgs& args);
+void ref_avg_pool2d(const HostOpArgs& args);
+void ref_global_avg_pool(const HostOpArgs& args);
+
+void ref_softmax(const HostOpArgs& args);
+
+void ref_reshape(const HostOpArgs& args);
+void ref_transpose(const HostOpArgs& args);
+void ref_concat(const HostOpArgs& args);
+
+}  // namespace porta::detail
