@@ -1,0 +1,84 @@
+// The CPU device: porta's kernels on oneTBB, in a task arena with the thread count of the spec
+// ("cpu:threads=N"; default: every hardware thread).
+#include <charconv>
+#include <fstream>
+#include <thread>
+
+#include <tbb/task_arena.h>
+
+#include "backends/cpu/ops/ops.hpp"
+#include "core/runtime/host_backend.hpp"
+#include "porta/error.hpp"
+
+namespace porta::detail {
+namespace {
+
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+// Float lanes of the widest vector unit this CPU has: the "subgroup" of a CPU.
+int simd_floats() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) return 16;
+  if (__builtin_cpu_supports("avx2")) return 8;
+#endif
+  return 4;
+}
+
+int hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+DeviceInfo cpu_info(int threads, bool default_threads) {
+  DeviceInfo info;
+  info.spec = default_threads ? "cpu" : "cpu:threads=" + std::to_string(threads);
+  info.backend = "cpu";
+  info.name = cpu_model_name();
+  info.vendor = "host";
+#if defined(__x86_64__)
+  info.arch = __builtin_cpu_supports("avx512f") ? "x86-64 AVX-512" : __builtin_cpu_supports("avx2") ? "x86-64 AVX2" : "x86-64";
+#else
+  info.arch = "host";
+#endif
+  info.compute_units = hardware_threads();
+  info.threads = threads;
+  info.subgroup_size = simd_floats();
+  info.memory_total = host_memory_total();
+  info.memory_free = host_memory_available();
+  return info;
+}
+
+int parse_threads(const DeviceSpec& spec) {
+  const std::string* value = spec.option("threads");
+  for (const auto& [key, _] : spec.options)
+    if (key != "threads")
+      throw Error(ErrorCode::InvalidArgument, "device '" + spec.text + "': unknown cpu option '" + key + "' (known: threads)");
+  if (value == nullptr) return hardware_threads();
+  int threads = 0;
+  const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), threads);
+  if (ec != std::errc{} || end != value->data() + value->size() || threads < 1 || threads > 4096)
+    throw Error(ErrorCode::InvalidArgument, "device '" + spec.text + "': threads=" + *value + " must be an integer in [1, 4096]");
+  return threads;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cpu"; }
+  BackendStatus status() override { return {"cpu", {cpu_info(hardware_threads(), true)}, {}}; }
+  std::shared_ptr<DeviceImpl> open(const DeviceSpec& spec) override {
+    if (spec.index != 0)
+      throw Error(ErrorCode::NotFound, "device '" + spec.text + "': there is one cpu device, cpu:0; use cpu:threads=N to size it");
+    const int threads = parse_threads(spec);
+    auto arena = std::make_shared<tbb::task_arena>(threads);
+    auto execute = [arena](const std::function<void()>& body) { arena->execute(body); };
+    return std::make_shared<HostDevice>(cpu_info(threads, spec.option("threads") == nullptr), cpu_kernels(), execute);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace porta::detail

@@ -1,0 +1,137 @@
+// Binary ops with numpy broadcasting, activations and Cast, streamed through f32 chunks.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <variant>
+
+#include "backends/cpu/ops/ops.hpp"
+#include "backends/cpu/ops/tensor_io.hpp"
+#include "core/runtime/op_math.hpp"
+
+namespace porta::detail {
+namespace {
+
+// Reads one operand of a broadcast binary op in the output's element order. Almost every real
+// broadcast (scalar, bias row, per-channel [C, 1, 1]) repeats one block of values: output element
+// i reads value (i / inner) % period. Only other patterns pay for a full index computation.
+class BroadcastReader {
+ public:
+  BroadcastReader(const HostTensor& operand, const Shape& result)
+      : operand_(operand), index_(operand.shape(), result) {
+    if (operand.numel() == result_numel(result)) return;  // same layout: read straight through
+    values_.emplace(operand);
+    periodic_ = find_period(operand.shape(), result);
+  }
+
+  // The operand's values for output elements [begin, begin + count).
+  const float* read(std::int64_t begin, std::int64_t count, float* buffer) const {
+    if (!values_) return read_f32(operand_, begin, count, buffer);
+    const float* values = values_->data();
+    if (!periodic_) {
+      for (std::int64_t i = 0; i < count; ++i) buffer[i] = values[index_(begin + i)];
+      return buffer;
+    }
+    std::int64_t within = begin % inner_, index = begin / inner_ % period_;
+    for (std::int64_t i = 0; i < count; ++i) {
+      buffer[i] = values[index];
+      if (++within == inner_) {
+        within = 0;
+        if (++index == period_) index = 0;
+      }
+    }
+    return buffer;
+  }
+
+ private:
+  static std::int64_t result_numel(const Shape& shape) {
+    std::int64_t n = 1;
+    for (auto e : shape) n *= e;
+    return n;
+  }
+
+  // True when the operand's non-broadcast dimensions are consecutive in the result, which
+  // makes its values repeat as one block; sets inner_ and period_.
+  bool find_period(const Shape& operand, const Shape& result) {
+    const std::size_t lead = result.size() - operand.size();
+    std::size_t first = result.size(), last = 0;  // range of the dimensions the operand keeps
+    for (std::size_t i = lead; i < result.size(); ++i) {
+      if (operand[i - lead] == 1) continue;
+      first = std::min(first, i);
+      last = i + 1;
+    }
+    if (first == result.size()) return true;  // a single value: period 1, inner 1
+    for (std::size_t i = first; i < last; ++i) {
+      if (operand[i - lead] != result[i]) return false;  // a broadcast dimension inside
+    }
+    period_ = result_numel(Shape(result.begin() + first, result.begin() + last));
+    inner_ = result_numel(Shape(result.begin() + last, result.end()));
+    return true;
+  }
+
+  const HostTensor& operand_;
+  BroadcastIndex index_;
+  std::optional<F32Input> values_;  // whole operand in f32, unless it is read straight through
+  bool periodic_ = false;
+  std::int64_t period_ = 1, inner_ = 1;
+};
+
+template <class Op> void binary(const HostOpArgs& args, Op op) {
+  const HostTensor& y = args.output;
+  const BroadcastReader a(args.inputs[0], y.shape());
+  const BroadcastReader b(args.inputs[1], y.shape());
+  parallel_chunks(y.numel(), chunk_elements, [&](std::int64_t begin, std::int64_t count) {
+    ChunkBuffer a_buffer, b_buffer, y_buffer;
+    const float* av = a.read(begin, count, a_buffer.data());
+    const float* bv = b.read(begin, count, b_buffer.data());
+    float* yv = write_f32(y, begin, y_buffer.data());
+    for (std::int64_t i = 0; i < count; ++i) yv[i] = op(av[i], bv[i]);
+    store_f32(y, begin, count, yv);
+  });
+}
+
+template <class Op> void unary(const HostOpArgs& args, Op op) {
+  const HostTensor& x = args.inputs[0];
+  const HostTensor& y = args.output;
+  parallel_chunks(y.numel(), chunk_elements, [&](std::int64_t begin, std::int64_t count) {
+    ChunkBuffer x_buffer, y_buffer;
+    const float* xv = read_f32(x, begin, count, x_buffer.data());
+    float* yv = write_f32(y, begin, y_buffer.data());
+    for (std::int64_t i = 0; i < count; ++i) yv[i] = op(xv[i]);
+    store_f32(y, begin, count, yv);
+  });
+}
+
+}  // namespace
+
+void cpu_add(const HostOpArgs& args) { binary(args, std::plus<float>{}); }
+void cpu_sub(const HostOpArgs& args) { binary(args, std::minus<float>{}); }
+void cpu_mul(const HostOpArgs& args) { binary(args, std::multiplies<float>{}); }
+void cpu_div(const HostOpArgs& args) { binary(args, std::divides<float>{}); }
+
+void cpu_relu(const HostOpArgs& args) {
+  unary(args, [](float x) { return activate(Activation::Relu, x); });
+}
+
+void cpu_clip(const HostOpArgs& args) {
+  const auto& p = std::get<ClipParams>(args.node.params);
+  unary(args, [lo = p.min, hi = p.max](float x) { return clip(x, lo, hi); });
+}
+
+void cpu_sigmoid(const HostOpArgs& args) { unary(args, sigmoid<float>); }
+void cpu_silu(const HostOpArgs& args) { unary(args, silu<float>); }
+void cpu_tanh(const HostOpArgs& args) {
+  unary(args, [](float x) { return std::tanh(x); });
+}
+
+void cpu_gelu(const HostOpArgs& args) {
+  const bool tanh_approximation = std::get<GeluParams>(args.node.params).tanh_approximation;
+  unary(args, [tanh_approximation](float x) { return gelu(x, tanh_approximation); });
+}
+
+// The conversion is in the loads and stores: the output tensor has the target dtype.
+void cpu_cast(const HostOpArgs& args) {
+  unary(args, [](float x) { return x; });
+}
+
+}  // namespace porta::detail

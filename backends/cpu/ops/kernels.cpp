@@ -1,0 +1,57 @@
+#include "backends/cpu/ops/ops.hpp"
+
+#include <cstddef>
+#include <iterator>
+#include <utility>
+
+namespace porta::detail {
+namespace {
+
+// In OpKind order, so the checks below prove that every op has a CPU kernel. (Comparing the
+// function pointers with nullptr instead is not a constant expression under sanitizers.)
+constexpr std::pair<OpKind, HostKernel> kernels[] = {
+    {OpKind::MatMul, cpu_matmul},
+    {OpKind::Gemm, cpu_gemm},
+    {OpKind::Conv2d, cpu_conv2d},
+    {OpKind::Add, cpu_add},
+    {OpKind::Sub, cpu_sub},
+    {OpKind::Mul, cpu_mul},
+    {OpKind::Div, cpu_div},
+    {OpKind::Relu, cpu_relu},
+    {OpKind::Clip, cpu_clip},
+    {OpKind::Sigmoid, cpu_sigmoid},
+    {OpKind::Silu, cpu_silu},
+    {OpKind::Tanh, cpu_tanh},
+    {OpKind::Gelu, cpu_gelu},
+    {OpKind::BatchNorm, cpu_batchnorm},
+    {OpKind::MaxPool2d, cpu_max_pool2d},
+    {OpKind::AvgPool2d, cpu_avg_pool2d},
+    {OpKind::GlobalAvgPool, cpu_global_avg_pool},
+    {OpKind::Softmax, cpu_softmax},
+    {OpKind::Reshape, cpu_reshape},
+    {OpKind::Transpose, cpu_transpose},
+    {OpKind::Concat, cpu_concat},
+    {OpKind::Cast, cpu_cast},
+};
+
+constexpr bool in_op_kind_order() {
+  for (std::size_t i = 0; i < std::size(kernels); ++i) {
+    if (kernels[i].first != static_cast<OpKind>(i)) return false;
+  }
+  return true;
+}
+
+static_assert(std::size(kernels) == op_kind_count, "every OpKind needs a CPU kernel");
+static_assert(in_op_kind_order(), "list the CPU kernels in OpKind order");
+
+constexpr HostKernelTable table = [] {
+  HostKernelTable t{};
+  for (const auto& [op, kernel] : kernels) t[static_cast<std::size_t>(op)] = kernel;
+  return t;
+}();
+
+}  // namespace
+
+const HostKernelTable& cpu_kernels() { return table; }
+
+}  // namespace porta::detail

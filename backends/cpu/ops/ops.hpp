@@ -1,0 +1,37 @@
+#pragma once
+// The CPU backend's op kernels: oneTBB-parallel, f32 arithmetic, deterministic run to run.
+#include "core/runtime/host_backend.hpp"
+
+namespace porta::detail {
+
+const HostKernelTable& cpu_kernels();
+
+void cpu_matmul(const HostOpArgs& args);
+void cpu_gemm(const HostOpArgs& args);
+void cpu_conv2d(const HostOpArgs& args);
+
+void cpu_add(const HostOpArgs& args);
+void cpu_sub(const HostOpArgs& args);
+void cpu_mul(const HostOpArgs& args);
+void cpu_div(const HostOpArgs& args);
+void cpu_relu(const HostOpArgs& args);
+void cpu_clip(const HostOpArgs& args);
+void cpu_sigmoid(const HostOpArgs& args);
+void cpu_silu(const HostOpArgs& args);
+void cpu_tanh(const HostOpArgs& args);
+void cpu_gelu(const HostOpArgs& args);
+void cpu_cast(const HostOpArgs& args);
+
+void cpu_batchnorm(const HostOpArgs& args);
+
+void cpu_max_pool2d(const HostOpArgs& args);
+void cpu_avg_pool2d(const HostOpArgs& args);
+void cpu_global_avg_pool(const HostOpArgs& args);
+
+void cpu_softmax(const HostOpArgs& args);
+
+void cpu_reshape(const HostOpArgs& args);
+void cpu_transpose(const HostOpArgs& args);
+void cpu_concat(const HostOpArgs& args);
+
+}  // namespace porta::detail
