@@ -1,0 +1,319 @@
+// porta-bench: command-line wiring only. The work lives in problems/suites/results/devices.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "devices.hpp"
+#include "env.hpp"
+#include "problems.hpp"
+#include "results.hpp"
+#include "suites.hpp"
+
+namespace {
+
+using namespace porta;
+using namespace porta::bench;
+
+// A mistake in the command line: one line on stderr and exit code 2.
+struct ArgumentError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Anything porta rejects while the command line is being turned into problems and devices is the
+// caller's mistake, whatever its ErrorCode; so is a problem too big to even build.
+template <class F>
+auto checking_arguments(F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    throw ArgumentError(e.what());
+  } catch (const std::bad_alloc&) {  // weights are made on the host while the problem is built
+    throw ArgumentError("the problem is too large to build in this host's memory");
+  } catch (const std::length_error&) {
+    throw ArgumentError("the problem is too large to build in this host's memory");
+  }
+}
+
+// CLI11's own number checks print the whole double range and let integer overflow saturate; this
+// one says in a few words what is wrong.
+template <class T>
+CLI::Validator number_check(T bound, bool bound_allowed, const char* name) {
+  const auto check = [=](std::string& text) -> std::string {
+    T value{};
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc::result_out_of_range) return fmt::format("{} is out of range", text);
+    if (ec != std::errc{} || end != text.data() + text.size()) return fmt::format("'{}' is not a number", text);
+    if constexpr (std::is_floating_point_v<T>)
+      if (!std::isfinite(value)) return fmt::format("{} is not a finite number", text);
+    if (value < bound || (value == bound && !bound_allowed))
+      return fmt::format("{} must be {} {}", text, bound_allowed ? ">=" : ">", bound);
+    return {};
+  };
+  return CLI::Validator(check, name);
+}
+
+const CLI::Validator positive = number_check<std::int64_t>(0, false, "POSITIVE");
+const CLI::Validator non_negative = number_check<std::int64_t>(0, true, "NONNEGATIVE");
+const CLI::Validator positive_count = number_check<int>(0, false, "POSITIVE");
+const CLI::Validator positive_seconds = number_check<double>(0.0, false, "POSITIVE");
+const CLI::Validator non_negative_seconds = number_check<double>(0.0, true, "NONNEGATIVE");
+
+struct MeasureArgs {
+  std::vector<std::string> devices;
+  std::string impl = "native";
+  bool allow_tf32 = false;
+  std::uint64_t seed = 42;
+  TimingPolicy timing;
+};
+
+struct OutputArgs {
+  std::string dtype = "f32";
+  bool verify = false;
+  std::string json, csv;
+};
+
+void add_measure_options(CLI::App* cmd, MeasureArgs& a) {
+  cmd->add_option("--device", a.devices, "Device specs, comma-separated or repeated (default: every device)");
+  cmd->add_option("--impl", a.impl, "Kernel provider")->check(CLI::IsMember({"native", "vendor"}));
+  cmd->add_flag("--allow-tf32", a.allow_tf32, "Let f32 GEMM/conv use tf32 matrix units where they exist");
+  cmd->add_option("--seed", a.seed, "Seed of the random inputs and weights")
+      ->check(number_check<std::uint64_t>(0, true, "UINT"))->capture_default_str();
+  cmd->add_option("--warmup", a.timing.warmup_s, "Seconds of warm-up runs")->check(non_negative_seconds)
+      ->capture_default_str();
+  cmd->add_option("--min-samples", a.timing.min_samples, "Least number of timed runs")
+      ->check(positive_count)->capture_default_str();
+  cmd->add_option("--min-time", a.timing.min_time_s, "Least seconds of timed runs")
+      ->check(non_negative_seconds)->capture_default_str();
+  cmd->add_option("--max-time", a.timing.max_time_s, "Most seconds of timed runs per device")
+      ->check(positive_seconds)->capture_default_str();
+}
+
+void add_output_options(CLI::App* cmd, OutputArgs& a) {
+  cmd->add_option("--dtype", a.dtype, "Storage dtype: f32, f16 or bf16")->capture_default_str();
+  cmd->add_flag("--verify", a.verify, "Check each result against the reference device (outside the timing)");
+  cmd->add_option("--json", a.json, "Write the results as JSON (schema porta-bench/1)");
+  cmd->add_option("--csv", a.csv, "Write the results as CSV");
+}
+
+RunSettings settings_from(const MeasureArgs& a, bool verify) {
+  RunSettings s{.timing = a.timing, .verify = verify, .seed = a.seed};
+  s.compile.impl = a.impl == "vendor" ? Impl::Vendor : Impl::Native;
+  s.compile.allow_tf32 = a.allow_tf32;
+  return s;
+}
+
+std::vector<DeviceInfo> infos_of(const std::vector<Target>& targets) {
+  std::vector<DeviceInfo> infos;
+  for (const Target& t : targets)
+    if (t.device) infos.push_back(t.device->info());
+  return infos;
+}
+
+// Opens the devices and checks the output files before anything runs, so nothing is lost at the end.
+std::vector<Target> prepare_targets(const MeasureArgs& m, const std::vector<std::string>& files) {
+  return checking_arguments([&] {
+    for (const std::string& file : files)
+      if (!file.empty()) check_writable(file);
+    std::vector<Target> targets = open_targets(m.devices);
+    if (targets.empty())
+      throw Error(ErrorCode::NotFound, "no usable device in this build: see `porta-bench devices`");
+    return targets;
+  });
+}
+
+int finish(const std::vector<Row>& rows) { return any_failed(rows) ? 1 : 0; }
+
+int run_problems(const std::vector<Problem>& problems, const MeasureArgs& m, const OutputArgs& o,
+                 const std::string& command_line) {
+  const std::vector<Target> targets = prepare_targets(m, {o.json, o.csv});
+  const std::vector<Row> rows = run_all(problems, targets, settings_from(m, o.verify), false);
+  print_table(stdout, rows);
+  if (!o.json.empty()) write_json(o.json, environment(infos_of(targets), command_line), rows);
+  if (!o.csv.empty()) write_csv(o.csv, rows);
+  return finish(rows);
+}
+
+// ./porta-results/<UTC timestamp>/, made unique if two runs start in the same second.
+std::filesystem::path results_folder(const std::string& out) {
+  std::filesystem::path dir = out.empty() ? std::filesystem::path("porta-results") / utc_timestamp_path()
+                                           : std::filesystem::path(out);
+  if (out.empty())
+    for (int i = 2; std::filesystem::exists(dir); ++i)
+      dir = std::filesystem::path("porta-results") / fmt::format("{}-{}", utc_timestamp_path(), i);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw ArgumentError(fmt::format("cannot create results folder '{}': {}", dir.string(), ec.message()));
+  return dir;
+}
+
+int run_suite(const std::string& suite, const std::string& out, const MeasureArgs& m,
+              const std::string& command_line) {
+  const std::vector<Problem> problems = checking_arguments([&] { return suite_problems(suite, m.seed); });
+  const std::vector<Target> targets = prepare_targets(m, {});  // first: a bad spec leaves no empty folder
+  const std::filesystem::path dir = results_folder(out);
+  const std::filesystem::path json = dir / "results.json", csv = dir / "results.csv";
+  checking_arguments([&] {
+    check_writable(json);
+    check_writable(csv);
+  });
+  std::vector<std::string> specs;
+  for (const Target& t : targets) specs.push_back(t.spec);
+  fmt::print(stderr, "porta-bench: suite '{}': {} problems on {}\n", suite, problems.size(),
+             fmt::join(specs, ", "));
+  const std::vector<Row> rows = run_all(problems, targets, settings_from(m, true), true);
+  fmt::print("\n");
+  print_table(stdout, rows);
+  if (targets.size() > 1) {
+    fmt::print("\n");
+    print_comparison(stdout, rows);
+  }
+  write_json(json, environment(infos_of(targets), command_line), rows);
+  write_csv(csv, rows);
+  fmt::print("\nResults: {}\n         {}\n", json.string(), csv.string());
+  return finish(rows);
+}
+
+std::string join_command_line(const std::vector<std::string>& args) {
+  std::string line;
+  for (const std::string& a : args) {
+    if (!line.empty()) line += ' ';
+    line += a.find_first_of(" \t\"'") == std::string::npos ? a : "'" + a + "'";
+  }
+  return line;
+}
+
+int run_cli(std::vector<std::string> args) {
+  if (args.size() == 1) args.insert(args.end(), {"run", "--suite", "quick"});  // the default: a quick look
+  const std::string command_line = join_command_line(args);
+
+  CLI::App app{"porta-bench: time porta's ops on every device, verified against the reference.\n"
+               "With no arguments: porta-bench run --suite quick",
+               "porta-bench"};
+  app.require_subcommand(1);
+
+  app.add_subcommand("devices", "List backends and their devices, and why a backend has none");
+
+  bool markdown = false;
+  auto* support = app.add_subcommand("support", "Print the op x device support matrix");
+  support->add_flag("--markdown", markdown, "As a markdown table (docs/ops.md)");
+
+  MeasureArgs measure;
+  OutputArgs output;
+
+  cases::GemmProblem gemm;
+  auto* gemm_cmd = app.add_subcommand("gemm", "Time C = op(A) op(B), A is MxK, B is KxN");
+  gemm_cmd->add_option("--m", gemm.m, "Rows of C")->required()->check(positive);
+  gemm_cmd->add_option("--n", gemm.n, "Columns of C")->required()->check(positive);
+  gemm_cmd->add_option("--k", gemm.k, "Inner dimension")->required()->check(positive);
+  gemm_cmd->add_flag("--trans-a", gemm.trans_a, "A is stored KxM");
+  gemm_cmd->add_flag("--trans-b", gemm.trans_b, "B is stored NxK");
+  gemm_cmd->add_option("--batch", gemm.batch, "Independent GEMMs per run")->check(positive)
+      ->capture_default_str();
+  add_output_options(gemm_cmd, output);
+  add_measure_options(gemm_cmd, measure);
+
+  cases::ConvProblem conv;
+  std::int64_t stride = 1, pad = 0, dilation = 1;
+  auto& cp = conv.params;
+  auto* conv_cmd = app.add_subcommand("conv", "Time a 2-D convolution: NCHW input, KxC/GxRxS weights");
+  for (auto [name, value, what] : {std::tuple{"--n", &conv.n, "Batch"}, {"--c", &conv.c, "Input channels"},
+                                   {"--h", &conv.h, "Input height"}, {"--w", &conv.w, "Input width"},
+                                   {"--k", &conv.k, "Output channels"}, {"--r", &conv.r, "Filter height"},
+                                   {"--s", &conv.s, "Filter width"}})
+    conv_cmd->add_option(name, *value, what)->required()->check(positive);
+  auto* stride_opt = conv_cmd->add_option("--stride", stride, "Stride, both dimensions")->check(positive);
+  auto* stride_h = conv_cmd->add_option("--stride-h", cp.stride[0], "Vertical stride")->check(positive);
+  auto* stride_w = conv_cmd->add_option("--stride-w", cp.stride[1], "Horizontal stride")->check(positive);
+  stride_opt->excludes(stride_h)->excludes(stride_w);
+  auto* pad_opt = conv_cmd->add_option("--pad", pad, "Padding, all four sides")->check(non_negative);
+  for (auto [name, value] : {std::pair{"--pad-top", &cp.pad[0]}, {"--pad-left", &cp.pad[1]},
+                             {"--pad-bottom", &cp.pad[2]}, {"--pad-right", &cp.pad[3]}})
+    pad_opt->excludes(conv_cmd->add_option(name, *value, "Padding on one side")->check(non_negative));
+  auto* dilation_opt = conv_cmd->add_option("--dilation", dilation, "Dilation, both dimensions")
+                           ->check(positive);
+  dilation_opt->excludes(conv_cmd->add_option("--dilation-h", cp.dilation[0], "Vertical dilation")
+                             ->check(positive));
+  dilation_opt->excludes(conv_cmd->add_option("--dilation-w", cp.dilation[1], "Horizontal dilation")
+                             ->check(positive));
+  conv_cmd->add_option("--groups", cp.groups, "Groups (C for depthwise)")->check(positive)
+      ->capture_default_str();
+  add_output_options(conv_cmd, output);
+  add_measure_options(conv_cmd, measure);
+
+  std::string suite = "quick", out;
+  auto* run = app.add_subcommand("run", "Run a suite on every device, verified; write JSON and CSV");
+  run->add_option("--suite", suite, fmt::format("Suite to run: {}", fmt::join(suite_names(), ", ")))
+      ->capture_default_str();
+  run->add_option("--out", out, "Results folder (default: ./porta-results/<UTC timestamp>)");
+  add_measure_options(run, measure);
+
+  // CLI11 would only say "A subcommand is required" for a misspelt one.
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    commands.push_back(sub->get_name());
+  const bool help = args[1] == "-h" || args[1] == "--help";
+  if (!help && std::find(commands.begin(), commands.end(), args[1]) == commands.end())
+    throw ArgumentError(fmt::format("unknown command '{}' (expected one of: {})", args[1], fmt::join(commands, ", ")));
+
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    throw ArgumentError(single_line(e.what()) + " (see --help)");
+  }
+
+  if (app.got_subcommand("devices")) {
+    print_devices(stdout);
+    return 0;
+  }
+  if (app.got_subcommand(support)) {
+    print_support_matrix(stdout, markdown);
+    return 0;
+  }
+  if (app.got_subcommand(run)) return run_suite(suite, out, measure, command_line);
+
+  const bool is_gemm = app.got_subcommand(gemm_cmd);
+  const std::vector<Problem> problems = checking_arguments([&] {
+    const DType dtype = parse_dtype(output.dtype);
+    if (is_gemm) {
+      gemm.dtype = dtype;
+      return std::vector{gemm_problem(gemm)};
+    }
+    if (stride_opt->count()) cp.stride = {stride, stride};
+    if (pad_opt->count()) cp.pad = {pad, pad, pad, pad};
+    if (dilation_opt->count()) cp.dilation = {dilation, dilation};
+    conv.dtype = dtype;
+    return std::vector{conv_problem(conv, measure.seed)};
+  });
+  return run_problems(problems, measure, output, command_line);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // One clear line and a non-zero exit for anything that goes wrong; never a crash.
+  try {
+    return run_cli(std::vector<std::string>(argv, argv + argc));
+  } catch (const ArgumentError& e) {
+    fmt::print(stderr, "porta-bench: error: {}\n", single_line(e.what()));
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "porta-bench: error: {}\n", single_line(e.what()));
+    return 1;
+  } catch (...) {
+    fmt::print(stderr, "porta-bench: error: unknown exception\n");
+    return 1;
+  }
+}

@@ -1,0 +1,210 @@
+#include "problems.hpp"
+
+#include <fmt/core.h>
+
+#include "op_cases/verify.hpp"
+
+namespace porta::bench {
+namespace {
+
+// Each input, weight and output moved once: the least traffic any implementation can get away with.
+double minimum_bytes(const Graph& graph) {
+  double bytes = 0.0;
+  for (const TensorInfo& t : graph.tensors())
+    if (t.role == Role::Input || t.role == Role::Constant) bytes += static_cast<double>(t.desc.bytes());
+  for (const auto& [name, tensor] : graph.outputs()) bytes += static_cast<double>(graph.desc(tensor).bytes());
+  return bytes;
+}
+
+std::string gemm_label(const cases::GemmProblem& p) {
+  std::string label = fmt::format("{}x{}x{}", p.m, p.n, p.k);
+  if (p.trans_a || p.trans_b) label += fmt::format(" {}{}", p.trans_a ? 'T' : 'N', p.trans_b ? 'T' : 'N');
+  if (p.batch > 1) label += fmt::format(" b{}", p.batch);
+  return label;
+}
+
+std::string conv_label(const cases::ConvProblem& p) {
+  const Conv2dParams& c = p.params;
+  std::string label = fmt::format("{}x{}x{}x{} k{} {}x{}", p.n, p.c, p.h, p.w, p.k, p.r, p.s);
+  if (c.stride[0] != 1 || c.stride[1] != 1)
+    label += c.stride[0] == c.stride[1] ? fmt::format(" /{}", c.stride[0])
+                                        : fmt::format(" /{}x{}", c.stride[0], c.stride[1]);
+  const auto& pad = c.pad;  // top, left, bottom, right
+  if (pad[0] == pad[1] && pad[1] == pad[2] && pad[2] == pad[3]) {
+    if (pad[0] != 0) label += fmt::format(" p{}", pad[0]);
+  } else {
+    label += fmt::format(" p{},{},{},{}", pad[0], pad[1], pad[2], pad[3]);
+  }
+  if (c.dilation[0] != 1 || c.dilation[1] != 1)
+    label += c.dilation[0] == c.dilation[1] ? fmt::format(" d{}", c.dilation[0])
+                                            : fmt::format(" d{}x{}", c.dilation[0], c.dilation[1]);
+  if (c.groups != 1) label += fmt::format(" g{}", c.groups);
+  return label;
+}
+
+std::string backend_of(std::string_view spec) { return std::string(spec.substr(0, spec.find(':'))); }
+
+std::vector<std::string> split_specs(const std::vector<std::string>& args) {
+  std::vector<std::string> specs;
+  for (const std::string& arg : args) {
+    std::size_t pos = 0;
+    while (pos <= arg.size()) {
+      const std::size_t comma = std::min(arg.find(',', pos), arg.size());
+      const std::string piece = arg.substr(pos, comma - pos);
+      const std::size_t eq = piece.find('='), colon = piece.find(':');
+      const bool option_only = eq != std::string::npos && (colon == std::string::npos || eq < colon);
+      if (option_only && !specs.empty()) specs.back() += "," + piece;
+      else specs.push_back(piece);  // an empty piece is left for Device::open to reject clearly
+      pos = comma + 1;
+    }
+  }
+  return specs;
+}
+
+void clear_speed(Row& row) {
+  row.samples = 0;
+  row.median_s = row.min_s = row.p90_s = row.gflops = row.gbs = std::nullopt;
+}
+
+}  // namespace
+
+Problem gemm_problem(const cases::GemmProblem& p, std::string workload) {
+  Problem problem{.op = "gemm",
+                  .kind = OpKind::Gemm,
+                  .workload = workload.empty() ? gemm_label(p) : std::move(workload),
+                  .params = Json{{"m", p.m}, {"n", p.n}, {"k", p.k}, {"batch", p.batch},
+                                 {"trans_a", p.trans_a}, {"trans_b", p.trans_b}},
+                  .dtype = p.dtype,
+                  .graph = cases::gemm_graph(p)};
+  problem.flops = cases::gemm_flops(p);
+  problem.bytes = minimum_bytes(problem.graph);
+  return problem;
+}
+
+Problem conv_problem(const cases::ConvProblem& p, std::uint64_t seed, std::string workload) {
+  const Conv2dParams& c = p.params;
+  Problem problem{.op = "conv2d",
+                  .kind = OpKind::Conv2d,
+                  .workload = workload.empty() ? conv_label(p) : std::move(workload),
+                  .params = Json{{"n", p.n}, {"c", p.c}, {"h", p.h}, {"w", p.w}, {"k", p.k}, {"r", p.r},
+                                 {"s", p.s}, {"stride_h", c.stride[0]}, {"stride_w", c.stride[1]},
+                                 {"pad_top", c.pad[0]}, {"pad_left", c.pad[1]}, {"pad_bottom", c.pad[2]},
+                                 {"pad_right", c.pad[3]}, {"dilation_h", c.dilation[0]},
+                                 {"dilation_w", c.dilation[1]}, {"groups", c.groups}},
+                  .dtype = p.dtype,
+                  .graph = cases::conv_graph(p, seed)};
+  const Shape& out = problem.graph.shape(problem.graph.outputs().front().second);
+  problem.params["p"] = out.at(2);
+  problem.params["q"] = out.at(3);
+  problem.flops = cases::conv_flops(p);
+  problem.bytes = minimum_bytes(problem.graph);
+  return problem;
+}
+
+std::vector<Target> open_targets(const std::vector<std::string>& spec_args) {
+  std::vector<std::string> specs = split_specs(spec_args);
+  if (specs.empty())
+    for (const DeviceInfo& info : devices()) specs.push_back(info.spec);
+  std::vector<Target> targets;
+  for (const std::string& spec : specs) {
+    Target target{.spec = spec, .backend = backend_of(spec)};
+    try {
+      target.device = Device::open(spec);
+      target.spec = target.device->info().spec;
+      target.backend = target.device->info().backend;
+    } catch (const Error& e) {
+      // A spec that names nothing is the caller's mistake; a device that is absent is a result.
+      if (e.code() == ErrorCode::InvalidArgument || e.code() == ErrorCode::NotFound) throw;
+      target.error = e.what();
+    }
+    targets.push_back(std::move(target));
+  }
+  return targets;
+}
+
+Row run_problem(const Problem& problem, const Target& target, const RunSettings& settings) {
+  Row row{.op = problem.op, .workload = problem.workload, .params = problem.params, .device = target.spec,
+          .backend = target.backend, .impl = std::string(to_string(settings.compile.impl)),
+          .dtype = std::string(to_string(problem.dtype)), .tf32 = settings.compile.allow_tf32,
+          .flops = problem.flops, .bytes = problem.bytes, .seed = settings.seed};
+  if (!target.device) {
+    row.status = "failed";
+    row.reason = target.error;
+    return row;
+  }
+  const Device& device = *target.device;
+  try {
+    // Scoped so the timed executable's memory is gone before verification compiles two more.
+    const double start = steady_seconds();
+    Executable exe = device.compile(problem.graph, settings.compile);
+    row.compile_s = steady_seconds() - start;
+    cases::set_random_inputs(exe, problem.graph, settings.seed);
+    const double first = steady_seconds();
+    exe.run();
+    row.first_run_s = *row.compile_s + (steady_seconds() - first);
+
+    const Timing timing = measure([&] { exe.run(); }, settings.timing);
+    row.samples = static_cast<int>(timing.samples.size());
+    row.median_s = timing.median_s;
+    row.min_s = timing.min_s;
+    row.p90_s = timing.p90_s;
+    if (timing.median_s > 0.0) {  // a run below the clock's resolution has no meaningful rate
+      row.gflops = problem.flops / timing.median_s * 1e-9;
+      row.gbs = problem.bytes / timing.median_s * 1e-9;
+    }
+  } catch (const Error& e) {
+    row.status = e.code() == ErrorCode::Unsupported ? "unsupported" : "failed";
+    row.reason = e.what();
+    return row;
+  } catch (const std::exception& e) {  // std::bad_alloc for a problem too big for the host, say
+    row.status = "failed";
+    row.reason = e.what();
+    return row;
+  }
+
+  if (!settings.verify) return row;
+  try {
+    const cases::Verification v =
+        cases::verify_against_ref(problem.graph, device, problem.kind, settings.seed, settings.compile);
+    row.verified = v.passed;
+    row.nmse = v.nmse;
+    row.max_abs = v.max_abs;
+    if (!v.passed) {
+      row.status = "failed";
+      row.reason = "verification failed: " + (v.detail.empty() ? fmt::format("nmse {:.3e}", v.nmse) : v.detail);
+      clear_speed(row);  // a wrong answer is never reported as a speed
+    }
+  } catch (const std::exception& e) {
+    row.verified = false;
+    row.status = "failed";
+    row.reason = std::string("verification could not run: ") + e.what();
+    clear_speed(row);
+  }
+  return row;
+}
+
+std::vector<Row> run_all(const std::vector<Problem>& problems, const std::vector<Target>& targets,
+                         const RunSettings& settings, bool progress) {
+  std::vector<Row> rows;
+  const std::size_t total = problems.size() * targets.size();
+  for (const Problem& problem : problems) {
+    for (const Target& target : targets) {
+      rows.push_back(run_problem(problem, target, settings));
+      if (!progress) continue;
+      const Row& row = rows.back();
+      std::string result = row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
+      if (row.gflops) result = fmt::format("{:.3f} ms, {:.1f} GFLOP/s", *row.median_s * 1e3, *row.gflops);
+      fmt::print(stderr, "[{}/{}] {} {} {} on {}: {}\n", rows.size(), total, row.op, row.workload, row.dtype,
+                 row.device, result);
+    }
+  }
+  return rows;
+}
+
+bool any_failed(const std::vector<Row>& rows) {
+  for (const Row& row : rows)
+    if (row.status == "failed") return true;
+  return false;
+}
+
+}  // namespace porta::bench

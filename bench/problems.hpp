@@ -1,0 +1,63 @@
+#pragma once
+// GEMM and conv problems, the devices to run them on, and running one on another into a Row.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "porta/porta.hpp"
+#include "results.hpp"
+#include "timing.hpp"
+#include "op_cases/op_cases.hpp"
+
+namespace porta::bench {
+
+// A problem ready to run anywhere. Its graph is built once, before any device is touched, so a bad
+// shape is an argument error rather than the same failure on every device.
+struct Problem {
+  std::string op;        // "gemm" or "conv2d", the row's op column
+  OpKind kind = OpKind::Gemm;
+  std::string workload;  // short label for the table
+  Json params;
+  DType dtype = DType::f32;
+  Graph graph;
+  double flops = 0.0;
+  double bytes = 0.0;
+};
+
+// `workload` overrides the label made from the sizes (suites use layer names).
+Problem gemm_problem(const cases::GemmProblem& p, std::string workload = {});
+Problem conv_problem(const cases::ConvProblem& p, std::uint64_t seed, std::string workload = {});
+
+// A device named on the command line, opened up front; or why it could not be opened.
+struct Target {
+  std::string spec;
+  std::string backend;
+  std::optional<Device> device;
+  std::string error;  // set when `device` is empty: the row for it says "failed" with this
+};
+
+// Specs may be given in one argument separated by commas ("cpu:threads=1,opencl:0"); a piece that
+// is only key=value belongs to the spec before it ("cpu:threads=1,pin=1"). No specs means every
+// device of porta::devices(). Throws porta::Error for a spec naming no backend or no such device;
+// a backend that is compiled in but has no device becomes a Target with an error.
+std::vector<Target> open_targets(const std::vector<std::string>& specs);
+
+struct RunSettings {
+  TimingPolicy timing;
+  CompileOptions compile;
+  bool verify = false;
+  std::uint64_t seed = 42;
+};
+
+// Never throws for device trouble: unsupported and failed runs come back as rows saying so.
+Row run_problem(const Problem& problem, const Target& target, const RunSettings& settings);
+
+// Every problem on every target, problem-major so that devices sit next to each other.
+// With `progress`, one line per finished row goes to stderr.
+std::vector<Row> run_all(const std::vector<Problem>& problems, const std::vector<Target>& targets,
+                         const RunSettings& settings, bool progress);
+
+bool any_failed(const std::vector<Row>& rows);
+
+}  // namespace porta::bench

@@ -1,0 +1,204 @@
+#include "results.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include <fmt/core.h>
+
+#include "porta/error.hpp"
+
+namespace porta::bench {
+namespace {
+
+Json optional_json(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+
+std::ofstream open_for_writing(const std::filesystem::path& path, std::ios::openmode mode = std::ios::trunc) {
+  std::ofstream file(path, std::ios::out | mode);
+  if (!file)
+    throw Error(ErrorCode::IoError, fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+  return file;
+}
+
+void finish(std::ofstream& file, const std::filesystem::path& path) {
+  file.flush();
+  if (!file) throw Error(ErrorCode::IoError, fmt::format("writing '{}' failed", path.string()));
+}
+
+// CSV cell for a JSON value: strings bare, null empty, objects as compact JSON; quoted when needed.
+std::string csv_cell(const Json& v) {
+  std::string text = v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump();
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string fixed_or_dash(const std::optional<double>& v, int digits) {
+  return v ? fmt::format("{:.{}f}", *v, digits) : "-";
+}
+
+std::string verified_text(const Row& row) {
+  if (!row.verified) return "-";
+  return *row.verified ? "yes" : "NO";
+}
+
+std::string status_text(const Row& row) {
+  if (row.status == "ok") return "ok";
+  return row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
+}
+
+}  // namespace
+
+std::string single_line(std::string_view text) {
+  std::string line;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n') {
+      line += text[i];
+      continue;
+    }
+    while (i + 1 < text.size() && text[i + 1] == ' ') ++i;
+    line += ' ';
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+void print_text_table(std::FILE* out, const std::vector<std::string>& header,
+                      const std::vector<std::vector<std::string>>& cells, const std::vector<bool>& right_align) {
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& line : cells) width[c] = std::max(width[c], line[c].size());
+  }
+  const auto print_line = [&](const std::vector<std::string>& line) {
+    std::string text;
+    for (std::size_t c = 0; c < line.size(); ++c) {
+      const bool last = c + 1 == line.size();
+      if (c) text += "  ";
+      if (right_align[c]) text += fmt::format("{:>{}}", line[c], width[c]);
+      else text += last ? line[c] : fmt::format("{:<{}}", line[c], width[c]);
+    }
+    fmt::print(out, "{}\n", text);
+  };
+  print_line(header);
+  std::vector<std::string> rule;
+  for (std::size_t w : width) rule.emplace_back(std::min<std::size_t>(w, 40), '-');  // long reasons: no long rule
+  print_line(rule);
+  for (const auto& line : cells) print_line(line);
+}
+
+Json to_json(const Row& row) {
+  Json j;
+  j["op"] = row.op;
+  j["workload"] = row.workload;
+  j["params"] = row.params;
+  j["device"] = row.device;
+  j["backend"] = row.backend;
+  j["impl"] = row.impl;
+  j["dtype"] = row.dtype;
+  j["tf32"] = row.tf32;
+  j["status"] = row.status;
+  j["reason"] = row.reason;
+  j["flops"] = row.flops;
+  j["bytes"] = row.bytes;
+  j["seed"] = row.seed;
+  j["samples"] = row.samples;
+  j["median_s"] = optional_json(row.median_s);
+  j["min_s"] = optional_json(row.min_s);
+  j["p90_s"] = optional_json(row.p90_s);
+  j["first_run_s"] = optional_json(row.first_run_s);
+  j["compile_s"] = optional_json(row.compile_s);
+  j["gflops"] = optional_json(row.gflops);
+  j["gbs"] = optional_json(row.gbs);
+  j["pct_peak"] = optional_json(row.pct_peak);
+  j["verified"] = row.verified ? Json(*row.verified) : Json(nullptr);
+  j["nmse"] = optional_json(row.nmse);
+  j["max_abs"] = optional_json(row.max_abs);
+  return j;
+}
+
+Json results_document(const Json& env, const std::vector<Row>& rows) {
+  Json doc;
+  doc["schema"] = schema_name;
+  doc["env"] = env;
+  doc["results"] = Json::array();
+  for (const Row& row : rows) doc["results"].push_back(to_json(row));
+  return doc;
+}
+
+void check_writable(const std::filesystem::path& path) {
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  { auto probe = open_for_writing(path, std::ios::app); }
+  if (!existed) std::filesystem::remove(path, ec);
+}
+
+void write_json(const std::filesystem::path& path, const Json& env, const std::vector<Row>& rows) {
+  auto file = open_for_writing(path);
+  // Replace invalid UTF-8 (from a driver's device name, say) rather than throw after a long run.
+  file << results_document(env, rows).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+  finish(file, path);
+}
+
+void write_csv(const std::filesystem::path& path, const std::vector<Row>& rows) {
+  auto file = open_for_writing(path);
+  const auto write_line = [&](const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size(); ++i) file << (i ? "," : "") << cells[i];
+    file << '\n';
+  };
+  const Json columns = to_json(Row{});  // the header, even when there are no rows
+  std::vector<std::string> cells;
+  for (const auto& item : columns.items()) cells.push_back(item.key());
+  write_line(cells);
+  for (const Row& row : rows) {
+    const Json values = to_json(row);  // named: items() of a temporary would dangle
+    cells.clear();
+    for (const auto& item : values.items()) cells.push_back(csv_cell(item.value()));
+    write_line(cells);
+  }
+  finish(file, path);
+}
+
+void print_table(std::FILE* out, const std::vector<Row>& rows) {
+  std::vector<std::vector<std::string>> cells;
+  for (const Row& row : rows) {
+    const std::optional<double> ms = row.median_s ? std::optional(*row.median_s * 1e3) : std::nullopt;
+    cells.push_back({row.op, row.workload, row.device, row.dtype, fixed_or_dash(ms, 3),
+                     fixed_or_dash(row.gflops, 1), verified_text(row),
+                     row.nmse ? fmt::format("{:.1e}", *row.nmse) : "-", status_text(row)});
+  }
+  print_text_table(out, {"op", "workload", "device", "dtype", "median ms", "GFLOP/s", "verified", "nmse", "status"},
+                cells, {false, false, false, false, true, true, true, true, false});
+}
+
+void print_comparison(std::FILE* out, const std::vector<Row>& rows) {
+  std::vector<std::string> devices;
+  std::vector<std::string> problems;  // "op workload dtype", in first-seen order
+  std::map<std::pair<std::string, std::string>, std::string> cell;
+  for (const Row& row : rows) {
+    const std::string problem = fmt::format("{} {} {}", row.op, row.workload, row.dtype);
+    if (std::find(devices.begin(), devices.end(), row.device) == devices.end()) devices.push_back(row.device);
+    if (std::find(problems.begin(), problems.end(), problem) == problems.end()) problems.push_back(problem);
+    cell[{problem, row.device}] = row.status == "ok" ? fixed_or_dash(row.gflops, 1) : row.status;
+  }
+  if (devices.size() < 2) return;
+  std::vector<std::string> header{"GFLOP/s"};
+  header.insert(header.end(), devices.begin(), devices.end());
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& problem : problems) {
+    std::vector<std::string> line{problem};
+    for (const auto& device : devices) {
+      const auto it = cell.find({problem, device});
+      line.push_back(it == cell.end() ? "-" : it->second);
+    }
+    cells.push_back(std::move(line));
+  }
+  std::vector<bool> right(header.size(), true);
+  right[0] = false;
+  print_text_table(out, header, cells, right);
+}
+
+}  // namespace porta::bench

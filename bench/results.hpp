@@ -1,0 +1,66 @@
+#pragma once
+// Benchmark rows and the three ways they leave the program: a terminal table, JSON and CSV.
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace porta::bench {
+
+using Json = nlohmann::ordered_json;  // keeps keys in the order written, so files read naturally
+
+inline constexpr const char* schema_name = "porta-bench/1";
+
+// One problem on one device. An optional field stays empty (null in JSON, blank in CSV) when there
+// is no honest number for it: never zero-filled, never guessed.
+struct Row {
+  std::string op;        // "gemm", "conv2d"
+  std::string workload;  // short label, e.g. "512x512x512" or "resnet50/conv1"
+  Json params;           // the whole problem, enough to run it again
+  std::string device;    // the spec that opens the device again
+  std::string backend;
+  std::string impl = "native";
+  std::string dtype;
+  bool tf32 = false;
+  std::string status = "ok";  // "ok", "unsupported" or "failed"
+  std::string reason;         // why, when status is not "ok"
+  double flops = 0.0;         // per run
+  double bytes = 0.0;         // per run: each input, weight and output moved once (the roofline minimum)
+  std::uint64_t seed = 0;
+  int samples = 0;
+  std::optional<double> median_s, min_s, p90_s;
+  std::optional<double> first_run_s;  // compile + first run
+  std::optional<double> compile_s;
+  std::optional<double> gflops, gbs;
+  std::optional<double> pct_peak;     // null until device peaks are measured
+  std::optional<bool> verified;       // null when not verified
+  std::optional<double> nmse, max_abs;
+};
+
+Json to_json(const Row& row);
+Json results_document(const Json& env, const std::vector<Row>& rows);
+
+// Fails early (porta::Error IoError) rather than after a long run that could not be saved.
+void check_writable(const std::filesystem::path& path);
+void write_json(const std::filesystem::path& path, const Json& env, const std::vector<Row>& rows);
+void write_csv(const std::filesystem::path& path, const std::vector<Row>& rows);
+
+// `text` on one line: each line break and the indentation after it become one space. Reasons can
+// span lines (one per unsupported node); a table row or an error line cannot.
+std::string single_line(std::string_view text);
+
+// Left-aligned text columns (right-aligned where `right_align` says), a header and a rule under it.
+void print_text_table(std::FILE* out, const std::vector<std::string>& header,
+                      const std::vector<std::vector<std::string>>& cells, const std::vector<bool>& right_align);
+
+// One line per row; reasons in full in the last column.
+void print_table(std::FILE* out, const std::vector<Row>& rows);
+// GFLOP/s with one column per device; printed only when there are several devices to compare.
+void print_comparison(std::FILE* out, const std::vector<Row>& rows);
+
+}  // namespace porta::bench

@@ -1,0 +1,45 @@
+#include "timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace porta::bench {
+
+double steady_seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+Timing summarize(std::vector<double> samples) {
+  Timing t;
+  t.samples = samples;
+  if (samples.empty()) return t;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  t.min_s = samples.front();
+  t.median_s = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(n)));
+  t.p90_s = samples[std::max<std::size_t>(rank, 1) - 1];
+  return t;
+}
+
+Timing measure(const std::function<void()>& run, const TimingPolicy& policy) {
+  const double warmup_start = steady_seconds();
+  while (steady_seconds() - warmup_start < policy.warmup_s) run();
+
+  std::vector<double> samples;
+  const double start = steady_seconds();
+  for (;;) {
+    const double before = steady_seconds();
+    run();
+    const double after = steady_seconds();
+    samples.push_back(after - before);
+    const double elapsed = after - start;
+    const bool enough = static_cast<int>(samples.size()) >= policy.min_samples && elapsed >= policy.min_time_s;
+    if (enough || elapsed >= policy.max_time_s) break;
+  }
+  return summarize(std::move(samples));
+}
+
+}  // namespace porta::bench
