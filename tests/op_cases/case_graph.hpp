@@ -1,0 +1,91 @@
+#pragma once
+// Internal to the case registry: a small helper that builds one case's graph with seeded constants,
+// and the registration helper each op family uses.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "op_cases/op_cases.hpp"
+#include "op_cases/verify.hpp"
+
+namespace porta::cases::detail {
+
+// Inputs are named x0, x1, ... (the runner fills them with seeded values in [-1, 1)); constants
+// are w0, w1, ... drawn here from the case seed, so a weight never depends on the device.
+class CaseGraph {
+ public:
+  CaseGraph(std::uint64_t seed, DType dtype) : dtype(dtype), seed_(seed) {}
+
+  Tensor input(Shape shape, Shape strides = {}) { return input_as(dtype, std::move(shape), std::move(strides)); }
+  Tensor input_as(DType t, Shape shape, Shape strides = {}) {
+    return g.input(numbered('x', inputs_++), std::move(shape), t, std::move(strides));
+  }
+  // Seeded uniform values in [lo, hi).
+  Tensor weights(const Shape& shape, float lo = -1.0f, float hi = 1.0f) {
+    std::vector<float> v = random_values(count(shape), next_seed(), lo, hi);
+    return g.constant(next_name(), shape, v, dtype);
+  }
+  // Values in +-[0.5, 1.5): safe denominators and variances.
+  Tensor away_from_zero(const Shape& shape, bool positive = false) {
+    std::vector<float> v = random_values(count(shape), next_seed(), -1.0f, 1.0f);
+    for (float& x : v) x = (x < 0.0f && !positive ? -0.5f : 0.5f) + (x < 0.0f ? -x : x);
+    return g.constant(next_name(), shape, v, dtype);
+  }
+  Tensor scalar(float value) {
+    const float v[] = {value};
+    return g.constant(next_name(), {1}, v, dtype);
+  }
+  // x scaled by an exactly representable factor, to widen the [-1, 1) input range.
+  Tensor scaled(Tensor x, float factor) { return g.mul(x, scalar(factor)); }
+
+  Graph g;
+  DType dtype;
+
+ private:
+  static std::size_t count(const Shape& shape) {
+    std::size_t n = 1;
+    for (auto d : shape) n *= static_cast<std::size_t>(d);
+    return n;
+  }
+  std::uint64_t next_seed() { return seed_ * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull * ++constants_; }
+  std::string next_name() { return numbered('w', names_++); }
+  // Not "x" + std::to_string(n): GCC 12 warns falsely (-Wrestrict) about that expression.
+  static std::string numbered(char prefix, std::uint64_t n) {
+    std::string name(1, prefix);
+    name += std::to_string(n);
+    return name;
+  }
+
+  std::uint64_t seed_;
+  std::uint64_t inputs_ = 0;
+  std::uint64_t constants_ = 0;  // seeds drawn
+  std::uint64_t names_ = 0;      // constants named
+};
+
+using CaseBody = std::function<Tensor(CaseGraph&)>;
+
+// Registers "<op>/<variant>/<dtype>"; the body returns the tensor that becomes output "y".
+inline void add_case(std::vector<OpCase>& list, OpKind op, const std::string& variant, DType dtype, CaseBody body) {
+  list.push_back({std::string(to_string(op)) + "/" + variant + "/" + std::string(to_string(dtype)), op, dtype,
+                  [dtype, body = std::move(body)](std::uint64_t seed) {
+                    CaseGraph cg(seed, dtype);
+                    const Tensor y = body(cg);
+                    cg.g.output("y", y);
+                    return std::move(cg.g);
+                  }});
+}
+
+// One family of cases per op group, each for one dtype.
+void add_matmul_cases(std::vector<OpCase>& list, DType dtype);
+void add_gemm_cases(std::vector<OpCase>& list, DType dtype);
+void add_conv2d_cases(std::vector<OpCase>& list, DType dtype);
+void add_binary_cases(std::vector<OpCase>& list, DType dtype);
+void add_unary_cases(std::vector<OpCase>& list, DType dtype);
+void add_batchnorm_cases(std::vector<OpCase>& list, DType dtype);
+void add_cast_cases(std::vector<OpCase>& list, DType dtype);
+void add_pool_cases(std::vector<OpCase>& list, DType dtype);
+void add_softmax_cases(std::vector<OpCase>& list, DType dtype);
+void add_shape_cases(std::vector<OpCase>& list, DType dtype);
+
+}  // namespace porta::cases::detail

@@ -1,0 +1,132 @@
+// Elementwise cases: binary ops under every kind of numpy broadcast, every unary op and
+// activation, clip, batchnorm and every pair of dtypes for cast.
+#include <string>
+
+#include "op_cases/case_graph.hpp"
+
+namespace porta::cases::detail {
+namespace {
+
+Tensor binary(CaseGraph& c, OpKind op, Tensor a, Tensor b) {
+  switch (op) {
+    case OpKind::Add: return c.g.add(a, b);
+    case OpKind::Sub: return c.g.sub(a, b);
+    case OpKind::Mul: return c.g.mul(a, b);
+    default: return c.g.div(a, b);
+  }
+}
+
+struct Broadcast {
+  std::string variant;
+  Shape a, b;
+  Shape a_strides = {};  // non-empty: a is a strided view
+};
+
+}  // namespace
+
+void add_binary_cases(std::vector<OpCase>& list, DType t) {
+  const std::vector<Broadcast> shapes = {
+      {"same_1", {1}, {1}},
+      {"same_3x17", {3, 17}, {3, 17}},
+      {"same_129x127", {129, 127}, {129, 127}},
+      {"large_300x257_row", {300, 257}, {257}},  // enough elements to be split across threads
+      {"scalar_rhs", {5, 7}, {1}},
+      {"scalar_lhs", {1}, {5, 7}},
+      {"row", {5, 7}, {7}},
+      {"row_2d", {5, 7}, {1, 7}},
+      {"column", {5, 7}, {5, 1}},
+      {"outer", {5, 1}, {1, 7}},
+      {"size1_dims_4d", {2, 1, 3, 1}, {1, 4, 1, 5}},
+      {"rank_mismatch", {4, 3, 5}, {5}},
+      {"channel_bias_nchw", {2, 3, 4, 5}, {3, 1, 1}},
+      {"transposed_view", {6, 4}, {6, 4}, {1, 6}},
+      {"sliced_view", {3, 5}, {1, 5}, {16, 2}},
+  };
+  for (const OpKind op : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div}) {
+    for (const Broadcast& s : shapes)
+      add_case(list, op, s.variant, t, [op, s](CaseGraph& c) {
+        const Tensor a = c.input(s.a, s.a_strides);
+        // Denominators are constants in +-[0.5, 1.5): the quotient stays well conditioned.
+        const Tensor b = op == OpKind::Div ? c.away_from_zero(s.b) : c.input(s.b);
+        return binary(c, op, a, b);
+      });
+    add_case(list, op, "const_lhs", t, [op](CaseGraph& c) {
+      const Tensor b = op == OpKind::Div ? c.g.add(c.input({4, 9}), c.scalar(2.5f)) : c.input({4, 9});
+      return binary(c, op, c.weights({9}), b);
+    });
+  }
+  // A denominator that is a graph input, kept in [1.5, 3.5) by an offset.
+  add_case(list, OpKind::Div, "input_denominator", t,
+           [](CaseGraph& c) { return c.g.div(c.input({3, 17}), c.g.add(c.input({17}), c.scalar(2.5f))); });
+}
+
+void add_unary_cases(std::vector<OpCase>& list, DType t) {
+  struct Unary {
+    OpKind op;
+    std::string variant;
+    Tensor (*apply)(Graph&, Tensor);
+  };
+  const Unary unaries[] = {
+      {OpKind::Relu, "", [](Graph& g, Tensor x) { return g.relu(x); }},
+      {OpKind::Clip, "relu6_", [](Graph& g, Tensor x) { return g.relu6(x); }},
+      {OpKind::Clip, "range_", [](Graph& g, Tensor x) { return g.clip(x, -0.75f, 2.5f); }},
+      {OpKind::Clip, "min_eq_max_", [](Graph& g, Tensor x) { return g.clip(x, 0.25f, 0.25f); }},
+      {OpKind::Sigmoid, "", [](Graph& g, Tensor x) { return g.sigmoid(x); }},
+      {OpKind::Silu, "", [](Graph& g, Tensor x) { return g.silu(x); }},
+      {OpKind::Tanh, "", [](Graph& g, Tensor x) { return g.tanh(x); }},
+      {OpKind::Gelu, "exact_", [](Graph& g, Tensor x) { return g.gelu(x); }},
+      {OpKind::Gelu, "tanh_", [](Graph& g, Tensor x) { return g.gelu(x, {.tanh_approximation = true}); }},
+  };
+  struct Input {
+    std::string variant;
+    Shape shape;
+    Shape strides = {};
+  };
+  const Input inputs[] = {{"1", {1}},           {"129", {129}},       {"3x17", {3, 17}},
+                          {"2x3x5x7", {2, 3, 5, 7}}, {"large_70001", {70001}}, {"transposed_view", {5, 3}, {1, 5}}};
+  for (const Unary& u : unaries) {
+    for (const Input& in : inputs)
+      add_case(list, u.op, u.variant + in.variant, t,
+               [u, in](CaseGraph& c) { return u.apply(c.g, c.input(in.shape, in.strides)); });
+    // [-8, 8): reaches relu6's upper bound, sigmoid/tanh saturation and gelu's tails.
+    add_case(list, u.op, u.variant + "wide_range", t,
+             [u](CaseGraph& c) { return u.apply(c.g, c.scaled(c.input({7, 19}), 8.0f)); });
+  }
+}
+
+void add_batchnorm_cases(std::vector<OpCase>& list, DType t) {
+  struct Bn {
+    std::string variant;
+    Shape x;
+    float epsilon = 1e-5f;
+  };
+  const Bn cases[] = {{"nchw_2x3x5x7", {2, 3, 5, 7}},       {"rank2_1x4", {1, 4}},
+                      {"rank3_2x5x9", {2, 5, 9}},           {"channels17_1x1", {1, 17, 1, 1}},
+                      {"epsilon_1e-3", {1, 3, 4, 4}, 1e-3f}, {"epsilon_0", {1, 3, 4, 4}, 0.0f}};
+  for (const Bn& bn : cases)
+    add_case(list, OpKind::BatchNorm, bn.variant, t, [bn](CaseGraph& c) {
+      const Shape ch{bn.x[1]};
+      const Tensor x = c.input(bn.x);
+      const Tensor scale = c.weights(ch), bias = c.weights(ch), mean = c.weights(ch);
+      const Tensor var = c.away_from_zero(ch, true);  // variances in [0.5, 1.5)
+      return c.g.batchnorm(x, scale, bias, mean, var, {.epsilon = bn.epsilon});
+    });
+}
+
+void add_cast_cases(std::vector<OpCase>& list, DType to) {
+  // The case dtype is the target; every source dtype is tried, the identity included.
+  for (const DType from : all_dtypes) {
+    const std::string prefix = "from_" + std::string(to_string(from));
+    add_case(list, OpKind::Cast, prefix, to, [from, to](CaseGraph& c) {
+      return c.g.cast(c.input_as(from, {3, 17}), to);
+    });
+    // Values up to 1000 exercise rounding at larger exponents; x * 1024 is exact in every dtype.
+    add_case(list, OpKind::Cast, prefix + "_wide_range", to, [from, to](CaseGraph& c) {
+      const Tensor x = c.input_as(from, {40001});
+      const float k[] = {1024.0f};
+      return c.g.cast(c.g.mul(x, c.g.constant("k", {1}, k, from)), to);
+    });
+  }
+}
+
+}  // namespace porta::cases::detail

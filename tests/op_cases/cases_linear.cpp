@@ -1,0 +1,171 @@
+// MatMul, Gemm and Conv2d cases: sizes that are not multiples of any tile (1, 3, 17, 127, 129),
+// every transpose, broadcast batch dims, vector operands, strided views and every conv parameter.
+#include <string>
+
+#include "op_cases/case_graph.hpp"
+
+namespace porta::cases::detail {
+namespace {
+
+std::string dims(std::int64_t m, std::int64_t k, std::int64_t n) {
+  return std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+}
+
+// A stored as [M, K] (or [K, M] transposed), B as [K, N] (or [N, K]).
+Shape a_shape(std::int64_t m, std::int64_t k, bool trans) { return trans ? Shape{k, m} : Shape{m, k}; }
+Shape b_shape(std::int64_t k, std::int64_t n, bool trans) { return trans ? Shape{n, k} : Shape{k, n}; }
+
+}  // namespace
+
+void add_matmul_cases(std::vector<OpCase>& list, DType t) {
+  struct Mnk {
+    std::int64_t m, k, n;
+  };
+  // The last sizes cross the cpu GEMM's cache blocks (96 rows, 256 columns, depth 256) with ragged edges.
+  for (const Mnk s : {Mnk{1, 1, 1}, Mnk{3, 17, 1}, Mnk{1, 129, 3}, Mnk{17, 3, 129}, Mnk{127, 33, 129},
+                      Mnk{129, 127, 17}, Mnk{200, 300, 260}})
+    add_case(list, OpKind::MatMul, "plain_" + dims(s.m, s.k, s.n), t,
+             [s](CaseGraph& c) { return c.g.matmul(c.input({s.m, s.k}), c.input({s.k, s.n})); });
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true}) {
+      if (!ta && !tb) continue;
+      const std::string variant = std::string(ta && tb ? "trans_ab_" : ta ? "trans_a_" : "trans_b_");
+      for (const Mnk s : {Mnk{3, 1, 5}, Mnk{17, 127, 3}, Mnk{129, 17, 127}, Mnk{97, 259, 257}})
+        add_case(list, OpKind::MatMul, variant + dims(s.m, s.k, s.n), t, [s, ta, tb](CaseGraph& c) {
+          return c.g.matmul(c.input(a_shape(s.m, s.k, ta)), c.input(b_shape(s.k, s.n, tb)),
+                            {.trans_a = ta, .trans_b = tb});
+        });
+    }
+  // Broadcast batch dims, numpy style.
+  add_case(list, OpKind::MatMul, "batch_broadcast_3x1_4", t,
+           [](CaseGraph& c) { return c.g.matmul(c.input({3, 1, 5, 17}), c.input({4, 17, 3})); });
+  add_case(list, OpKind::MatMul, "batch_a_only", t,
+           [](CaseGraph& c) { return c.g.matmul(c.input({2, 7, 9}), c.input({9, 4})); });
+  add_case(list, OpKind::MatMul, "batch_b_only_1x3", t,
+           [](CaseGraph& c) { return c.g.matmul(c.input({1, 6, 5}), c.input({3, 5, 2})); });
+  add_case(list, OpKind::MatMul, "batch_trans_ab", t, [](CaseGraph& c) {
+    return c.g.matmul(c.input({2, 1, 17, 5}), c.input({3, 7, 17}), {.trans_a = true, .trans_b = true});
+  });
+  // Vector operands: numpy promotes them to [1, K] or [K, 1] and drops that dim again.
+  add_case(list, OpKind::MatMul, "vec_mat", t,
+           [](CaseGraph& c) { return c.g.matmul(c.input({17}), c.input({17, 5})); });
+  add_case(list, OpKind::MatMul, "mat_vec", t,
+           [](CaseGraph& c) { return c.g.matmul(c.input({5, 17}), c.input({17})); });
+  add_case(list, OpKind::MatMul, "vec_vec", t, [](CaseGraph& c) { return c.g.matmul(c.input({129}), c.input({129})); });
+  add_case(list, OpKind::MatMul, "batch_mat_vec", t,
+           [](CaseGraph& c) { return c.g.matmul(c.input({2, 3, 17}), c.input({17})); });
+  add_case(list, OpKind::MatMul, "vec_batch_mat", t,
+           [](CaseGraph& c) { return c.g.matmul(c.input({17}), c.input({2, 17, 3})); });
+  add_case(list, OpKind::MatMul, "trans_b_vec", t,
+           [](CaseGraph& c) { return c.g.matmul(c.input({17}), c.input({5, 17}), {.trans_b = true}); });
+  add_case(list, OpKind::MatMul, "const_weights", t,
+           [](CaseGraph& c) { return c.g.matmul(c.input({9, 33}), c.weights({33, 17})); });
+  // Strided views at the boundary: A as a transposed view of a [K, M] buffer, B as a row slice.
+  add_case(list, OpKind::MatMul, "strided_views", t, [](CaseGraph& c) {
+    return c.g.matmul(c.input({17, 9}, {1, 17}), c.input({9, 5}, {8, 1}));
+  });
+}
+
+void add_gemm_cases(std::vector<OpCase>& list, DType t) {
+  add_case(list, OpKind::Gemm, "no_c_1x1x1", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({1, 1}), c.input({1, 1})); });
+  add_case(list, OpKind::Gemm, "no_c_127x17x129", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({127, 17}), c.weights({17, 129})); });
+  add_case(list, OpKind::Gemm, "alpha_beta_bias", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({17, 33}), c.weights({33, 9}), {.alpha = 0.5f, .beta = 2.0f}, c.weights({9}));
+  });
+  add_case(list, OpKind::Gemm, "c_full", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({5, 3}), c.input({3, 7}), {.alpha = -1.5f, .beta = 0.25f}, c.input({5, 7}));
+  });
+  add_case(list, OpKind::Gemm, "c_column", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({9, 17}), c.weights({17, 3}), {}, c.weights({9, 1})); });
+  add_case(list, OpKind::Gemm, "c_row_2d", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({9, 17}), c.weights({17, 3}), {}, c.weights({1, 3})); });
+  add_case(list, OpKind::Gemm, "c_scalar", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({3, 5}), c.weights({5, 129}), {.beta = 3.0f}, c.weights({1})); });
+  add_case(list, OpKind::Gemm, "beta_zero", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({3, 5}), c.weights({5, 4}), {.beta = 0.0f}, c.weights({4})); });
+  add_case(list, OpKind::Gemm, "m1_bias", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({1, 129}), c.weights({129, 17}), {}, c.weights({17})); });
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true}) {
+      if (!ta && !tb) continue;
+      const std::string variant = std::string(ta && tb ? "trans_ab" : ta ? "trans_a" : "trans_b");
+      add_case(list, OpKind::Gemm, variant + "_bias", t, [ta, tb](CaseGraph& c) {
+        return c.g.gemm(c.input(a_shape(17, 127, ta)), c.weights(b_shape(127, 9, tb)), {.trans_a = ta, .trans_b = tb},
+                        c.weights({9}));
+      });
+    }
+  for (const Activation act : {Activation::None, Activation::Relu, Activation::Relu6, Activation::Sigmoid,
+                               Activation::Silu, Activation::Tanh, Activation::Gelu})
+    add_case(list, OpKind::Gemm, "act_" + std::string(to_string(act)), t, [act](CaseGraph& c) {
+      // Inputs scaled by 4 so the activations see [-8, 8] and relu6 clips at both ends.
+      return c.g.gemm(c.scaled(c.input({7, 3}), 4.0f), c.weights({3, 11}), {.activation = act}, c.weights({11}));
+    });
+  add_case(list, OpKind::Gemm, "strided_a", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({9, 17}, {1, 9}), c.weights({17, 5}), {}, c.weights({5}));
+  });
+}
+
+namespace {
+
+struct ConvCase {
+  std::string variant;
+  Shape x, w;  // NCHW input, [K, C/groups, R, S] weights
+  Conv2dParams p;
+  bool bias = false;
+};
+
+}  // namespace
+
+void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
+  using A = Activation;
+  std::vector<ConvCase> cases = {
+      {"basic_3x3", {1, 3, 8, 8}, {4, 3, 3, 3}, {}},
+      {"n2_pad1_bias", {2, 4, 7, 9}, {5, 4, 3, 3}, {.pad = {1, 1, 1, 1}}, true},
+      {"stride2_pad1", {1, 3, 9, 9}, {4, 3, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}}},
+      {"stride_2x3", {1, 2, 11, 13}, {3, 2, 3, 3}, {.stride = {2, 3}}},
+      {"pad_asym", {1, 3, 6, 7}, {2, 3, 3, 3}, {.pad = {1, 0, 2, 1}}, true},
+      {"pad_wide", {1, 2, 3, 4}, {3, 2, 2, 2}, {.pad = {3, 2, 3, 3}}, true},  // windows of padding only
+      {"dilation2", {1, 3, 9, 9}, {4, 3, 3, 3}, {.pad = {2, 2, 2, 2}, .dilation = {2, 2}}},
+      {"dilation_1x3", {1, 2, 7, 11}, {3, 2, 3, 2}, {.dilation = {1, 3}}},
+      {"groups2", {1, 4, 6, 6}, {6, 2, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 2}, true},
+      {"groups3_n2", {2, 6, 5, 5}, {9, 2, 1, 3}, {.groups = 3}},
+      {"depthwise_3x3", {1, 5, 8, 7}, {5, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 5}, true},
+      {"depthwise_stride2", {2, 8, 9, 9}, {8, 1, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 8}},
+      {"depthwise_multiplier2", {1, 3, 6, 6}, {6, 1, 3, 3}, {.groups = 3}},
+      {"pointwise_1x1", {1, 17, 5, 3}, {3, 17, 1, 1}, {}, true},
+      {"pointwise_stride2", {2, 4, 7, 7}, {5, 4, 1, 1}, {.stride = {2, 2}}},
+      {"kernel_1x3", {1, 3, 5, 9}, {2, 3, 1, 3}, {.pad = {0, 1, 0, 1}}},
+      {"kernel_5x2", {1, 2, 9, 6}, {3, 2, 5, 2}, {}},
+      {"kernel_equals_input", {2, 3, 3, 3}, {4, 3, 3, 3}, {}, true},
+      {"image_1x1", {1, 3, 1, 1}, {2, 3, 1, 1}, {}},
+      {"single_channel", {1, 1, 17, 13}, {1, 1, 3, 3}, {}},
+      {"odd_17x13_k7", {1, 3, 17, 13}, {7, 3, 3, 3}, {.pad = {1, 1, 1, 1}}, true},
+      {"wide_channels_c33", {1, 33, 6, 5}, {17, 33, 3, 3}, {.pad = {1, 1, 1, 1}}},
+      // More im2col columns than the cpu backend buffers at once, and more than one GEMM block.
+      {"large_c32_40x40_k17", {1, 32, 40, 40}, {17, 32, 3, 3}, {.pad = {1, 1, 1, 1}}, true},
+      {"grouped_dilated_strided_asym",
+       {2, 6, 11, 10},
+       {4, 3, 3, 2},
+       {.stride = {2, 3}, .pad = {1, 2, 0, 1}, .dilation = {2, 1}, .groups = 2, .activation = A::Relu},
+       true},
+  };
+  for (const A act : {A::Relu, A::Relu6, A::Sigmoid, A::Silu, A::Tanh, A::Gelu})
+    cases.push_back({"act_" + std::string(to_string(act)), {1, 3, 5, 5}, {4, 3, 3, 3},
+                     {.pad = {1, 1, 1, 1}, .activation = act}, true});
+  for (const ConvCase& cc : cases)
+    add_case(list, OpKind::Conv2d, cc.variant, t, [cc](CaseGraph& c) {
+      const Tensor x = cc.p.activation == A::None ? c.input(cc.x) : c.scaled(c.input(cc.x), 4.0f);
+      return c.g.conv2d(x, c.weights(cc.w), cc.p, cc.bias ? c.weights({cc.w[0]}) : Tensor{});
+    });
+  add_case(list, OpKind::Conv2d, "weights_as_input", t, [](CaseGraph& c) {
+    return c.g.conv2d(c.input({1, 3, 6, 6}), c.input({2, 3, 3, 3}), {.pad = {1, 1, 1, 1}}, c.input({2}));
+  });
+  // A sliced view: every other column of a [1, 2, 7, 14] buffer, rows padded to 14.
+  add_case(list, OpKind::Conv2d, "strided_input", t, [](CaseGraph& c) {
+    return c.g.conv2d(c.input({1, 2, 7, 7}, {196, 98, 14, 2}), c.weights({3, 2, 3, 3}), {.pad = {1, 1, 1, 1}});
+  });
+}
+
+}  // namespace porta::cases::detail

@@ -1,0 +1,173 @@
+#include "op_cases/verify.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace porta::cases {
+namespace {
+
+enum class Precision { Exact, Elementwise, Accumulating };
+
+// Exact ops only move or select input values, so any correct kernel reproduces ref bit for bit.
+// Elementwise ops round once into the output dtype; accumulating ops also sum in f32 where ref
+// sums in f64.
+Precision precision_of(OpKind op) {
+  switch (op) {
+    case OpKind::Relu:
+    case OpKind::Clip:
+    case OpKind::MaxPool2d:
+    case OpKind::Reshape:
+    case OpKind::Transpose:
+    case OpKind::Concat:
+    case OpKind::Cast: return Precision::Exact;
+    case OpKind::MatMul:
+    case OpKind::Gemm:
+    case OpKind::Conv2d:
+    case OpKind::AvgPool2d:
+    case OpKind::GlobalAvgPool:
+    case OpKind::Softmax: return Precision::Accumulating;
+    default: return Precision::Elementwise;
+  }
+}
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Elements the caller's buffer must hold for an input: its strided extent, or its element count.
+std::size_t buffer_elements(const TensorInfo& info) {
+  if (info.input_strides.empty()) return static_cast<std::size_t>(info.desc.numel());
+  std::int64_t extent = 1;
+  for (std::size_t d = 0; d < info.desc.shape.size(); ++d) extent += info.input_strides[d] * (info.desc.shape[d] - 1);
+  return static_cast<std::size_t>(extent);
+}
+
+std::string format(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3g", v);
+  return buffer;
+}
+
+}  // namespace
+
+Comparison compare(std::span<const float> got, std::span<const float> want) {
+  if (got.size() != want.size())
+    throw Error(ErrorCode::InvalidArgument, "compare: " + std::to_string(got.size()) + " values against " +
+                                                std::to_string(want.size()));
+  Comparison c;
+  double err2 = 0.0, want2 = 0.0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double w = want[i], g = got[i];
+    if (!std::isfinite(w)) continue;  // the caller judges a non-finite reference
+    c.want_max_abs = std::max(c.want_max_abs, std::abs(w));
+    if (!std::isfinite(g)) {
+      if (c.non_finite++ == 0) c.worst = static_cast<std::int64_t>(i);
+      continue;
+    }
+    const double e = std::abs(g - w);
+    err2 += e * e;
+    want2 += w * w;
+    if (e > c.max_abs) {
+      c.max_abs = e;
+      if (c.non_finite == 0) c.worst = static_cast<std::int64_t>(i);
+    }
+  }
+  c.nmse = want2 > 0.0 ? err2 / want2 : (err2 > 0.0 ? INFINITY : 0.0);
+  return c;
+}
+
+double nmse_threshold(OpKind op, DType dtype) {
+  // f32 rounds at 2^-24, f16 at 2^-11, bf16 at 2^-8: a one-ulp disagreement on every element gives
+  // an NMSE of about 2^-46, 2^-20 and 2^-14. Correct kernels disagree on few elements.
+  switch (precision_of(op)) {
+    case Precision::Exact: return 0.0;
+    case Precision::Elementwise: return dtype == DType::f32 ? 1e-10 : dtype == DType::f16 ? 1e-6 : 1e-4;
+    case Precision::Accumulating: return dtype == DType::f32 ? 1e-9 : dtype == DType::f16 ? 1e-5 : 5e-4;
+  }
+  return 0.0;
+}
+
+double max_abs_tolerance(OpKind op, DType dtype) {
+  // A few output ulps relative to the largest value (2^-10 in f16, 2^-7 in bf16).
+  switch (precision_of(op)) {
+    case Precision::Exact: return 0.0;
+    case Precision::Elementwise: return dtype == DType::f32 ? 1e-5 : dtype == DType::f16 ? 4e-3 : 3e-2;
+    case Precision::Accumulating: return dtype == DType::f32 ? 1e-4 : dtype == DType::f16 ? 4e-3 : 3e-2;
+  }
+  return 0.0;
+}
+
+std::vector<float> random_values(std::size_t count, std::uint64_t seed, float lo, float hi) {
+  std::vector<float> values(count);
+  std::uint64_t state = seed;
+  for (float& v : values) {
+    do {  // exact zeros are redrawn: no input is all zeros, and no denominator is zero
+      const double u = static_cast<double>(splitmix64(state) >> 40) * 0x1p-24;  // [0, 1), 24 bits
+      v = static_cast<float>(lo + (static_cast<double>(hi) - lo) * u);
+      if (v >= hi) v = std::nextafter(hi, lo);
+    } while (v == 0.0f);
+  }
+  return values;
+}
+
+void set_random_inputs(Executable& exe, const Graph& graph, std::uint64_t seed) {
+  std::uint64_t i = 0;
+  for (const Tensor t : graph.inputs()) {
+    const TensorInfo& info = graph.info(t);
+    exe.set_input(info.name, random_values(buffer_elements(info), seed + i++));
+  }
+}
+
+Verification verify_against_ref(const Graph& graph, const Device& device, OpKind op, std::uint64_t seed,
+                                const CompileOptions& options) {
+  CompileOptions device_options = options;
+  device_options.poison_memory = true;
+  CompileOptions ref_options;
+  ref_options.poison_memory = true;
+  Executable want_exe = Device::open("ref").compile(graph, ref_options);
+  Executable got_exe = device.compile(graph, device_options);
+  set_random_inputs(want_exe, graph, seed);
+  set_random_inputs(got_exe, graph, seed);
+  want_exe.run();
+  got_exe.run();
+
+  Verification v;
+  v.passed = true;
+  const auto fail = [&](const std::string& why) {
+    v.passed = false;
+    v.detail += (v.detail.empty() ? "" : "; ") + why;
+  };
+  for (const auto& [name, t] : graph.outputs()) {
+    const std::vector<float> want = want_exe.output(name), got = got_exe.output(name);
+    const DType dtype = graph.dtype(t);
+    const std::string where = "output '" + name + "' (" + std::string(to_string(dtype)) + ")";
+    if (got.size() != want.size()) {
+      fail(where + ": " + std::to_string(got.size()) + " elements, ref has " + std::to_string(want.size()));
+      continue;
+    }
+    std::int64_t ref_non_finite = 0;
+    for (const float w : want) ref_non_finite += std::isfinite(w) ? 0 : 1;
+    if (ref_non_finite > 0) fail(where + ": ref produced " + std::to_string(ref_non_finite) + " non-finite values");
+    const Comparison c = compare(got, want);
+    v.nmse = std::max(v.nmse, c.nmse);
+    v.max_abs = std::max(v.max_abs, c.max_abs);
+    const double nmse_limit = nmse_threshold(op, dtype);
+    const double abs_limit = max_abs_tolerance(op, dtype) * c.want_max_abs;
+    std::string why;
+    if (c.non_finite > 0) why = std::to_string(c.non_finite) + " non-finite values (unwritten or overflowed)";
+    else if (c.nmse > nmse_limit) why = "nmse " + format(c.nmse) + " > " + format(nmse_limit);
+    else if (c.max_abs > abs_limit) why = "max abs error " + format(c.max_abs) + " > " + format(abs_limit);
+    if (why.empty()) continue;
+    const auto i = static_cast<std::size_t>(c.worst);
+    fail(where + ": " + why + " (nmse " + format(c.nmse) + ", max abs " + format(c.max_abs) + "; element " +
+         std::to_string(i) + " of " + to_string(graph.shape(t)) + ": got " + format(got[i]) + ", want " +
+         format(want[i]) + ")");
+  }
+  return v;
+}
+
+}  // namespace porta::cases

@@ -1,0 +1,53 @@
+#pragma once
+// Differential verification against the reference device.
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "porta/porta.hpp"
+
+namespace porta::cases {
+
+// NMSE = sum (got - want)^2 / sum want^2; max_abs the largest |got - want|. Non-finite values in
+// `got` where `want` is finite never pass. The spans must have the same size (else InvalidArgument).
+struct Comparison {
+  double nmse = 0.0;
+  double max_abs = 0.0;
+  std::int64_t non_finite = 0;  // elements of `got` that are NaN or Inf where `want` is finite
+  std::int64_t worst = -1;      // index of the first non-finite element, else of the largest error
+  double want_max_abs = 0.0;    // largest |want|, the scale max_abs is judged against
+};
+Comparison compare(std::span<const float> got, std::span<const float> want);
+
+// The NMSE a correct kernel stays under, for the op and storage dtype of its output: 0 for ops
+// that only move or select values (shape ops, cast, relu, clip, max pool), otherwise set by the
+// rounding of the output dtype and whether the op accumulates.
+double nmse_threshold(OpKind op, DType dtype);
+// The largest |got - want| a correct kernel reaches, relative to the largest |want|. It catches a
+// few wrong elements in a large output that the NMSE alone would average away.
+double max_abs_tolerance(OpKind op, DType dtype);
+
+// Seeded uniform values in [lo, hi): never zeros-only, reproducible across platforms.
+std::vector<float> random_values(std::size_t count, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f);
+
+// Sets every input of `exe` to seeded random values in [-1, 1) (input i uses seed + i). A strided
+// input gets a buffer covering everything its strides address.
+void set_random_inputs(Executable& exe, const Graph& graph, std::uint64_t seed);
+
+struct Verification {
+  bool passed = false;
+  double nmse = 0.0;       // worst over the outputs
+  double max_abs = 0.0;
+  std::string detail;      // which output failed and how, when it did
+};
+
+// Compiles `graph` on `device` (with poisoned memory) and on ref, runs both on the same seeded
+// inputs and compares every output under nmse_threshold and max_abs_tolerance (op, dtype of the
+// output). Fails too when ref itself produces a non-finite value. Errors from compile or run (e.g.
+// Unsupported) propagate.
+Verification verify_against_ref(const Graph& graph, const Device& device, OpKind op, std::uint64_t seed,
+                                const CompileOptions& options = {});
+
+}  // namespace porta::cases

@@ -1,0 +1,115 @@
+// The GPU backends' kernels and runtime on the CPU emulation of the GPU API
+// (backends/gpu/compat/emulation.hpp), against the reference: every op case run eagerly, then
+// captured into a graph, then replayed; plus profiling, out-of-memory and the device description.
+// What this cannot show: timing, memory coalescing, and the vendor compilers' own behaviour.
+// PORTA_TEST_CASES   only cases whose name contains this text, e.g. "conv2d/"
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+#include "core/compile/compile.hpp"
+#include "core/runtime/executable_impl.hpp"
+#include "op_cases/op_cases.hpp"
+#include "op_cases/verify.hpp"
+#include "test_util.hpp"
+
+namespace porta::detail::gpu_emulated {
+std::unique_ptr<Backend> make_backend();
+}
+
+namespace porta::test {
+namespace {
+
+using namespace porta::detail;
+
+std::shared_ptr<DeviceImpl> open_emulated() {
+  static const std::unique_ptr<Backend> backend = gpu_emulated::make_backend();
+  return backend->open(parse_device_spec("gpu-emulated:0"));
+}
+
+Executable compile_on(const std::shared_ptr<DeviceImpl>& device, const Graph& g, CompileOptions options = {}) {
+  return Executable(std::make_unique<ExecutableImpl>(device, compile_graph(g, *device, options)));
+}
+
+// Empty when every output is within the op's tolerance of `want`'s.
+std::string mismatch(const Graph& g, const Executable& got, const Executable& want, OpKind op) {
+  std::string why;
+  for (const auto& [name, t] : g.outputs()) {
+    const DType dtype = g.dtype(t);
+    const auto c = cases::compare(got.output(name), want.output(name));
+    if (c.non_finite > 0) why += name + ": " + std::to_string(c.non_finite) + " non-finite values; ";
+    else if (c.nmse > cases::nmse_threshold(op, dtype)) why += name + ": nmse " + std::to_string(c.nmse) + "; ";
+    else if (c.max_abs > cases::max_abs_tolerance(op, dtype) * c.want_max_abs)
+      why += name + ": max abs error " + std::to_string(c.max_abs) + " at " + std::to_string(c.worst) + "; ";
+  }
+  return why;
+}
+
+}  // namespace
+
+TEST_CASE("emulated gpu: the device describes itself from its properties") {
+  const auto device = open_emulated();
+  CHECK(device->info().spec == "gpu-emulated:0");
+  CHECK(device->info().subgroup_size == 64);  // wave64: nothing may assume 32
+  CHECK(device->info().memory_total > 0);
+  check_error([] { gpu_emulated::make_backend()->open(parse_device_spec("gpu-emulated:1")); }, ErrorCode::NotFound,
+              {"gpu-emulated:1"});
+  check_error([] { gpu_emulated::make_backend()->open(parse_device_spec("gpu-emulated:0:graphs=2")); },
+              ErrorCode::InvalidArgument, {"graphs"});
+}
+
+TEST_CASE("emulated gpu: every op case matches the reference, eager, captured and replayed") {
+  const auto device = open_emulated();
+  const Device ref = Device::open("ref");
+  const char* filter = std::getenv("PORTA_TEST_CASES");
+  const std::uint64_t seed = 20261130;
+  int checked = 0;
+  for (const auto& c : cases::all_cases()) {
+    if (filter != nullptr && c.name.find(filter) == std::string::npos) continue;
+    CAPTURE(c.name);
+    const Graph g = c.build(seed);
+    for (const Node& node : g.nodes()) CHECK(device->unsupported_reason(g, node, {}).empty());
+    Executable want = ref.compile(g);
+    cases::set_random_inputs(want, g, seed);
+    want.run();
+    Executable got = compile_on(device, g, {.poison_memory = true});
+    cases::set_random_inputs(got, g, seed);
+    for (const char* run : {"eager", "captured", "replayed"}) {
+      CAPTURE(run);
+      got.run();
+      const std::string why = mismatch(g, got, want, c.op);
+      CHECK_MESSAGE(why.empty(), why);
+    }
+    ++checked;
+  }
+  MESSAGE(checked << " op cases on the emulated GPU");
+}
+
+TEST_CASE("emulated gpu: profiled runs time every node and leave the graph alone") {
+  const auto device = open_emulated();
+  Graph g;
+  const Tensor x = g.input("x", {2, 3, 8, 8});
+  const Tensor w = g.constant("w", {4, 3, 3, 3}, cases::random_values(4 * 27, 1));
+  g.output("y", g.softmax(g.flatten(g.relu(g.conv2d(x, w, {.pad = {1, 1, 1, 1}}))), 1));
+  Executable exe = compile_on(device, g, {.profile = true});
+  cases::set_random_inputs(exe, g, 3);
+  for (int i = 0; i < 3; ++i) exe.run();
+  const auto timings = exe.node_timings();
+  CHECK(timings.size() == 4);
+  for (const NodeTiming& t : timings) CHECK(t.seconds >= 0.0);
+}
+
+TEST_CASE("emulated gpu: out of memory says how much was asked and how much is free") {
+  const auto device = open_emulated();
+  check_error([&] { device->allocate(std::size_t{3} << 30); }, ErrorCode::OutOfMemory,
+              {"gpu-emulated:0", std::to_string(std::size_t{3} << 30), "free"});
+}
+
+TEST_CASE("emulated gpu: the vendor provider is unsupported, with a reason") {
+  const auto device = open_emulated();
+  Graph g;
+  g.output("y", g.relu(g.input("x", {3})));
+  CHECK_FALSE(device->unsupported_reason(g, g.nodes()[0], {.impl = Impl::Vendor}).empty());
+}
+
+}  // namespace porta::test

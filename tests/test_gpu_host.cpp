@@ -1,0 +1,265 @@
+// The host side of the GPU backends, on the CPU: kernel arguments against the reference
+// semantics, launch geometry, tile choice, graph-capture bookkeeping, capabilities; and, when cuda
+// or hip is compiled in, that a machine without a GPU gets zero devices and a reason.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "backends/gpu/plan/capabilities.hpp"
+#include "backends/gpu/plan/capture.hpp"
+#include "backends/gpu/plan/launch.hpp"
+#include "backends/gpu/plan/op_args.hpp"
+#include "core/runtime/op_math.hpp"
+#include "test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+using namespace porta::detail;
+
+const Node& last_node(const Graph& g) { return g.nodes().back(); }
+
+}  // namespace
+
+TEST_CASE("gpu plan: broadcast maps agree with the reference broadcasting") {
+  const std::vector<std::pair<Shape, Shape>> pairs = {
+      {{2, 3, 4}, {2, 3, 4}}, {{4}, {2, 3, 4}}, {{3, 1}, {2, 3, 4}}, {{1}, {5, 7}}, {{2, 1, 4}, {2, 3, 4}}, {{}, {3, 2}}};
+  for (const auto& [operand, result] : pairs) {
+    CAPTURE(to_string(operand));
+    CAPTURE(to_string(result));
+    const gpu::IndexMap map = gpu::broadcast_map(operand, result);
+    const BroadcastIndex reference(operand, result);
+    std::int64_t count = 1;
+    for (const auto d : result) count *= d;
+    CHECK(map.identity == (operand == result));
+    for (std::int64_t i = 0; i < count; ++i) CHECK(gpu::map_index(map, i) == reference(i));
+  }
+}
+
+TEST_CASE("gpu plan: transpose maps gather the permuted input") {
+  const Shape x{2, 3, 4, 5};
+  const std::vector<std::int64_t> perm{2, 0, 3, 1};
+  const gpu::IndexMap map = gpu::transpose_map(x, perm);
+  CHECK_FALSE(map.identity);
+  const Shape strides = contiguous_strides(x);
+  std::int64_t i = 0;
+  for (std::int64_t a = 0; a < x[2]; ++a)
+    for (std::int64_t b = 0; b < x[0]; ++b)
+      for (std::int64_t c = 0; c < x[3]; ++c)
+        for (std::int64_t d = 0; d < x[1]; ++d, ++i)
+          CHECK(gpu::map_index(map, i) == b * strides[0] + d * strides[1] + a * strides[2] + c * strides[3]);
+  CHECK(gpu::transpose_map({1, 3, 1}, {2, 1, 0}).identity);  // moves only size-1 dims
+}
+
+TEST_CASE("gpu plan: matmul arguments address the same elements as the reference") {
+  struct Case {
+    Shape a, b;
+    MatMulParams p;
+  };
+  const std::vector<Case> cases = {{{3, 1, 5, 17}, {4, 17, 3}, {}}, {{2, 7, 9}, {9, 4}, {}},
+                                   {{2, 1, 17, 5}, {3, 7, 17}, {.trans_a = true, .trans_b = true}},
+                                   {{17}, {2, 17, 3}, {}}, {{5, 17}, {17}, {}}, {{17}, {5, 17}, {.trans_b = true}}};
+  for (const Case& c : cases) {
+    CAPTURE(to_string(c.a));
+    CAPTURE(to_string(c.b));
+    Graph g;
+    g.matmul(g.input("a", c.a), g.input("b", c.b), c.p);
+    const gpu::GemmArgs args = gpu::gemm_args(g, last_node(g));
+    const Shape a = c.a.size() == 1 ? Shape{1, c.a[0]} : c.a, b = c.b.size() == 1 ? Shape{c.b[0], 1} : c.b;
+    const MatMulDims d = matmul_dims(a, b, c.p);
+    CHECK(args.m == d.m);
+    CHECK(args.n == d.n);
+    CHECK(args.k == d.k);
+    REQUIRE(args.batch_count == d.batch_count);
+    for (std::int64_t batch = 0; batch < d.batch_count; ++batch) {
+      const gpu::BatchOffsets o = gpu::batch_offsets(args, batch);
+      CHECK(o.a == d.a_offset[static_cast<std::size_t>(batch)]);
+      CHECK(o.b == d.b_offset[static_cast<std::size_t>(batch)]);
+    }
+    for (std::int64_t i = 0; i < d.m; ++i)
+      for (std::int64_t l = 0; l < d.k; ++l) CHECK(i * args.a_row + l * args.a_col == (c.p.trans_a ? l * d.m + i : i * d.k + l));
+    for (std::int64_t l = 0; l < d.k; ++l)
+      for (std::int64_t j = 0; j < d.n; ++j) CHECK(l * args.b_row + j * args.b_col == (c.p.trans_b ? j * d.k + l : l * d.n + j));
+  }
+}
+
+TEST_CASE("gpu plan: gemm epilogue arguments broadcast C over [M, N]") {
+  const std::vector<std::pair<Shape, std::pair<std::int64_t, std::int64_t>>> c_shapes = {
+      {{9, 3}, {3, 1}}, {{9, 1}, {1, 0}}, {{1, 3}, {0, 1}}, {{3}, {0, 1}}, {{1}, {0, 0}}};
+  for (const auto& [c_shape, strides] : c_shapes) {
+    CAPTURE(to_string(c_shape));
+    Graph g;
+    g.gemm(g.input("a", {9, 17}), g.input("b", {17, 3}), {.alpha = 0.5f, .beta = 2.0f, .activation = Activation::Relu},
+           g.input("c", c_shape));
+    const gpu::GemmArgs args = gpu::gemm_args(g, last_node(g));
+    CHECK(args.has_c);
+    CHECK(args.alpha == 0.5f);
+    CHECK(args.beta == 2.0f);
+    CHECK(args.activation == Activation::Relu);
+    CHECK(args.c_row == strides.first);
+    CHECK(args.c_col == strides.second);
+  }
+  Graph g;
+  g.gemm(g.input("a", {4, 5}), g.input("b", {5, 6}));
+  CHECK_FALSE(gpu::gemm_args(g, last_node(g)).has_c);
+}
+
+TEST_CASE("gpu plan: elementwise, pooling, softmax and conv arguments") {
+  Graph g;
+  const Tensor x = g.input("x", {2, 6, 9, 9}, DType::bf16);
+  g.clip(x, -1.0f, 2.0f);
+  const gpu::UnaryArgs clip = gpu::unary_args(g, last_node(g));
+  CHECK(clip.op == gpu::UnaryOp::Clip);
+  CHECK(clip.lo == -1.0f);
+  CHECK(clip.hi == 2.0f);
+  CHECK(clip.count == 2 * 6 * 9 * 9);
+  g.cast(x, DType::f16);
+  const gpu::UnaryArgs cast = gpu::unary_args(g, last_node(g));
+  CHECK(cast.op == gpu::UnaryOp::Identity);
+  CHECK(cast.x_dtype == DType::bf16);
+  CHECK(cast.y_dtype == DType::f16);
+  g.gelu(x, {.tanh_approximation = true});
+  CHECK(gpu::unary_args(g, last_node(g)).op == gpu::UnaryOp::GeluTanh);
+
+  g.max_pool2d(x, {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1, 1, 1}, .ceil_mode = true});
+  const gpu::PoolArgs pool = gpu::pool_args(g, last_node(g));
+  CHECK(pool.max);
+  CHECK(pool.planes == 12);
+  CHECK(pool.p == window_output_size(9, 3, 2, 1, 1, 1, true));
+
+  g.softmax(x, 1);
+  const gpu::RowArgs softmax = gpu::softmax_args(g, last_node(g));
+  CHECK(softmax.outer == 2);
+  CHECK(softmax.axis == 6);
+  CHECK(softmax.inner == 81);
+  CHECK(gpu::softmax_thread_per_row(softmax));  // 6-element rows
+  CHECK_FALSE(gpu::softmax_thread_per_row({.outer = 2, .axis = 1000, .inner = 1}));
+  g.global_avg_pool(x);
+  const gpu::RowArgs global = gpu::global_avg_pool_args(g, last_node(g));
+  CHECK(global.outer == 12);
+  CHECK(global.axis == 81);
+
+  const Tensor w = g.input("w", {6, 1, 3, 3}, DType::bf16);
+  g.conv2d(x, w, {.stride = {2, 1}, .pad = {1, 0, 1, 2}, .dilation = {1, 2}, .groups = 6});
+  const gpu::ConvArgs depthwise = gpu::conv_args(g, last_node(g));
+  CHECK(depthwise.c_per_group == 1);
+  CHECK(depthwise.k_per_group == 1);
+  CHECK(depthwise.pad_left == 0);
+  CHECK(depthwise.dilation_w == 2);
+  CHECK(gpu::use_depthwise_conv(depthwise));
+  g.conv2d(x, g.input("w2", {4, 3, 3, 3}, DType::bf16), {.groups = 2});
+  const gpu::ConvArgs grouped = gpu::conv_args(g, last_node(g));
+  CHECK(grouped.c_per_group == 3);
+  CHECK(grouped.k_per_group == 2);
+  CHECK_FALSE(gpu::use_depthwise_conv(grouped));
+}
+
+TEST_CASE("gpu plan: concat is one strided copy per input") {
+  Graph g;
+  const std::vector<Tensor> xs = {g.input("a", {2, 3, 4}, DType::f16), g.input("b", {2, 5, 4}, DType::f16)};
+  g.concat(xs, 1);
+  const auto copies = gpu::concat_copies(g, last_node(g));
+  REQUIRE(copies.size() == 2);
+  CHECK(copies[0].dst_offset == 0);
+  CHECK(copies[0].row_bytes == 3 * 4 * 2);
+  CHECK(copies[0].rows == 2);
+  CHECK(copies[0].dst_pitch == 8 * 4 * 2);
+  CHECK(copies[1].dst_offset == 3 * 4 * 2);
+  CHECK(copies[1].row_bytes == 5 * 4 * 2);
+}
+
+TEST_CASE("gpu plan: launch geometry covers the work within the device's limits") {
+  for (const int warp : {32, 64}) {
+    CAPTURE(warp);
+    const gpu::DeviceLimits limits{.compute_units = 132, .warp_size = warp, .max_threads_per_block = 1024,
+                                   .max_grid = {2147483647, 65535, 65535}};
+    const gpu::LaunchGeometry small = gpu::elementwise_launch(1000, limits);
+    CHECK(std::int64_t{small.grid[0]} * small.block[0] >= 1000);
+    CHECK(gpu::elementwise_launch(0, limits).empty());
+    const gpu::LaunchGeometry huge = gpu::elementwise_launch(std::int64_t{1} << 40, limits);
+    CHECK(huge.grid[0] <= limits.max_grid[0]);  // the kernel strides over the rest
+    for (const std::int64_t row : {1, 7, 100, 100000}) {
+      const gpu::LaunchGeometry rows = gpu::row_launch(10, row, limits);
+      CHECK(rows.block[0] % static_cast<unsigned>(warp) == 0);
+      CHECK(rows.block[0] <= 256);  // the kernels' shared scratch holds 256 floats
+      CHECK(rows.grid[0] == 10);
+    }
+    const gpu::LaunchGeometry gemm = gpu::gemm_launch(gpu::GemmTile::Large, 1000, 300, 70000, limits);
+    CHECK(gemm.grid[0] == 3);
+    CHECK(gemm.grid[1] == 8);
+    CHECK(gemm.grid[2] == 65535);
+    CHECK(gemm.block[0] == 256);
+  }
+  const gpu::DeviceLimits h200{.compute_units = 132};
+  CHECK(gpu::choose_gemm_tile(4096, 4096, 1, h200) == gpu::GemmTile::Large);
+  CHECK(gpu::choose_gemm_tile(256, 256, 1, h200) == gpu::GemmTile::Small);
+  CHECK(gpu::choose_gemm_tile(256, 256, 64, h200) == gpu::GemmTile::Large);
+  for (const auto tile : {gpu::GemmTile::Large, gpu::GemmTile::Small}) {
+    const gpu::GemmTileShape s = gpu::tile_shape(tile);
+    CHECK(s.threads == 256);
+    CHECK(s.tile_m % 16 == 0);  // the kernels lay 256 threads out as 16 x 16
+    CHECK(s.tile_n % 16 == 0);
+  }
+}
+
+TEST_CASE("gpu plan: eager first, then capture once, replay while the buffers stay") {
+  int arena = 0, constants = 0, other = 0;
+  gpu::CapturePolicy policy(true);
+  CHECK(policy.next_run(&arena, &constants, false) == gpu::RunMode::Eager);
+  CHECK(policy.next_run(&arena, &constants, false) == gpu::RunMode::Capture);
+  policy.captured();
+  CHECK(policy.next_run(&arena, &constants, false) == gpu::RunMode::Replay);
+  CHECK(policy.next_run(&arena, &constants, true) == gpu::RunMode::Eager);  // profiling
+  CHECK(policy.next_run(&arena, &constants, false) == gpu::RunMode::Replay);
+  CHECK(policy.next_run(&other, &constants, false) == gpu::RunMode::Eager);  // new buffers: start over
+  CHECK_FALSE(policy.have_graph());
+  CHECK(policy.next_run(&other, &constants, false) == gpu::RunMode::Capture);
+  policy.capture_failed();
+  CHECK(policy.next_run(&other, &constants, false) == gpu::RunMode::Eager);
+  CHECK(policy.next_run(&other, &constants, false) == gpu::RunMode::Eager);
+
+  gpu::CapturePolicy off(false);
+  for (int i = 0; i < 3; ++i) CHECK(off.next_run(&arena, &constants, false) == gpu::RunMode::Eager);
+}
+
+TEST_CASE("gpu plan: capabilities from the architecture") {
+  const gpu::Capabilities h100 = gpu::nvidia_capabilities(9, 0);
+  CHECK(h100.arch == "sm_90");
+  CHECK((h100.fp16 && h100.bf16 && h100.matrix_units && h100.tf32));
+  const gpu::Capabilities v100 = gpu::nvidia_capabilities(7, 0);
+  CHECK(v100.matrix_units);
+  CHECK_FALSE(v100.bf16);
+  CHECK_FALSE(v100.tf32);
+  const gpu::Capabilities mi250 = gpu::amd_capabilities("gfx90a:sramecc+:xnack-");
+  CHECK(mi250.arch == "gfx90a");
+  CHECK((mi250.bf16 && mi250.matrix_units));
+  CHECK_FALSE(mi250.tf32);
+  const gpu::Capabilities rdna2 = gpu::amd_capabilities("gfx1030");
+  CHECK(rdna2.arch == "gfx1030");
+  CHECK_FALSE(rdna2.matrix_units);
+  CHECK(gpu::amd_capabilities("gfx942").tf32);
+}
+
+TEST_CASE("gpu backends compiled in report their devices, or none with a reason") {
+  for (const BackendStatus& b : backends()) {
+    if (b.name != "cuda" && b.name != "hip") continue;
+    CAPTURE(b.name);
+    if (b.devices.empty()) {
+      MESSAGE(b.name << ": " << b.reason);
+      CHECK((b.reason.starts_with("no driver") || b.reason.starts_with("no device") || b.reason.starts_with("the runtime")));
+      check_error([&] { Device::open(b.name + ":0"); }, ErrorCode::DeviceUnavailable, {b.name, b.reason});
+      continue;
+    }
+    for (const DeviceInfo& d : b.devices) {
+      CAPTURE(d.spec);
+      CHECK(d.subgroup_size > 0);
+      CHECK(d.compute_units > 0);
+      CHECK(d.memory_total > 0);
+      CHECK(d.arch.size() > 0);
+    }
+    check_error([&] { Device::open(b.name + ":0:graphs=maybe"); }, ErrorCode::InvalidArgument, {"graphs"});
+    check_error([&] { Device::open(b.name + ":" + std::to_string(b.devices.size())); }, ErrorCode::NotFound, {b.name});
+  }
+}
+
+}  // namespace porta::test

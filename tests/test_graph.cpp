@@ -1,0 +1,476 @@
+// The graph builder: shape and dtype inference of every op, and one test per class of bad input,
+// each checking the error code and that the message names the offending value.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <variant>
+
+#include "test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+using E = ErrorCode;
+
+const std::vector<float> ones(std::size_t n) { return std::vector<float>(n, 1.0f); }
+
+const Node& producer(const Graph& g, Tensor t) { return g.nodes().at(static_cast<std::size_t>(g.info(t).producer)); }
+
+}  // namespace
+
+TEST_SUITE("graph") {
+  TEST_CASE("inputs, constants and outputs") {
+    Graph g;
+    const Tensor x = g.input("x", {2, 3}, DType::f16);
+    const Tensor w = g.constant("w", {3}, ones(3), DType::bf16);
+    CHECK(g.shape(x) == Shape{2, 3});
+    CHECK(g.dtype(x) == DType::f16);
+    CHECK(g.info(x).role == Role::Input);
+    CHECK(g.info(w).role == Role::Constant);
+    REQUIRE(g.info(w).data);
+    CHECK(g.info(w).data->size() == 6);
+    CHECK(bf16_to_f32(reinterpret_cast<const std::uint16_t*>(g.info(w).data->data())[2]) == 1.0f);
+    const std::byte raw[4] = {};
+    CHECK(g.desc(g.constant_bytes("raw", {2}, DType::f16, raw)).bytes() == 4);
+    g.output("y", x);
+    g.output("y_again", x);  // a tensor may be output under several names
+    CHECK(g.outputs().size() == 2);
+    CHECK(g.inputs() == std::vector<Tensor>{x});
+    const Tensor s = g.input("s", {4, 3}, DType::f32, {1, 4});
+    CHECK(g.info(s).input_strides == Shape{1, 4});
+  }
+
+  TEST_CASE("matmul shapes: transposes, broadcast batch dims and vectors") {
+    Graph g;
+    int n = 0;
+    const auto mm = [&](Shape a, Shape b, MatMulParams p = {}) {
+      const std::string id = std::to_string(n++);
+      return g.shape(g.matmul(g.input("a" + id, a), g.input("b" + id, b), p));
+    };
+    CHECK(mm({3, 5}, {5, 7}) == Shape{3, 7});
+    CHECK(mm({5, 3}, {5, 7}, {.trans_a = true}) == Shape{3, 7});
+    CHECK(mm({3, 5}, {7, 5}, {.trans_b = true}) == Shape{3, 7});
+    CHECK(mm({5, 3}, {7, 5}, {.trans_a = true, .trans_b = true}) == Shape{3, 7});
+    CHECK(mm({3, 1, 5, 17}, {4, 17, 2}) == Shape{3, 4, 5, 2});
+    CHECK(mm({2, 3, 4}, {4, 6}) == Shape{2, 3, 6});
+    CHECK(mm({17}, {17, 5}) == Shape{5});
+    CHECK(mm({5, 17}, {17}) == Shape{5});
+    CHECK(mm({17}, {17}) == Shape{1});
+    CHECK(mm({2, 3, 17}, {17}) == Shape{2, 3});
+    CHECK(mm({17}, {2, 17, 3}) == Shape{2, 3});
+    const Tensor y = g.matmul(g.input("h", {2, 2}, DType::bf16), g.input("i", {2, 2}, DType::bf16));
+    CHECK(g.dtype(y) == DType::bf16);
+    CHECK(producer(g, y).op == OpKind::MatMul);
+    CHECK(producer(g, y).name == "matmul_" + std::to_string(g.nodes().size() - 1));  // default name
+  }
+
+  TEST_CASE("gemm shapes and parameters") {
+    Graph g;
+    const Tensor a = g.input("a", {4, 3}), b = g.input("b", {5, 4});
+    const Tensor y = g.gemm(a, b, {.trans_a = true, .trans_b = true, .alpha = 2.0f, .activation = Activation::Relu},
+                            g.input("c", {3, 1}), "fc");
+    CHECK(g.shape(y) == Shape{3, 5});
+    const Node& node = producer(g, y);
+    CHECK(node.name == "fc");
+    CHECK(node.inputs.size() == 3);
+    CHECK(std::get<GemmParams>(node.params).alpha == 2.0f);
+    CHECK(std::get<GemmParams>(node.params).activation == Activation::Relu);
+    CHECK(g.shape(g.gemm(g.input("d", {2, 3}), g.input("e", {3, 6}))) == Shape{2, 6});
+    CHECK(producer(g, g.gemm(g.input("f", {2, 3}), g.input("h", {3, 6}))).inputs.size() == 2);
+  }
+
+  TEST_CASE("conv2d output sizes follow stride, padding, dilation and groups") {
+    Graph g;
+    int n = 0;
+    const auto conv = [&](Shape x, Shape w, Conv2dParams p) {
+      const auto id = std::to_string(n++);
+      return g.shape(g.conv2d(g.input("x" + id, x), g.input("w" + id, w), p));
+    };
+    CHECK(conv({1, 3, 8, 8}, {4, 3, 3, 3}, {}) == Shape{1, 4, 6, 6});
+    CHECK(conv({2, 3, 9, 9}, {4, 3, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}}) == Shape{2, 4, 5, 5});
+    CHECK(conv({1, 3, 6, 7}, {2, 3, 3, 3}, {.pad = {1, 0, 2, 1}}) == Shape{1, 2, 7, 6});
+    CHECK(conv({1, 3, 9, 9}, {4, 3, 3, 3}, {.dilation = {2, 3}}) == Shape{1, 4, 5, 3});
+    CHECK(conv({1, 6, 5, 5}, {9, 2, 1, 3}, {.groups = 3}) == Shape{1, 9, 5, 3});
+    CHECK(conv({1, 5, 8, 7}, {5, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 5}) == Shape{1, 5, 8, 7});
+    CHECK(conv({2, 6, 11, 10}, {4, 3, 3, 2},
+               {.stride = {2, 3}, .pad = {1, 2, 0, 1}, .dilation = {2, 1}, .groups = 2}) == Shape{2, 4, 4, 4});
+    const Tensor y = g.conv2d(g.input("xb", {1, 2, 4, 4}), g.input("wb", {3, 2, 1, 1}), {}, g.input("bias", {3}));
+    CHECK(producer(g, y).inputs.size() == 3);
+  }
+
+  TEST_CASE("elementwise, activations and batchnorm keep or broadcast shapes") {
+    Graph g;
+    const Tensor x = g.input("x", {2, 1, 3}, DType::f16);
+    CHECK(g.shape(g.add(x, g.input("r", {4, 1}, DType::f16))) == Shape{2, 4, 3});
+    CHECK(g.shape(g.sub(g.input("s", {1}, DType::f16), x)) == Shape{2, 1, 3});
+    CHECK(g.shape(g.mul(x, x)) == Shape{2, 1, 3});
+    CHECK(g.dtype(g.div(x, x)) == DType::f16);
+    for (const Tensor y : {g.relu(x), g.sigmoid(x), g.silu(x), g.tanh(x), g.gelu(x), g.clip(x, -1, 1)}) {
+      CHECK(g.shape(y) == g.shape(x));
+      CHECK(g.dtype(y) == DType::f16);
+    }
+    const Node& relu6 = producer(g, g.relu6(x));
+    CHECK(relu6.op == OpKind::Clip);
+    CHECK(std::get<ClipParams>(relu6.params).min == 0.0f);
+    CHECK(std::get<ClipParams>(relu6.params).max == 6.0f);
+    CHECK(std::get<GeluParams>(producer(g, g.gelu(x, {.tanh_approximation = true})).params).tanh_approximation);
+    Graph h;
+    const Tensor c = h.input("c", {3});
+    const Tensor bn = h.batchnorm(h.input("y", {2, 3, 4, 5}), c, c, c, c, {.epsilon = 1e-3f});
+    CHECK(h.shape(bn) == Shape{2, 3, 4, 5});
+    CHECK(std::get<BatchNormParams>(producer(h, bn).params).epsilon == 1e-3f);
+  }
+
+  TEST_CASE("pooling shapes, ceil_mode included") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 2, 7, 7});
+    CHECK(g.shape(g.max_pool2d(x, {.kernel = {2, 2}, .stride = {2, 2}})) == Shape{1, 2, 3, 3});
+    CHECK(g.shape(g.max_pool2d(x, {.kernel = {2, 2}, .stride = {2, 2}, .ceil_mode = true})) == Shape{1, 2, 4, 4});
+    CHECK(g.shape(g.avg_pool2d(x, {.kernel = {3, 3}, .pad = {1, 1, 1, 1}})) == Shape{1, 2, 7, 7});
+    CHECK(g.shape(g.avg_pool2d(x, {.kernel = {2, 2}, .dilation = {3, 3}})) == Shape{1, 2, 4, 4});
+    CHECK(g.shape(g.global_avg_pool(x)) == Shape{1, 2, 1, 1});
+    // ONNX: the last ceil_mode window must start inside the input or its left padding.
+    const Tensor y = g.input("y", {1, 1, 8, 8});
+    CHECK(g.shape(g.max_pool2d(y, {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1, 1, 1}, .ceil_mode = true})) ==
+          Shape{1, 1, 5, 5});
+    // 7 + 1 padding, window 2, stride 3: ceil gives 4 windows, but the 4th would start in the right padding.
+    CHECK(g.shape(g.max_pool2d(g.input("z", {1, 1, 7, 7}), {.kernel = {2, 2}, .stride = {3, 3}, .pad = {1, 1, 1, 1},
+                                                             .ceil_mode = true})) == Shape{1, 1, 3, 3});
+  }
+
+  TEST_CASE("softmax, reshape, flatten, transpose, concat and cast") {
+    Graph g;
+    const Tensor x = g.input("x", {2, 3, 4});
+    CHECK(std::get<SoftmaxParams>(producer(g, g.softmax(x, -1)).params).axis == 2);
+    CHECK(std::get<SoftmaxParams>(producer(g, g.softmax(x, 0)).params).axis == 0);
+    CHECK(g.shape(g.reshape(x, {-1, 4})) == Shape{6, 4});
+    const Tensor r = g.reshape(x, {0, -1});
+    CHECK(g.shape(r) == Shape{2, 12});
+    CHECK(std::get<ReshapeParams>(producer(g, r).params).shape == Shape{2, 12});  // resolved
+    CHECK(g.shape(g.reshape(x, {4, 1, 6})) == Shape{4, 1, 6});
+    CHECK(g.shape(g.flatten(x)) == Shape{2, 12});
+    CHECK(g.shape(g.flatten(x, 0)) == Shape{1, 24});
+    CHECK(g.shape(g.flatten(x, 3)) == Shape{24, 1});
+    CHECK(g.shape(g.flatten(x, -1)) == Shape{6, 4});
+    CHECK(producer(g, g.flatten(x)).op == OpKind::Reshape);
+    CHECK(g.shape(g.transpose(x, {})) == Shape{4, 3, 2});
+    CHECK(g.shape(g.transpose(x, {2, 0, 1})) == Shape{4, 2, 3});
+    CHECK(std::get<TransposeParams>(producer(g, g.transpose(x, {-1, 0, 1})).params).perm ==
+          std::vector<std::int64_t>{2, 0, 1});
+    const Tensor parts[] = {x, g.input("y", {2, 5, 4}), x};
+    const Tensor c = g.concat(parts, -2);
+    CHECK(g.shape(c) == Shape{2, 11, 4});
+    CHECK(std::get<ConcatParams>(producer(g, c).params).axis == 1);
+    CHECK(producer(g, c).inputs.size() == 3);
+    const Tensor h = g.cast(x, DType::f16);
+    CHECK(g.dtype(h) == DType::f16);
+    CHECK(g.shape(h) == Shape{2, 3, 4});
+    CHECK(g.dtype(g.cast(h, DType::bf16)) == DType::bf16);
+  }
+
+  // --- one test per class of bad input --------------------------------------------------------
+
+  TEST_CASE("bad input: rank 0 shape") {
+    Graph g;
+    check_error([&] { g.input("x", {}); }, E::ShapeMismatch, {"'x'", "rank 0"});
+  }
+
+  TEST_CASE("bad input: zero or negative dimension") {
+    Graph g;
+    check_error([&] { g.input("x", {2, 0}); }, E::ShapeMismatch, {"[2, 0]", "dimension 0"});
+    check_error([&] { g.input("y", {-3}); }, E::ShapeMismatch, {"[-3]", "dimension -3"});
+  }
+
+  TEST_CASE("bad input: byte size overflow") {
+    Graph g;
+    const std::int64_t big = std::int64_t{1} << 31;
+    check_error([&] { g.input("x", {big, big, 4}); }, E::Overflow, {"'x'", "[2147483648, 2147483648, 4]"});
+    check_error([&] { g.input("y", {std::numeric_limits<std::int64_t>::max()}); }, E::Overflow, {"'y'"});
+    // A result can overflow too: the outer product of two huge vectors.
+    const Tensor a = g.input("a", {big, 1}), b = g.input("b", {1, big});
+    check_error([&] { g.mul(a, b, "outer"); }, E::Overflow, {"outer"});
+  }
+
+  TEST_CASE("bad input: rank above 8") {
+    Graph g;
+    check_error([&] { g.input("x", Shape(9, 1)); }, E::ShapeMismatch, {"rank 9", "8"});
+  }
+
+  TEST_CASE("bad input: matmul and gemm inner dimensions differ") {
+    Graph g;
+    const Tensor a = g.input("a", {2, 3}), b = g.input("b", {4, 5});
+    check_error([&] { g.matmul(a, b, {}, "mm"); }, E::ShapeMismatch, {"mm", "K=3", "K=4"});
+    check_error([&] { g.matmul(a, b, {.trans_a = true}); }, E::ShapeMismatch, {"K=2", "K=4", "transposed"});
+    check_error([&] { g.gemm(a, b, {}, {}, "fc"); }, E::ShapeMismatch, {"fc", "K=3", "K=4"});
+    check_error([&] { g.gemm(g.input("v", {3}), b); }, E::ShapeMismatch, {"[3]", "2-D"});
+  }
+
+  TEST_CASE("bad input: matmul batch dims do not broadcast") {
+    Graph g;
+    check_error([&] { g.matmul(g.input("a", {2, 3, 4}), g.input("b", {3, 4, 5})); }, E::ShapeMismatch,
+                {"[2]", "[3]", "batch"});
+  }
+
+  TEST_CASE("bad input: transposed vector operand") {
+    Graph g;
+    const Tensor v = g.input("v", {3}), m = g.input("m", {3, 4});
+    check_error([&] { g.matmul(v, m, {.trans_a = true}); }, E::InvalidArgument, {"vector"});
+    check_error([&] { g.matmul(m, g.input("u", {4}), {.trans_b = true}); }, E::InvalidArgument, {"vector"});
+  }
+
+  TEST_CASE("bad input: gemm C does not broadcast to [M, N]") {
+    Graph g;
+    const Tensor a = g.input("a", {2, 3}), b = g.input("b", {3, 4});
+    check_error([&] { g.gemm(a, b, {}, g.input("c", {3})); }, E::ShapeMismatch, {"[3]", "[2, 4]"});
+    check_error([&] { g.gemm(a, b, {}, g.input("d", {2, 4, 1})); }, E::ShapeMismatch, {"[2, 4, 1]"});
+    check_error([&] { g.gemm(a, b, {}, g.input("e", {4, 4})); }, E::ShapeMismatch, {"[4, 4]"});
+  }
+
+  TEST_CASE("bad input: non-finite gemm alpha or beta") {
+    Graph g;
+    const Tensor a = g.input("a", {2, 3}), b = g.input("b", {3, 4});
+    check_error([&] { g.gemm(a, b, {.alpha = INFINITY}); }, E::InvalidArgument, {"alpha"});
+    check_error([&] { g.gemm(a, b, {.beta = NAN}); }, E::InvalidArgument, {"beta"});
+  }
+
+  TEST_CASE("bad input: conv2d operands of the wrong rank") {
+    Graph g;
+    const Tensor w = g.input("w", {2, 3, 3, 3});
+    check_error([&] { g.conv2d(g.input("x3", {3, 8, 8}), w); }, E::ShapeMismatch, {"[3, 8, 8]", "4-D"});
+    check_error([&] { g.conv2d(g.input("x", {1, 3, 8, 8}), g.input("w2", {2, 27})); }, E::ShapeMismatch,
+                {"[2, 27]", "4-D"});
+  }
+
+  TEST_CASE("bad input: conv2d groups that do not divide the channels") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 6, 8, 8});
+    check_error([&] { g.conv2d(x, g.input("w", {4, 2, 3, 3}), {.groups = 4}); }, E::InvalidArgument,
+                {"groups 4", "6"});
+    check_error([&] { g.conv2d(x, g.input("w5", {5, 3, 3, 3}), {.groups = 2}); }, E::InvalidArgument,
+                {"groups 2", "5"});
+    check_error([&] { g.conv2d(x, g.input("w0", {4, 6, 3, 3}), {.groups = 0}); }, E::InvalidArgument, {"groups 0"});
+  }
+
+  TEST_CASE("bad input: conv2d weight channels do not match the input") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 6, 8, 8});
+    check_error([&] { g.conv2d(x, g.input("w", {4, 4, 3, 3})); }, E::ShapeMismatch, {"[4, 4, 3, 3]", "6"});
+    check_error([&] { g.conv2d(x, g.input("wg", {4, 6, 3, 3}), {.groups = 2}); }, E::ShapeMismatch,
+                {"[4, 6, 3, 3]", "3"});
+  }
+
+  TEST_CASE("bad input: conv2d kernel larger than the padded input") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 1, 3, 3});
+    check_error([&] { g.conv2d(x, g.input("w", {1, 1, 5, 5})); }, E::ShapeMismatch, {"[5, 5]", "[1, 1, 3, 3]"});
+    check_error([&] { g.conv2d(x, g.input("wd", {1, 1, 2, 2}), {.dilation = {3, 3}}); }, E::ShapeMismatch,
+                {"[4, 4]"});
+    CHECK(g.shape(g.conv2d(x, g.input("wp", {1, 1, 5, 5}), {.pad = {1, 1, 1, 1}})) == Shape{1, 1, 1, 1});
+  }
+
+  TEST_CASE("bad input: negative padding") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 1, 8, 8});
+    check_error([&] { g.conv2d(x, g.input("w", {1, 1, 3, 3}), {.pad = {0, -1, 0, 0}}); }, E::InvalidArgument,
+                {"[0, -1, 0, 0]"});
+    check_error([&] { g.max_pool2d(x, {.kernel = {2, 2}, .pad = {-2, 0, 0, 0}}); }, E::InvalidArgument,
+                {"[-2, 0, 0, 0]"});
+  }
+
+  TEST_CASE("bad input: zero stride, dilation or kernel") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 1, 8, 8}), w = g.input("w", {1, 1, 3, 3});
+    check_error([&] { g.conv2d(x, w, {.stride = {0, 1}}); }, E::InvalidArgument, {"stride [0, 1]"});
+    check_error([&] { g.conv2d(x, w, {.dilation = {1, 0}}); }, E::InvalidArgument, {"dilation [1, 0]"});
+    check_error([&] { g.avg_pool2d(x, {.kernel = {2, 2}, .stride = {1, -1}}); }, E::InvalidArgument, {"[1, -1]"});
+    check_error([&] { g.max_pool2d(x, {.kernel = {0, 2}}); }, E::InvalidArgument, {"kernel [0, 2]"});
+  }
+
+  TEST_CASE("bad input: conv2d bias of the wrong size") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 3, 8, 8}), w = g.input("w", {4, 3, 3, 3});
+    check_error([&] { g.conv2d(x, w, {}, g.input("b", {3})); }, E::ShapeMismatch, {"[3]", "[4]"});
+    check_error([&] { g.conv2d(x, w, {}, g.input("b2", {1, 4})); }, E::ShapeMismatch, {"[1, 4]"});
+  }
+
+  TEST_CASE("bad input: operands of mixed dtypes") {
+    Graph g;
+    const Tensor a = g.input("a", {2, 2}), h = g.input("h", {2, 2}, DType::f16);
+    check_error([&] { g.add(a, h); }, E::DTypeMismatch, {"f32", "f16", "(h)", "cast"});
+    check_error([&] { g.matmul(a, h); }, E::DTypeMismatch, {"f32", "f16"});
+    check_error([&] { g.gemm(a, a, {}, g.input("c", {2}, DType::bf16)); }, E::DTypeMismatch, {"bf16"});
+    check_error([&] { g.conv2d(g.input("x", {1, 1, 4, 4}), g.input("w", {1, 1, 2, 2}, DType::bf16)); },
+                E::DTypeMismatch, {"bf16"});
+    const Tensor parts[] = {a, h};
+    check_error([&] { g.concat(parts, 0); }, E::DTypeMismatch, {"f16"});
+  }
+
+  TEST_CASE("bad input: shapes that do not broadcast") {
+    Graph g;
+    check_error([&] { g.add(g.input("a", {2, 3}), g.input("b", {4, 3}), "sum"); }, E::ShapeMismatch,
+                {"sum", "[2, 3]", "[4, 3]"});
+    check_error([&] { g.div(g.input("c", {3}), g.input("d", {4})); }, E::ShapeMismatch, {"[3]", "[4]"});
+  }
+
+  TEST_CASE("bad input: clip bounds reversed or NaN") {
+    Graph g;
+    const Tensor x = g.input("x", {3});
+    check_error([&] { g.clip(x, 2.0f, 1.0f); }, E::InvalidArgument, {"2.0", "1.0", "min <= max"});
+    check_error([&] { g.clip(x, NAN, 1.0f); }, E::InvalidArgument, {"nan"});
+    check_error([&] { g.clip(x, 0.0f, NAN); }, E::InvalidArgument, {"nan"});
+  }
+
+  TEST_CASE("bad input: batchnorm parameter shapes") {
+    Graph g;
+    const Tensor x = g.input("x", {2, 4, 3, 3}), c = g.input("c", {4}), s3 = g.input("scale3", {3});
+    check_error([&] { g.batchnorm(x, s3, c, c, c); }, E::ShapeMismatch, {"scale3", "[3]", "[4]"});
+    check_error([&] { g.batchnorm(x, c, c, c, g.input("var", {4, 1})); }, E::ShapeMismatch, {"var", "[4, 1]"});
+    check_error([&] { g.batchnorm(g.input("v", {4}), c, c, c, c); }, E::ShapeMismatch, {"[4]", "channel"});
+  }
+
+  TEST_CASE("bad input: negative or non-finite batchnorm epsilon") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 2}), c = g.input("c", {2});
+    check_error([&] { g.batchnorm(x, c, c, c, c, {.epsilon = -1e-5f}); }, E::InvalidArgument, {"epsilon", "-0.00001"});
+    check_error([&] { g.batchnorm(x, c, c, c, c, {.epsilon = NAN}); }, E::InvalidArgument, {"epsilon"});
+    check_error([&] { g.batchnorm(x, c, c, c, c, {.epsilon = INFINITY}); }, E::InvalidArgument, {"epsilon"});
+  }
+
+  TEST_CASE("bad input: pooling padding not below the window") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 1, 8, 8});
+    check_error([&] { g.max_pool2d(x, {.kernel = {2, 2}, .pad = {2, 0, 0, 0}}); }, E::InvalidArgument,
+                {"[2, 0, 0, 0]", "window 2"});
+    check_error([&] { g.avg_pool2d(x, {.kernel = {3, 3}, .pad = {0, 0, 0, 3}}); }, E::InvalidArgument,
+                {"[0, 0, 0, 3]", "window 3"});
+    check_error([&] { g.max_pool2d(x, {.kernel = {9, 9}}); }, E::ShapeMismatch, {"[9, 9]", "[1, 1, 8, 8]"});
+    check_error([&] { g.global_avg_pool(g.input("v", {2, 3})); }, E::ShapeMismatch, {"[2, 3]", "4-D"});
+  }
+
+  TEST_CASE("bad input: softmax axis out of range") {
+    Graph g;
+    const Tensor x = g.input("x", {2, 3});
+    check_error([&] { g.softmax(x, 2); }, E::InvalidArgument, {"axis 2", "[-2, 1]"});
+    check_error([&] { g.softmax(x, -3); }, E::InvalidArgument, {"axis -3"});
+    check_error([&] { g.flatten(x, 3); }, E::InvalidArgument, {"axis 3"});
+  }
+
+  TEST_CASE("bad input: reshape targets") {
+    Graph g;
+    const Tensor x = g.input("x", {2, 3, 4});
+    check_error([&] { g.reshape(x, {-1, -1}); }, E::InvalidArgument, {"more than one -1"});
+    check_error([&] { g.reshape(x, {5, 5}); }, E::ShapeMismatch, {"24", "[5, 5]", "25"});
+    check_error([&] { g.reshape(x, {-1, 5}); }, E::ShapeMismatch, {"-1", "24", "5"});
+    check_error([&] { g.reshape(x, {2, 3, 4, 0}); }, E::ShapeMismatch, {"dimension 3", "rank 3"});
+    check_error([&] { g.reshape(x, {-2, 12}); }, E::InvalidArgument, {"-2"});
+  }
+
+  TEST_CASE("bad input: transpose perm that is not a permutation") {
+    Graph g;
+    const Tensor x = g.input("x", {2, 3});
+    check_error([&] { g.transpose(x, {0, 0}); }, E::InvalidArgument, {"[0, 0]", "[2, 3]"});
+    check_error([&] { g.transpose(x, {0, 2}); }, E::InvalidArgument, {"[0, 2]"});
+    check_error([&] { g.transpose(x, {0}); }, E::InvalidArgument, {"[0]"});
+    check_error([&] { g.transpose(x, {1, 0, 2}); }, E::InvalidArgument, {"[1, 0, 2]"});
+  }
+
+  TEST_CASE("bad input: concat of mismatched or no inputs") {
+    Graph g;
+    const Tensor a = g.input("a", {2, 3}), b = g.input("b", {4, 4}), r = g.input("r", {2, 3, 1});
+    const Tensor ab[] = {a, b};
+    check_error([&] { g.concat(ab, 0); }, E::ShapeMismatch, {"input 1", "[4, 4]", "[2, 3]"});
+    const Tensor ar[] = {a, r};
+    check_error([&] { g.concat(ar, 1); }, E::ShapeMismatch, {"[2, 3, 1]"});
+    check_error([&] { g.concat({}, 0, "empty"); }, E::InvalidArgument, {"empty", "at least one"});
+    const Tensor aa[] = {a, a};
+    check_error([&] { g.concat(aa, 2); }, E::InvalidArgument, {"axis 2"});
+  }
+
+  TEST_CASE("bad input: duplicate names") {
+    Graph g;
+    const Tensor x = g.input("x", {2});
+    check_error([&] { g.input("x", {3}); }, E::InvalidArgument, {"'x'", "already used"});
+    check_error([&] { g.constant("x", {1}, ones(1)); }, E::InvalidArgument, {"'x'"});
+    g.relu(x, "act");
+    check_error([&] { g.sigmoid(x, "act"); }, E::InvalidArgument, {"'act'"});
+    check_error([&] { g.input("act", {1}); }, E::InvalidArgument, {"'act'"});
+    check_error([&] { g.clip(x, 0, 1, "x"); }, E::InvalidArgument, {"'x'"});
+    g.output("y", x);
+    check_error([&] { g.output("y", x); }, E::InvalidArgument, {"'y'", "already defined"});
+  }
+
+  TEST_CASE("bad input: empty names") {
+    Graph g;
+    check_error([&] { g.input("", {2}); }, E::InvalidArgument, {"non-empty name"});
+    check_error([&] { g.constant("", {1}, ones(1)); }, E::InvalidArgument, {"non-empty name"});
+    check_error([&] { g.output("", g.input("x", {2})); }, E::InvalidArgument, {"non-empty name"});
+  }
+
+  TEST_CASE("bad input: a tensor handle of another graph") {
+    Graph g, big;
+    const Tensor x = g.input("x", {2});
+    for (const char* name : {"t0", "t1", "t2", "t3", "t4"}) big.input(name, {2});
+    const Tensor foreign = big.relu(big.input("u", {2}));
+    check_error([&] { g.relu(foreign); }, E::NotFound, {std::to_string(foreign.id), "1 tensors"});
+    check_error([&] { g.add(x, Tensor{}); }, E::NotFound, {"-1"});
+    check_error([&] { g.output("y", Tensor{42}); }, E::NotFound, {"42"});
+    check_error([&] { g.info(Tensor{7}); }, E::NotFound, {"7"});
+  }
+
+  TEST_CASE("bad input: strided input strides of the wrong rank or sign") {
+    Graph g;
+    check_error([&] { g.input("x", {2, 3}, DType::f32, {1}); }, E::ShapeMismatch, {"[1]", "[2, 3]", "rank 1"});
+    check_error([&] { g.input("y", {2, 3}, DType::f32, {3, -1}); }, E::InvalidArgument, {"-1", "negative"});
+    const std::int64_t huge = std::int64_t{1} << 62;
+    check_error([&] { g.input("z", {4, 3}, DType::f32, {huge, 1}); }, E::Overflow, {"'z'"});
+  }
+
+  TEST_CASE("bad input: constant value count does not match its shape") {
+    Graph g;
+    check_error([&] { g.constant("w", {2, 3}, ones(5)); }, E::ShapeMismatch, {"'w'", "[2, 3]", "6", "5"});
+    const std::byte bytes[6] = {};
+    check_error([&] { g.constant_bytes("b", {2}, DType::f32, bytes); }, E::ShapeMismatch, {"'b'", "8", "6"});
+  }
+
+  TEST_CASE("bad input: compile a graph without outputs") {
+    Graph g;
+    g.relu(g.input("x", {2}));
+    check_error([&] { Device::open("ref").compile(g); }, E::InvalidArgument, {"no outputs", "Graph::output"});
+  }
+
+  TEST_CASE("bad input: unknown input or output names and wrong input sizes") {
+    Graph g;
+    g.output("y", g.relu(g.input("x", {2, 3})));
+    Executable exe = Device::open("ref").compile(g);
+    const std::vector<float> six(6, 1.0f), five(5, 1.0f);
+    check_error([&] { exe.set_input("nope", six); }, E::NotFound, {"'nope'", "x"});
+    check_error([&] { exe.set_input("x", five); }, E::ShapeMismatch, {"'x'", "6", "5"});
+    const std::vector<std::byte> bytes(10);
+    check_error([&] { exe.set_input_bytes("x", bytes); }, E::ShapeMismatch, {"'x'", "6 f32 values"});
+    exe.set_input("x", six);
+    exe.run();
+    check_error([&] { exe.output("z"); }, E::NotFound, {"'z'", "y"});
+    check_error([&] { exe.output_bytes("x"); }, E::NotFound, {"'x'"});
+    check_error([&] { exe.input_desc("y"); }, E::NotFound, {"'y'"});
+  }
+
+  TEST_CASE("bad input: device specs") {
+    check_error([] { Device::open("warp9"); }, E::NotFound, {"warp9", "ref", "cpu"});
+    check_error([] { Device::open("cpu:threads=0"); }, E::InvalidArgument, {"threads=0"});
+    check_error([] { Device::open("cpu:threads=x"); }, E::InvalidArgument, {"threads=x"});
+    check_error([] { Device::open("cpu:threads=2,color=red"); }, E::InvalidArgument, {"color"});
+    check_error([] { Device::open("cpu:1"); }, E::NotFound, {"cpu:1"});
+    check_error([] { Device::open("ref:3"); }, E::InvalidArgument, {"ref:3"});
+    check_error([] { Device::open(":0"); }, E::InvalidArgument, {"':0'", "no backend"});
+    check_error([] { Device::open("cpu::"); }, E::InvalidArgument, {"'cpu::'", "empty field"});
+    check_error([] { Device::open(""); }, E::InvalidArgument, {"no backend"});
+  }
+
+  TEST_CASE("bad input: unknown dtype names") {
+    for (const char* bad : {"fp16", "F32", "", "bfloat16", "f64"})
+      check_error([&] { parse_dtype(bad); }, E::InvalidArgument, {"f32, f16 or bf16"});
+  }
+}
+
+}  // namespace porta::test

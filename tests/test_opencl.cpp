@@ -1,0 +1,168 @@
+// The OpenCL backend beyond the differential harness: device discovery and selection, error
+// paths, profiling, and the on-disk program cache. Compiled only when the backend is built; on a
+// machine without an OpenCL device every case skips with a message.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "backends/opencl/program_cache.hpp"
+#include "test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+std::optional<DeviceInfo> first_opencl_device() {
+  for (const BackendStatus& b : backends())
+    if (b.name == "opencl") {
+      if (!b.devices.empty()) return b.devices.front();
+      MESSAGE("skipping: the opencl backend has no device: " << b.reason);
+      return std::nullopt;
+    }
+  FAIL_CHECK("the opencl backend is built but not in backends()");
+  return std::nullopt;
+}
+
+// A directory of its own, removed at the end, so cache tests see only their own files.
+struct TempDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("porta-opencl-test-" + std::to_string(::getpid()));
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A program of its own, so no other test's cache entry can answer for it.
+constexpr std::string_view source = "__kernel void twice(__global float* x) { x[get_global_id(0)] *= 2.0f; }\n";
+constexpr std::string_view options = "-DPORTA_CACHE_TEST";
+
+}  // namespace
+
+TEST_SUITE("opencl") {
+  TEST_CASE("opencl devices are described and open by index or by name") {
+    const auto info = first_opencl_device();
+    if (!info) return;
+    CHECK(info->spec == "opencl:0");
+    CHECK(!info->name.empty());
+    CHECK(!info->vendor.empty());
+    CHECK(contains(info->arch, "OpenCL C"));
+    CHECK(info->compute_units > 0);
+    CHECK(info->subgroup_size >= 1);
+    CHECK(info->memory_total > 0);
+
+    CHECK(Device::open("opencl:0").info().name == info->name);
+    const std::string part = info->name.substr(0, std::min<std::size_t>(info->name.size(), 5));
+    std::string upper = part;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    CHECK(Device::open("opencl:name=" + upper).info().name == info->name);  // case-insensitive
+
+    check_error([] { Device::open("opencl:99"); }, ErrorCode::NotFound, {"opencl:99", "opencl:0"});
+    check_error([] { Device::open("opencl:name=no-such-device"); }, ErrorCode::NotFound, {"no-such-device", "opencl:0"});
+    check_error([] { Device::open("opencl:color=red"); }, ErrorCode::InvalidArgument, {"color"});
+    check_error([] { Device::open("opencl:1:name=x"); }, ErrorCode::InvalidArgument, {"not both"});
+  }
+
+  TEST_CASE("opencl: vendor provider, out of memory and profiling") {
+    if (!first_opencl_device()) return;
+    const Device device = Device::open("opencl:0");
+    Graph g;
+    g.output("y", g.relu(g.add(g.input("a", {3, 5}), g.input("b", {5}))));
+    check_error([&] { device.compile(g, {.impl = Impl::Vendor}); }, ErrorCode::Unsupported, {"vendor"});
+
+    Executable exe = device.compile(g, {.profile = true});
+    exe.set_input("a", std::vector<float>(15, -1.0f));
+    exe.set_input("b", std::vector<float>{1, 2, 3, 4, 5});
+    exe.run();
+    CHECK(exe.output("y") == std::vector<float>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4});
+    const auto timings = exe.node_timings();
+    REQUIRE(timings.size() == 2);
+    for (const NodeTiming& t : timings) CHECK(t.seconds > 0.0);
+
+    Graph huge;
+    huge.output("y", huge.relu(huge.input("x", {std::int64_t{1} << 40})));
+    check_error([&] { device.compile(huge); }, ErrorCode::OutOfMemory, {"bytes", device.info().name});
+  }
+
+  TEST_CASE("opencl program cache: cold build, warm load, and bad files rebuilt") {
+    namespace fs = std::filesystem;
+    using detail::ProgramCache;
+    const auto found = detail::discover_opencl_devices();
+    if (found.devices.empty()) {
+      MESSAGE("skipping: " << found.reason);
+      return;
+    }
+    const detail::ClDevice device(found.devices.front());
+    const TempDir dir;
+
+    auto start = std::chrono::steady_clock::now();
+    ProgramCache cold(device, dir.path);
+    CHECK(cold.get(source, options));
+    const double cold_seconds = seconds_since(start);
+    CHECK(cold.stats().source_builds == 1);
+    CHECK(cold.get(source, options));
+    CHECK(cold.stats().memory_hits == 1);
+    const fs::path file = cold.file_for(source, options);
+    REQUIRE(fs::exists(file));
+    CHECK(file.parent_path() == dir.path);
+
+    start = std::chrono::steady_clock::now();
+    ProgramCache warm(device, dir.path);
+    CHECK(warm.get(source, options));
+    const double warm_seconds = seconds_since(start);
+    CHECK(warm.stats().disk_loads == 1);
+    CHECK(warm.stats().source_builds == 0);
+    MESSAGE("program build: cold " << cold_seconds << " s, warm " << warm_seconds << " s");
+    CHECK(warm_seconds < cold_seconds);
+
+    const auto size = fs::file_size(file);
+    const auto rebuilt_after = [&](const std::string& what, auto&& damage) {
+      CAPTURE(what);
+      damage();
+      ProgramCache again(device, dir.path);
+      CHECK(again.get(source, options));
+      CHECK(again.stats().rejected_files == 1);
+      CHECK(again.stats().source_builds == 1);
+      CHECK(fs::file_size(file) == size);  // rewritten whole
+      ProgramCache after(device, dir.path);
+      CHECK(after.get(source, options));
+      CHECK(after.stats().disk_loads == 1);
+    };
+    rebuilt_after("garbage", [&] { std::ofstream(file, std::ios::binary | std::ios::trunc) << "not a program binary"; });
+    rebuilt_after("truncated", [&] { fs::resize_file(file, size / 2); });
+    rebuilt_after("flipped byte", [&] {
+      std::fstream f(file, std::ios::binary | std::ios::in | std::ios::out);
+      f.seekp(static_cast<std::streamoff>(size - 1));
+      f.put('\x5a' ^ static_cast<char>(size));
+    });
+    rebuilt_after("stale (another program's file)", [&] {
+      ProgramCache other(device, dir.path);
+      other.get(source, "-DPORTA_OTHER_PROGRAM");
+      fs::copy_file(other.file_for(source, "-DPORTA_OTHER_PROGRAM"), file, fs::copy_options::overwrite_existing);
+    });
+    for (const auto& entry : fs::directory_iterator(dir.path)) CHECK(entry.path().extension() == ".clbin");  // no temp left
+  }
+
+  TEST_CASE("opencl: a program that does not build raises BuildFailed with the build log") {
+    const auto found = detail::discover_opencl_devices();
+    if (found.devices.empty()) {
+      MESSAGE("skipping: " << found.reason);
+      return;
+    }
+    const detail::ClDevice device(found.devices.front());
+    detail::ProgramCache cache(device, std::nullopt);
+    check_error([&] { cache.get("__kernel void broken(__global float* x) { x[0] = undeclared_name; }", ""); },
+                ErrorCode::BuildFailed, {"clBuildProgram", "build log", "undeclared_name"});
+  }
+}
+
+}  // namespace porta::test

@@ -1,0 +1,228 @@
+// The differential harness: every op case on every device under test, against the ref oracle.
+// PORTA_TEST_DEVICES   device specs separated by ',' or ';' (default: every device of this build)
+// PORTA_TEST_SEED      seed of inputs and weights (default fixed; printed so a failure can be rerun)
+// PORTA_TEST_CASES     only cases whose name contains this text, e.g. "conv2d/" or "/bf16"
+// PORTA_TEST_VERBOSE   when set, print every case's nmse and max abs error
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "op_cases/op_cases.hpp"
+#include "op_cases/verify.hpp"
+#include "test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+std::string env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+std::uint64_t test_seed() {
+  const std::string text = env("PORTA_TEST_SEED");
+  return text.empty() ? 20261130 : std::stoull(text, nullptr, 0);
+}
+
+// Specs may carry comma-separated options ("cpu:threads=2,x=y"), so a piece with '=' but no ':' is
+// an option of the spec before it, not a device of its own.
+std::vector<std::string> devices_under_test() {
+  const std::string text = env("PORTA_TEST_DEVICES");
+  std::vector<std::string> specs;
+  if (text.empty()) {
+    for (const DeviceInfo& d : devices()) specs.push_back(d.spec);
+    return specs;
+  }
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find_first_of(",;", pos), text.size());
+    const std::string piece = text.substr(pos, end - pos);
+    const bool option = !specs.empty() && text[pos - 1] == ',' && piece.find('=') != std::string::npos &&
+                        piece.find(':') == std::string::npos;
+    if (option) specs.back() += "," + piece;
+    else if (!piece.empty()) specs.push_back(piece);
+    pos = end + 1;
+  }
+  return specs;
+}
+
+// A device that is absent is a skip with a message, never a failure; a malformed spec fails.
+std::optional<Device> open_or_skip(const std::string& spec) {
+  try {
+    return Device::open(spec);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::NotFound && e.code() != ErrorCode::DeviceUnavailable) throw;
+    MESSAGE("skipping device '" << spec << "': " << std::string(e.what()));
+    return std::nullopt;
+  }
+}
+
+// PORTA_TEST_IMPL=vendor tests the devices' vendor library providers instead of porta's kernels.
+CompileOptions options_under_test() {
+  const std::string impl = env("PORTA_TEST_IMPL");
+  if (impl.empty() || impl == "native") return {};
+  if (impl == "vendor") return {.impl = Impl::Vendor};
+  throw Error(ErrorCode::InvalidArgument, "PORTA_TEST_IMPL='" + impl + "': use native or vendor");
+}
+
+// The op and the device's reason, without the node's name, so that equal reasons group together.
+std::string unsupported_reason(const Device& device, const Graph& graph, const CompileOptions& options) {
+  for (const Node& node : graph.nodes()) {
+    std::string reason = device.unsupported_reason(graph, node, options);
+    if (!reason.empty()) return std::string(to_string(node.op)) + ": " + reason;
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("the case registry covers every op and dtype with unique, well-formed names") {
+  const auto cases = cases::all_cases();
+  std::set<std::string> names;
+  std::map<std::pair<OpKind, DType>, int> per_op_dtype;
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    CHECK(names.insert(c.name).second);
+    CHECK(c.name.rfind(std::string(to_string(c.op)) + "/", 0) == 0);
+    CHECK(c.name.ends_with(to_string(c.dtype)));
+    CHECK(c.name[c.name.size() - to_string(c.dtype).size() - 1] == '/');
+    ++per_op_dtype[{c.op, c.dtype}];
+  }
+  for (int op = 0; op < op_kind_count; ++op)
+    for (const DType t : all_dtypes) {
+      const std::string op_name(to_string(static_cast<OpKind>(op))), dtype_name(to_string(t));
+      CAPTURE(op_name);
+      CAPTURE(dtype_name);
+      CHECK(per_op_dtype[{static_cast<OpKind>(op), t}] >= 3);
+    }
+  MESSAGE(cases.size() << " op cases");
+}
+
+TEST_CASE("every case builds a graph whose outputs have the case's op and dtype") {
+  for (const auto& c : cases::all_cases()) {
+    CAPTURE(c.name);
+    const Graph g = c.build(1);
+    REQUIRE(g.outputs().size() == 1);
+    const Tensor y = g.outputs()[0].second;
+    CHECK(g.dtype(y) == c.dtype);
+    const TensorInfo& info = g.info(y);
+    REQUIRE(info.producer >= 0);
+    CHECK(g.nodes()[static_cast<std::size_t>(info.producer)].op == c.op);
+    // Constants come from the seed: the same seed builds the same weights, another seed others.
+    const Graph again = c.build(1), other = c.build(2);
+    for (std::size_t t = 0; t < g.tensors().size(); ++t) {
+      if (g.tensors()[t].role != Role::Constant || g.tensors()[t].desc.numel() < 4) continue;
+      CHECK(*g.tensors()[t].data == *again.tensors()[t].data);
+      CHECK(*g.tensors()[t].data != *other.tensors()[t].data);
+    }
+  }
+}
+
+TEST_CASE("compare: nmse, max abs error and non-finite values") {
+  const float want[] = {1.0f, -2.0f, 3.0f, 0.5f};
+  const float same[] = {1.0f, -2.0f, 3.0f, 0.5f};
+  const float off[] = {1.0f, -2.0f, 3.5f, 0.5f};
+  const float nan[] = {1.0f, NAN, 3.0f, INFINITY};
+  CHECK(cases::compare(same, want).nmse == 0.0);
+  const auto c = cases::compare(off, want);
+  CHECK(c.nmse == doctest::Approx(0.25 / 14.25));
+  CHECK(c.max_abs == doctest::Approx(0.5));
+  CHECK(c.worst == 2);
+  CHECK(c.want_max_abs == 3.0);
+  const auto n = cases::compare(nan, want);
+  CHECK(n.non_finite == 2);
+  CHECK(n.worst == 1);
+  const float shorter[] = {1.0f};
+  check_error([&] { cases::compare(shorter, want); }, ErrorCode::InvalidArgument, {"1", "4"});
+  for (int op = 0; op < op_kind_count; ++op) {
+    CHECK(cases::nmse_threshold(static_cast<OpKind>(op), DType::f32) <= 1e-9);
+    CHECK(cases::nmse_threshold(static_cast<OpKind>(op), DType::f32) <=
+          cases::nmse_threshold(static_cast<OpKind>(op), DType::bf16));
+  }
+  CHECK(cases::nmse_threshold(OpKind::Cast, DType::f16) == 0.0);
+  CHECK(cases::nmse_threshold(OpKind::Transpose, DType::bf16) == 0.0);
+}
+
+TEST_CASE("random_values: reproducible, in range, never zero") {
+  const auto a = cases::random_values(1000, 7, -1.0f, 1.0f), b = cases::random_values(1000, 7, -1.0f, 1.0f);
+  CHECK(a == b);
+  CHECK(a != cases::random_values(1000, 8, -1.0f, 1.0f));
+  double sum = 0.0;
+  for (const float v : a) {
+    CHECK(v >= -1.0f);
+    CHECK(v < 1.0f);
+    CHECK(v != 0.0f);
+    sum += v;
+  }
+  CHECK(std::abs(sum / 1000.0) < 0.1);  // roughly centred
+  for (const float v : cases::random_values(100, 1, 2.0f, 3.0f)) CHECK((v >= 2.0f && v < 3.0f));
+}
+
+TEST_CASE("verify_against_ref passes ref against itself and names failing outputs") {
+  const Device ref = Device::open("ref");
+  Graph g;
+  g.output("y", g.relu(g.input("x", {4, 5})));
+  const auto v = cases::verify_against_ref(g, ref, OpKind::Relu, 3);
+  CHECK(v.passed);
+  CHECK(v.nmse == 0.0);
+  CHECK(v.detail.empty());
+}
+
+TEST_SUITE("ops") {
+  TEST_CASE("every op case matches the reference on every device under test") {
+    const std::uint64_t seed = test_seed();
+    MESSAGE("seed " << seed << " (set PORTA_TEST_SEED to change it)");
+    const std::string filter = env("PORTA_TEST_CASES");
+    const bool verbose = !env("PORTA_TEST_VERBOSE").empty();
+    std::vector<cases::OpCase> selected;
+    for (auto& c : cases::all_cases())
+      if (filter.empty() || contains(c.name, filter)) selected.push_back(std::move(c));
+    REQUIRE_MESSAGE(!selected.empty(), "no case matches PORTA_TEST_CASES='" << filter << "'");
+
+    const CompileOptions options = options_under_test();
+    const auto specs = devices_under_test();
+    if (specs.empty()) MESSAGE("no device under test");
+    for (const std::string& spec : specs) {
+      CAPTURE(spec);
+      const std::optional<Device> device = open_or_skip(spec);
+      if (!device) continue;
+      int passed = 0, failed = 0;
+      std::map<std::string, int> skipped;  // by reason, so a device without bf16 says so once
+      for (const auto& c : selected) {
+        CAPTURE(c.name);
+        CAPTURE(seed);
+        const Graph graph = c.build(seed);
+        if (const std::string reason = unsupported_reason(*device, graph, options); !reason.empty()) {
+          ++skipped[reason];
+          continue;
+        }
+        try {
+          const auto v = cases::verify_against_ref(graph, *device, c.op, seed, options);
+          CAPTURE(v.nmse);
+          CAPTURE(v.max_abs);
+          CHECK_MESSAGE(v.passed, c.name << " on " << spec << ": " << v.detail);
+          if (verbose) MESSAGE(c.name << " on " << spec << ": nmse " << v.nmse << ", max abs " << v.max_abs);
+          v.passed ? ++passed : ++failed;
+        } catch (const Error& e) {
+          FAIL_CHECK(c.name << " on " << spec << " threw " << std::string(to_string(e.code())) << ": "
+                            << std::string(e.what()));
+          ++failed;
+        }
+      }
+      int skip_count = 0;
+      for (const auto& [reason, count] : skipped) {
+        MESSAGE("skipped " << count << " case(s) on " << spec << ": " << reason);
+        skip_count += count;
+      }
+      MESSAGE(spec << ": " << passed << " passed, " << failed << " failed, " << skip_count << " skipped of "
+                   << selected.size() << " cases");
+    }
+  }
+}
+
+}  // namespace porta::test
