@@ -7,6 +7,9 @@
 #include <tbb/task_arena.h>
 
 #include "backends/cpu/ops/ops.hpp"
+#ifdef PORTA_HAVE_ONEDNN
+#include "backends/cpu/vendor/onednn.hpp"
+#endif
 #include "core/runtime/host_backend.hpp"
 #include "porta/error.hpp"
 
@@ -63,6 +66,14 @@ int parse_threads(const DeviceSpec& spec) {
   return threads;
 }
 
+const HostVendorProvider* vendor_provider() {
+#ifdef PORTA_HAVE_ONEDNN
+  return &onednn_provider();
+#else
+  return nullptr;
+#endif
+}
+
 class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
@@ -73,7 +84,8 @@ class CpuBackend final : public Backend {
     const int threads = parse_threads(spec);
     auto arena = std::make_shared<tbb::task_arena>(threads);
     auto execute = [arena](const std::function<void()>& body) { arena->execute(body); };
-    return std::make_shared<HostDevice>(cpu_info(threads, spec.option("threads") == nullptr), cpu_kernels(), execute);
+    return std::make_shared<HostDevice>(cpu_info(threads, spec.option("threads") == nullptr), cpu_kernels(), execute,
+                                        vendor_provider());
   }
 };
 

@@ -79,20 +79,24 @@ void HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<do
     body();
 }
 
-HostDevice::HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute)
-    : info_(std::move(info)), kernels_(kernels), execute_(std::move(execute)) {}
+HostDevice::HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute,
+                       const HostVendorProvider* vendor)
+    : info_(std::move(info)), kernels_(kernels), execute_(std::move(execute)), vendor_(vendor) {}
 
-std::string HostDevice::unsupported_reason(const Graph&, const Node& node, const CompileOptions& options) const {
-  if (options.impl == Impl::Vendor) return "the " + info_.backend + " backend has no vendor library provider yet";
-  if (kernels_[static_cast<std::size_t>(node.op)] == nullptr)
+std::string HostDevice::unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const {
+  const bool vendor = options.impl == Impl::Vendor;
+  if (vendor && vendor_ == nullptr) return "the " + info_.backend + " backend has no vendor library provider in this build";
+  const HostKernelTable& kernels = vendor ? vendor_->kernels : kernels_;
+  if (kernels[static_cast<std::size_t>(node.op)] == nullptr)
     return "the " + info_.backend + " backend has no " + std::string(to_string(node.op)) + " kernel";
-  return {};
+  return vendor ? vendor_->unsupported_reason(graph, node) : std::string{};
 }
 
 std::unique_ptr<DeviceBuffer> HostDevice::allocate(std::size_t bytes) { return std::make_unique<HostBuffer>(bytes); }
 
 std::unique_ptr<Program> HostDevice::prepare(std::shared_ptr<const CompiledGraph> graph) {
-  return std::make_unique<HostProgram>(std::move(graph), kernels_, execute_);
+  const bool vendor = graph->options.impl == Impl::Vendor && vendor_ != nullptr;
+  return std::make_unique<HostProgram>(std::move(graph), vendor ? vendor_->kernels : kernels_, execute_);
 }
 
 namespace {

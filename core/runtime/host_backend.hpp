@@ -65,10 +65,20 @@ class HostProgram final : public Program {
   Executor execute_;
 };
 
-// A host device: everything but the kernel table and the device description is shared.
+// The kernels a host device runs for CompileOptions::impl == Vendor: a vendor library's where it
+// has them, the device's own for every other op.
+struct HostVendorProvider {
+  std::string_view library;  // e.g. "oneDNN"
+  HostKernelTable kernels;
+  // Why the library cannot run `node` (e.g. a dtype it lacks on this CPU), or empty.
+  std::string (*unsupported_reason)(const Graph& graph, const Node& node);
+};
+
+// A host device: everything but the kernel tables and the device description is shared.
 class HostDevice : public DeviceImpl {
  public:
-  HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute = {});
+  HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute = {},
+             const HostVendorProvider* vendor = nullptr);
   const DeviceInfo& info() const override { return info_; }
   std::string unsupported_reason(const Graph& graph, const Node& node,
                                  const CompileOptions& options) const override;
@@ -80,6 +90,7 @@ class HostDevice : public DeviceImpl {
   DeviceInfo info_;
   const HostKernelTable& kernels_;
   HostProgram::Executor execute_;
+  const HostVendorProvider* vendor_;
 };
 
 // Physical memory of this machine, total and available, in bytes.

@@ -1,122 +1,202 @@
-// Goto/BLIS shape: C is cut into cache tiles, each tile's slices of A and B are packed into
-// panels, and a register-tiled micro-kernel multiplies one A panel by one B panel. The portable
-// micro-kernel below is written for auto-vectorisation; SIMD micro-kernels chosen by CPUID at run
-// time replace it later without changing the blocking.
+// Goto/BLIS shape. For each slice of kc depth and nc columns, op(B) is packed once into panels
+// of nr columns that all threads share; C is then cut into tasks of rows x columns, each packing
+// its rows of op(A) into panels of mr rows and sweeping the micro-kernel over them: a B panel
+// stays in L1 across the A panels, the task's A block stays in L2, the shared B slice in L3.
+// Only kc decides how each element's sum is split, and kc comes from the cache sizes alone, so
+// results do not depend on the thread count; the task grid only spreads the work.
 #include "backends/cpu/kernels/gemm_f32.hpp"
 
 #include <algorithm>
-#include <vector>
+#include <array>
 
-#include <tbb/blocked_range2d.h>
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "backends/cpu/kernels/cache_sizes.hpp"
+#include "backends/cpu/kernels/micro_kernel.hpp"
+#include "backends/cpu/kernels/scratch_pool.hpp"
 
 namespace porta::detail {
 namespace {
 
-// Register tile: mr x nr accumulators (12 AVX2 or 6 AVX-512 registers).
-constexpr std::int64_t mr = 6;
-constexpr std::int64_t nr = 16;
-// Cache tiles. They are constants, never derived from the thread count, because they fix the
-// order in which each element of C is summed.
-constexpr std::int64_t mc = 96;   // rows of a C tile; its A panels stay in L2
-constexpr std::int64_t nc = 256;  // columns of a C tile
-constexpr std::int64_t kc = 256;  // depth of one packed slice; one B panel stays in L1
+constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
 
-constexpr std::int64_t round_up(std::int64_t x, std::int64_t multiple) {
-  return (x + multiple - 1) / multiple * multiple;
+// Below this many multiply-adds a GEMM runs on the calling thread: waking threads costs more.
+constexpr std::int64_t parallel_threshold = std::int64_t{1} << 18;
+// Up to this many columns of C, packing A costs more than reading it in place, where its rows
+// are contiguous f32 (measured on Zen 5: in place wins up to 512 columns, loses from 1024).
+constexpr std::int64_t unpacked_a_max_cols = 512;
+// Largest micro-kernel tile, for the edge tiles computed in a local buffer.
+constexpr std::int64_t max_tile = 16 * 64;
+
+// Measured on Zen 5 (48 KiB L1, 1 MiB L2) against smaller and larger choices: a deep kc halves
+// the passes over C, which cost more than keeping the B panel and A panels in L1 together.
+struct Blocking {
+  std::int64_t kc;      // depth of a packed slice: a kc x nr B panel fills L1
+  std::int64_t mc_max;  // rows of a task: its kc x mc A block fills a quarter of L2
+  std::int64_t nc;      // columns of a shared B slice: kc x nc fills a quarter of L3
+};
+
+Blocking blocking_for(const MicroKernel& kernel) {
+  const CacheSizes& cache = host_cache_sizes();
+  const std::int64_t bytes = sizeof(float);
+  const std::int64_t kc = std::clamp(cache.l1 / (kernel.nr * bytes) / 16 * 16, std::int64_t{128}, std::int64_t{512});
+  const std::int64_t mc = std::clamp(cache.l2 / 4 / (kc * bytes) / kernel.mr * kernel.mr, kernel.mr, 64 * kernel.mr);
+  const std::int64_t nc = std::clamp(cache.l3 / 4 / (kc * bytes) / kernel.nr * kernel.nr, kernel.nr, 128 * kernel.nr);
+  return {kc, mc, nc};
 }
 
-// Packs op(A)[row0 : row0 + rows, p0 : p0 + depth] into panels of mr rows, k-major inside a
-// panel, zero-padding the last panel so the micro-kernel never needs an edge case.
-void pack_a(const float* a, std::int64_t lda, bool trans, std::int64_t row0, std::int64_t rows,
-            std::int64_t p0, std::int64_t depth, float* dst) {
-  for (std::int64_t i0 = 0; i0 < rows; i0 += mr, dst += mr * depth) {
-    const std::int64_t panel_rows = std::min(mr, rows - i0);
+// Packs lanes [lane0, lane0 + lanes) x depth [p0, p0 + depth) of a matrix whose element
+// (lane, p) is at data[lane * lane_stride + p * depth_stride] into panels of `width` lanes,
+// k-major inside a panel, zero-padding the last panel so the micro-kernel needs no edge case.
+// A packs with its rows as lanes, B with its columns. Writing each panel in order and reading
+// `width` source streams at once is faster than reading one source row at a time, even when
+// the lanes are strided.
+template <DType T>
+void pack_panels(const std::byte* data, std::int64_t lane_stride, std::int64_t depth_stride, std::int64_t lane0,
+                 std::int64_t lanes, std::int64_t p0, std::int64_t depth, std::int64_t width, float* dst) {
+  for (std::int64_t l0 = 0; l0 < lanes; l0 += width, dst += width * depth) {
+    const std::int64_t used = std::min(width, lanes - l0);
+    const std::int64_t origin = (lane0 + l0) * lane_stride + p0 * depth_stride;
     for (std::int64_t p = 0; p < depth; ++p) {
-      float* d = dst + p * mr;
-      for (std::int64_t i = 0; i < panel_rows; ++i) {
-        const std::int64_t row = row0 + i0 + i, col = p0 + p;
-        d[i] = trans ? a[col * lda + row] : a[row * lda + col];
-      }
-      std::fill(d + panel_rows, d + mr, 0.0f);
+      const std::int64_t row = origin + p * depth_stride;
+      for (std::int64_t i = 0; i < used; ++i) dst[p * width + i] = load_as_f32(data, row + i * lane_stride, T);
+    }
+    if (used < width) {
+      for (std::int64_t p = 0; p < depth; ++p) std::fill(dst + p * width + used, dst + (p + 1) * width, 0.0f);
     }
   }
 }
 
-// Packs op(B)[p0 : p0 + depth, col0 : col0 + cols] into panels of nr columns, likewise.
-void pack_b(const float* b, std::int64_t ldb, bool trans, std::int64_t p0, std::int64_t depth,
-            std::int64_t col0, std::int64_t cols, float* dst) {
-  for (std::int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * depth) {
-    const std::int64_t panel_cols = std::min(nr, cols - j0);
-    for (std::int64_t p = 0; p < depth; ++p) {
-      float* d = dst + p * nr;
-      for (std::int64_t j = 0; j < panel_cols; ++j) {
-        const std::int64_t row = p0 + p, col = col0 + j0 + j;
-        d[j] = trans ? b[col * ldb + row] : b[row * ldb + col];
-      }
-      std::fill(d + panel_cols, d + nr, 0.0f);
+void pack(const GemmOperand& x, bool lanes_are_rows, std::int64_t lane0, std::int64_t lanes, std::int64_t p0,
+          std::int64_t depth, std::int64_t width, float* dst) {
+  if (x.source) return x.source->pack(lane0, lanes, p0, depth, width, dst);
+  // Rows of op(X) are rows of X unless transposed; A packs rows of op(A), B columns of op(B).
+  const bool lane_is_memory_row = lanes_are_rows != x.trans;
+  const std::int64_t lane_stride = lane_is_memory_row ? x.ld : 1;
+  const std::int64_t depth_stride = lane_is_memory_row ? 1 : x.ld;
+  const auto packer = [&] {
+    switch (x.dtype) {
+      case DType::f16: return pack_panels<DType::f16>;
+      case DType::bf16: return pack_panels<DType::bf16>;
+      case DType::f32: break;
     }
-  }
+    return pack_panels<DType::f32>;
+  }();
+  packer(x.data, lane_stride, depth_stride, lane0, lanes, p0, depth, width, dst);
 }
 
-// The rows x cols corner of C gets (or, with `accumulate`, gains) one A panel times one B panel.
-void micro_kernel(std::int64_t depth, const float* a, const float* b, float* c, std::int64_t ldc,
-                  std::int64_t rows, std::int64_t cols, bool accumulate) {
-  float acc[mr][nr] = {};
-  for (std::int64_t p = 0; p < depth; ++p, a += mr, b += nr) {
-    // Unrolling the rows first keeps -O3 from vectorising across them and spilling acc.
-#pragma GCC unroll 16
-    for (std::int64_t i = 0; i < mr; ++i) {
-      for (std::int64_t j = 0; j < nr; ++j) acc[i][j] += a[i] * b[j];
-    }
+// Runs body(i) for i in [0, count): in parallel when `parallel`, else in order on this thread.
+template <class Body>
+void for_each_task(bool parallel, std::int64_t count, const Body& body) {
+  if (!parallel || count == 1) {
+    for (std::int64_t i = 0; i < count; ++i) body(i);
+    return;
   }
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, count, 1),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      for (std::int64_t i = r.begin(); i != r.end(); ++i) body(i);
+                    },
+                    tbb::simple_partitioner());
+}
+
+// How C's rows and a B slice's panels are cut into tasks: row blocks of whole mr panels (at most
+// mc_max rows), and when rows alone give too few tasks for the threads, column chunks of whole
+// nr panels.
+struct TaskGrid {
+  std::int64_t block_rows, row_blocks;
+  std::int64_t chunk_panels, col_chunks;
+};
+
+TaskGrid task_grid(std::int64_t m, std::int64_t slice_panels, const MicroKernel& kernel, const Blocking& blocking,
+                   int threads) {
+  const std::int64_t row_panels = ceil_div(m, kernel.mr);
+  // A few tasks per thread even up to mc_max rows, so that a busy core does not hold up the rest.
+  const std::int64_t wanted = threads > 1 ? 4 * std::int64_t{threads} : 1;
+  const std::int64_t row_blocks = std::min(row_panels, std::max(ceil_div(m, blocking.mc_max), wanted));
+  const std::int64_t block_rows = ceil_div(row_panels, row_blocks) * kernel.mr;
+  const std::int64_t actual_row_blocks = ceil_div(m, block_rows);
+  const std::int64_t col_chunks = std::clamp(ceil_div(wanted, actual_row_blocks), std::int64_t{1}, slice_panels);
+  const std::int64_t chunk_panels = ceil_div(slice_panels, col_chunks);
+  return {block_rows, actual_row_blocks, chunk_panels, ceil_div(slice_panels, chunk_panels)};
+}
+
+// One mr x nr tile of C: compute(c, ldc, accumulate) is a micro-kernel call; edge tiles go
+// through a local buffer.
+template <class Compute>
+void run_tile(const MicroKernel& kernel, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols,
+              bool accumulate, const Compute& compute) {
+  if (rows == kernel.mr && cols == kernel.nr) return compute(c, ldc, accumulate);
+  alignas(64) std::array<float, max_tile> tile;
+  compute(tile.data(), kernel.nr, false);
   for (std::int64_t i = 0; i < rows; ++i) {
-    float* c_row = c + i * ldc;
-    if (accumulate) {
-      for (std::int64_t j = 0; j < cols; ++j) c_row[j] += acc[i][j];
-    } else {
-      for (std::int64_t j = 0; j < cols; ++j) c_row[j] = acc[i][j];
-    }
+    const float* src = tile.data() + i * kernel.nr;
+    float* dst = c + i * ldc;
+    for (std::int64_t j = 0; j < cols; ++j) dst[j] = accumulate ? dst[j] + src[j] : src[j];
   }
+}
+
+void zero_fill(std::int64_t m, std::int64_t n, float* c, std::int64_t ldc, const GemmEpilogue& epilogue) {
+  for (std::int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, 0.0f);
+  if (epilogue) epilogue({0, 0, m, n});
 }
 
 }  // namespace
 
-void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
-              bool trans_a, const float* b, std::int64_t ldb, bool trans_b, float* c,
+void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand& a, const GemmOperand& b, float* c,
               std::int64_t ldc, const GemmEpilogue& epilogue) {
   if (m <= 0 || n <= 0) return;
-  const std::int64_t row_tiles = (m + mc - 1) / mc;
-  const std::int64_t col_tiles = (n + nc - 1) / nc;
-  const auto tiles = tbb::blocked_range2d<std::int64_t>(0, row_tiles, 0, col_tiles);
-  tbb::parallel_for(tiles, [&](const tbb::blocked_range2d<std::int64_t>& range) {
-    std::vector<float> a_panels(round_up(std::min(mc, m), mr) * std::min(kc, k));
-    std::vector<float> b_panels(round_up(std::min(nc, n), nr) * std::min(kc, k));
-    for (std::int64_t ti = range.rows().begin(); ti != range.rows().end(); ++ti) {
-      for (std::int64_t tj = range.cols().begin(); tj != range.cols().end(); ++tj) {
-        const GemmTile tile{.row = ti * mc, .col = tj * nc, .rows = std::min(mc, m - ti * mc),
-                            .cols = std::min(nc, n - tj * nc)};
-        if (k <= 0) {
-          for (std::int64_t i = 0; i < tile.rows; ++i) {
-            std::fill_n(c + (tile.row + i) * ldc + tile.col, tile.cols, 0.0f);
+  if (k <= 0) return zero_fill(m, n, c, ldc, epilogue);
+  const MicroKernel& kernel = gemm_micro_kernel();
+  static const Blocking blocking = blocking_for(kernel);
+  const int threads = tbb::this_task_arena::max_concurrency();
+  const bool parallel = threads > 1 && m * n * k >= parallel_threshold;
+  const std::int64_t nc = std::min(blocking.nc, ceil_div(n, kernel.nr) * kernel.nr);
+  const std::int64_t kc = std::min(blocking.kc, k);
+  const auto b_slice = gemm_scratch().acquire(static_cast<std::size_t>(kc * nc));
+  const bool unpacked_a = !a.source && a.dtype == DType::f32 && !a.trans && n <= unpacked_a_max_cols;
+
+  for (std::int64_t jc = 0; jc < n; jc += nc) {
+    const std::int64_t slice_cols = std::min(nc, n - jc);
+    const std::int64_t slice_panels = ceil_div(slice_cols, kernel.nr);
+    const TaskGrid grid = task_grid(m, slice_panels, kernel, blocking, parallel ? threads : 1);
+    for (std::int64_t pc = 0; pc < k; pc += kc) {
+      const std::int64_t depth = std::min(kc, k - pc);
+      const bool last_slice = pc + depth == k;
+      // Packing B in chunks of panels keeps each chunk's writes on one thread.
+      for_each_task(parallel, grid.col_chunks, [&](std::int64_t chunk) {
+        const std::int64_t first = chunk * grid.chunk_panels * kernel.nr;
+        pack(b, false, jc + first, std::min(grid.chunk_panels * kernel.nr, slice_cols - first), pc, depth,
+             kernel.nr, b_slice.data() + first * depth);
+      });
+      for_each_task(parallel, grid.row_blocks * grid.col_chunks, [&](std::int64_t task) {
+        const std::int64_t row0 = task / grid.col_chunks * grid.block_rows;
+        const std::int64_t rows = std::min(grid.block_rows, m - row0);
+        const std::int64_t col0 = task % grid.col_chunks * grid.chunk_panels * kernel.nr;
+        const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - col0);
+        // In place, A's rows feed the micro-kernel directly and only a ragged last panel is packed.
+        const std::int64_t packed_row0 = unpacked_a ? rows / kernel.mr * kernel.mr : 0;
+        const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.block_rows * depth));
+        pack(a, true, row0 + packed_row0, rows - packed_row0, pc, depth, kernel.mr, a_block.data());
+        for (std::int64_t j = 0; j < cols; j += kernel.nr) {
+          const float* b_panel = b_slice.data() + (col0 + j) * depth;
+          for (std::int64_t i = 0; i < rows; i += kernel.mr) {
+            run_tile(kernel, c + (row0 + i) * ldc + jc + col0 + j, ldc, std::min(kernel.mr, rows - i),
+                     std::min(kernel.nr, cols - j), pc > 0, [&](float* tile, std::int64_t ld, bool accumulate) {
+                       if (i < packed_row0) {
+                         const float* a_rows = reinterpret_cast<const float*>(a.data) + (row0 + i) * a.ld + pc;
+                         kernel.run_unpacked_a(depth, a_rows, a.ld, b_panel, tile, ld, accumulate);
+                       } else {
+                         kernel.run(depth, a_block.data() + (i - packed_row0) * depth, b_panel, tile, ld, accumulate);
+                       }
+                     });
           }
         }
-        for (std::int64_t p0 = 0; p0 < k; p0 += kc) {
-          const std::int64_t depth = std::min(kc, k - p0);
-          pack_a(a, lda, trans_a, tile.row, tile.rows, p0, depth, a_panels.data());
-          pack_b(b, ldb, trans_b, p0, depth, tile.col, tile.cols, b_panels.data());
-          for (std::int64_t j = 0; j < tile.cols; j += nr) {
-            for (std::int64_t i = 0; i < tile.rows; i += mr) {
-              micro_kernel(depth, a_panels.data() + i * depth, b_panels.data() + j * depth,
-                           c + (tile.row + i) * ldc + tile.col + j, ldc,
-                           std::min(mr, tile.rows - i), std::min(nr, tile.cols - j), p0 > 0);
-            }
-          }
-        }
-        if (epilogue) epilogue(tile);
-      }
+        if (last_slice && epilogue) epilogue({row0, jc + col0, rows, cols});
+      });
     }
-  });
+  }
 }
 
 }  // namespace porta::detail

@@ -1,7 +1,6 @@
-// Conv2d as implicit GEMM per image and group: Y[Kg, P*Q] = W[Kg, Cg*R*S] x columns[Cg*R*S, P*Q].
-// 1x1 stride-1 unpadded convolutions use the input itself as the column matrix; others build
-// the columns for a block of output rows at a time into a bounded per-task buffer. Depthwise
-// convolutions have too little reuse for a GEMM and get a direct loop.
+// Conv2d, with the algorithm chosen per layer: depthwise convolutions have too little reuse for a
+// GEMM and get a direct vectorised kernel; every other one is an implicit GEMM, whose B panels
+// are packed straight from the input (or are the input, for 1x1 stride-1 layers).
 #include <algorithm>
 #include <optional>
 #include <variant>
@@ -10,6 +9,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "backends/cpu/kernels/depthwise_row.hpp"
 #include "backends/cpu/kernels/gemm_f32.hpp"
 #include "backends/cpu/ops/ops.hpp"
 #include "backends/cpu/ops/tensor_io.hpp"
@@ -17,9 +17,6 @@
 
 namespace porta::detail {
 namespace {
-
-// Floats in one task's column buffer (1 MiB), so memory stays bounded whatever the tensor size.
-constexpr std::int64_t column_budget = 1 << 18;
 
 struct ConvOperands {
   const ConvDims& d;
@@ -32,86 +29,104 @@ struct ConvOperands {
   float bias_of(std::int64_t k) const { return bias ? bias[k] : 0.0f; }
 };
 
-// Fills col[(c * R + r) * S + s][(oh - oh0) * Q + ow] for output rows [oh0, oh0 + rows), reading
-// the group's channels from x_group; positions in the padding read as zero.
-void im2col(const ConvOperands& op, const float* x_group, std::int64_t oh0, std::int64_t rows,
-            float* col) {
-  const ConvDims& d = op.d;
-  const auto [stride_h, stride_w] = op.p.stride;
-  const auto [dil_h, dil_w] = op.p.dilation;
-  const std::int64_t pad_top = op.p.pad[0], pad_left = op.p.pad[1];
-  const std::int64_t cols = rows * d.q;
-  for (std::int64_t c = 0; c < d.c_per_group; ++c) {
-    for (std::int64_t r = 0; r < d.r; ++r) {
-      for (std::int64_t s = 0; s < d.s; ++s) {
-        float* dst = col + ((c * d.r + r) * d.s + s) * cols;
-        for (std::int64_t row = 0; row < rows; ++row, dst += d.q) {
-          const std::int64_t h = (oh0 + row) * stride_h - pad_top + r * dil_h;
-          if (h < 0 || h >= d.h) {
-            std::fill_n(dst, d.q, 0.0f);
-            continue;
-          }
-          const float* x_row = x_group + (c * d.h + h) * d.w;
-          for (std::int64_t ow = 0; ow < d.q; ++ow) {
-            const std::int64_t iw = ow * stride_w - pad_left + s * dil_w;
-            dst[ow] = iw >= 0 && iw < d.w ? x_row[iw] : 0.0f;
-          }
-        }
+// Output columns [first, last) whose input column ow * stride + offset lies in [0, width).
+std::pair<std::int64_t, std::int64_t> inside_columns(std::int64_t offset, std::int64_t stride, std::int64_t width,
+                                                     std::int64_t columns) {
+  const std::int64_t first = std::min(columns, offset >= 0 ? 0 : (-offset + stride - 1) / stride);
+  const std::int64_t reach = width - 1 - offset;
+  return {first, std::clamp(reach < 0 ? 0 : reach / stride + 1, first, columns)};
+}
+
+// The column matrix of one image and group, columns[(c * R + r) * S + s][oh * Q + ow], packed
+// straight into the GEMM's B panels: implicit GEMM, with no im2col buffer.
+class Im2colPanels final : public GemmPanelSource {
+ public:
+  Im2colPanels(const ConvOperands& op, const float* x_group) : op_(op), x_group_(x_group) {}
+
+  void pack(std::int64_t lane0, std::int64_t lanes, std::int64_t p0, std::int64_t depth, std::int64_t width,
+            float* dst) const override {
+    for (std::int64_t l0 = 0; l0 < lanes; l0 += width, dst += width * depth) {
+      const std::int64_t used = std::min(width, lanes - l0);
+      for (std::int64_t p = 0; p < depth; ++p) {
+        float* panel_row = dst + p * width;
+        pack_row(p0 + p, lane0 + l0, used, panel_row);
+        std::fill(panel_row + used, panel_row + width, 0.0f);
       }
     }
   }
-}
 
+ private:
+  // Row `k` of the column matrix, columns [col, col + count), into out: runs along output rows.
+  void pack_row(std::int64_t k, std::int64_t col, std::int64_t count, float* out) const {
+    const ConvDims& d = op_.d;
+    const std::int64_t c = k / (d.r * d.s), r = k / d.s % d.r, s = k % d.s;
+    const auto [stride_h, stride_w] = op_.p.stride;
+    const std::int64_t offset = s * op_.p.dilation[1] - op_.p.pad[1];
+    for (const std::int64_t end = col + count; col < end;) {
+      const std::int64_t oh = col / d.q, ow0 = col % d.q, run = std::min(d.q - ow0, end - col);
+      const std::int64_t h = oh * stride_h - op_.p.pad[0] + r * op_.p.dilation[0];
+      if (h < 0 || h >= d.h) {
+        std::fill_n(out, run, 0.0f);
+      } else {
+        const float* x_row = x_group_ + (c * d.h + h) * d.w;
+        auto [first, last] = inside_columns(offset, stride_w, d.w, d.q);
+        first = std::clamp(first, ow0, ow0 + run), last = std::clamp(last, first, ow0 + run);
+        std::fill(out, out + (first - ow0), 0.0f);
+        if (stride_w == 1) {
+          std::copy(x_row + first + offset, x_row + last + offset, out + (first - ow0));
+        } else {
+          for (std::int64_t ow = first; ow < last; ++ow) out[ow - ow0] = x_row[ow * stride_w + offset];
+        }
+        std::fill(out + (last - ow0), out + run, 0.0f);
+      }
+      out += run, col += run;
+    }
+  }
+
+  const ConvOperands& op_;
+  const float* x_group_;
+};
+
+// Y[Kg, P*Q] = W[Kg, Cg*R*S] x columns[Cg*R*S, P*Q] per image and group. The GEMM parallelises
+// each product; images and groups run side by side as well.
 void conv_as_gemm(const ConvOperands& op) {
   const ConvDims& d = op.d;
   const Conv2dParams& p = op.p;
+  // 1x1, stride 1, unpadded: the input plane itself is the column matrix.
   const bool pointwise = d.r == 1 && d.s == 1 && p.stride[0] == 1 && p.stride[1] == 1 &&
                          std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
   const std::int64_t depth = d.c_per_group * d.r * d.s;
   const std::int64_t plane = d.p * d.q;
-  const std::int64_t block_rows =
-      pointwise ? d.p : std::clamp(column_budget / (depth * d.q), std::int64_t{1}, d.p);
-  const std::int64_t blocks = (d.p + block_rows - 1) / block_rows;
-  const auto tasks = tbb::blocked_range<std::int64_t>(0, d.n * d.groups * blocks);
-  tbb::parallel_for(tasks, [&](const tbb::blocked_range<std::int64_t>& range) {
-    std::vector<float> col(pointwise ? 0 : depth * block_rows * d.q);
-    for (std::int64_t task = range.begin(); task != range.end(); ++task) {
-      const std::int64_t image = task / (d.groups * blocks);
-      const std::int64_t group = task / blocks % d.groups;
-      const std::int64_t oh0 = task % blocks * block_rows;
-      const std::int64_t rows = std::min(block_rows, d.p - oh0);
-      const float* x_group = op.x + (image * d.c + group * d.c_per_group) * d.h * d.w;
-      const float* columns = x_group + oh0 * d.q;  // pointwise: the input is [Cg, H * W]
-      std::int64_t ld_columns = plane;
-      if (!pointwise) {
-        im2col(op, x_group, oh0, rows, col.data());
-        columns = col.data();
-        ld_columns = rows * d.q;
-      }
-      const std::int64_t first_filter = group * d.k_per_group;
-      const std::int64_t y_offset = (image * d.k + first_filter) * plane + oh0 * d.q;
-      float* y_block = op.y.data() + y_offset;
-      gemm_f32(d.k_per_group, rows * d.q, depth, op.w + first_filter * depth, depth, false,
-               columns, ld_columns, false, y_block, plane, [&](const GemmTile& t) {
-                 for (std::int64_t i = t.row; i < t.row + t.rows; ++i) {
-                   const float b = op.bias_of(first_filter + i);
-                   float* y_row = y_block + i * plane;
-                   for (std::int64_t j = t.col; j < t.col + t.cols; ++j) {
-                     y_row[j] = activate(p.activation, y_row[j] + b);
-                   }
-                   op.y.commit(y_offset + i * plane + t.col, t.cols);
+  tbb::parallel_for(std::int64_t{0}, d.n * d.groups, [&](std::int64_t task) {
+    const std::int64_t image = task / d.groups, group = task % d.groups;
+    const float* x_group = op.x + (image * d.c + group * d.c_per_group) * d.h * d.w;
+    const Im2colPanels columns(op, x_group);
+    const GemmOperand b = pointwise ? GemmOperand::f32(x_group, plane) : GemmOperand::packed_by(columns);
+    const std::int64_t first_filter = group * d.k_per_group;
+    const std::int64_t y_offset = (image * d.k + first_filter) * plane;
+    float* y_block = op.y.data() + y_offset;
+    gemm_f32(d.k_per_group, plane, depth, GemmOperand::f32(op.w + first_filter * depth, depth), b, y_block, plane,
+             [&](const GemmTile& t) {
+               for (std::int64_t i = t.row; i < t.row + t.rows; ++i) {
+                 const float bias = op.bias_of(first_filter + i);
+                 float* y_row = y_block + i * plane;
+                 for (std::int64_t j = t.col; j < t.col + t.cols; ++j) {
+                   y_row[j] = activate(p.activation, y_row[j] + bias);
                  }
-               });
-    }
+                 op.y.commit(y_offset + i * plane + t.col, t.cols);
+               }
+             });
   });
 }
 
-// groups == C == K: output plane (n, k) reads only input plane (n, k) and filter k.
+// groups == C == K: output plane (n, k) reads only input plane (n, k) and filter k. An output row
+// gets one vectorised row update per filter row inside the image.
 void depthwise(const ConvOperands& op) {
   const ConvDims& d = op.d;
   const auto [stride_h, stride_w] = op.p.stride;
   const auto [dil_h, dil_w] = op.p.dilation;
   const std::int64_t pad_top = op.p.pad[0], pad_left = op.p.pad[1];
+  const DepthwiseRowFn add_row = depthwise_row();
   const auto output_rows = tbb::blocked_range<std::int64_t>(0, d.n * d.k * d.p);
   tbb::parallel_for(output_rows, [&](const tbb::blocked_range<std::int64_t>& range) {
     for (std::int64_t row = range.begin(); row != range.end(); ++row) {
@@ -119,18 +134,13 @@ void depthwise(const ConvOperands& op) {
       const float* x_plane = op.x + plane * d.h * d.w;
       const float* filter = op.w + k * d.r * d.s;
       float* y_row = op.y.data() + row * d.q;
-      for (std::int64_t ow = 0; ow < d.q; ++ow) {
-        float sum = 0.0f;
-        for (std::int64_t r = 0; r < d.r; ++r) {
-          const std::int64_t h = oh * stride_h - pad_top + r * dil_h;
-          if (h < 0 || h >= d.h) continue;
-          for (std::int64_t s = 0; s < d.s; ++s) {
-            const std::int64_t iw = ow * stride_w - pad_left + s * dil_w;
-            if (iw >= 0 && iw < d.w) sum += x_plane[h * d.w + iw] * filter[r * d.s + s];
-          }
-        }
-        y_row[ow] = activate(op.p.activation, sum + op.bias_of(k));
+      std::fill_n(y_row, d.q, op.bias_of(k));
+      for (std::int64_t r = 0; r < d.r; ++r) {
+        const std::int64_t h = oh * stride_h - pad_top + r * dil_h;
+        if (h < 0 || h >= d.h) continue;
+        add_row(filter + r * d.s, d.s, x_plane + h * d.w, stride_w, dil_w, -pad_left, d.w, y_row, d.q);
       }
+      for (std::int64_t ow = 0; ow < d.q; ++ow) y_row[ow] = activate(op.p.activation, y_row[ow]);
       op.y.commit(row * d.q, d.q);
     }
   });

@@ -1,4 +1,4 @@
-// MatMul and Gemm: dtype conversion around the f32 GEMM core, epilogues per finished tile.
+// MatMul and Gemm on the f32 GEMM core, with epilogues per finished tile.
 #include <optional>
 #include <variant>
 
@@ -10,19 +10,24 @@
 #include "core/runtime/op_math.hpp"
 
 namespace porta::detail {
+namespace {
+
+// The GEMM reads A and B in their storage dtype, converting while it packs them.
+GemmOperand operand(const HostTensor& t, std::int64_t ld, bool trans) {
+  return {.data = t.data, .dtype = t.dtype(), .ld = ld, .trans = trans};
+}
+
+}  // namespace
 
 void cpu_matmul(const HostOpArgs& args) {
   const auto& p = std::get<MatMulParams>(args.node.params);
   const MatMulDims d = matmul_dims(args.inputs[0].shape(), args.inputs[1].shape(), p);
-  const F32Input a(args.inputs[0]);
-  const F32Input b(args.inputs[1]);
+  const GemmOperand a = operand(args.inputs[0], p.trans_a ? d.m : d.k, p.trans_a);
+  const GemmOperand b = operand(args.inputs[1], p.trans_b ? d.k : d.n, p.trans_b);
   const F32Output c(args.output);
-  const std::int64_t lda = p.trans_a ? d.m : d.k;
-  const std::int64_t ldb = p.trans_b ? d.k : d.n;
   tbb::parallel_for(std::int64_t{0}, d.batch_count, [&](std::int64_t batch) {
     const std::int64_t c_offset = d.c_offset[batch];
-    gemm_f32(d.m, d.n, d.k, a.data() + d.a_offset[batch], lda, p.trans_a,
-             b.data() + d.b_offset[batch], ldb, p.trans_b, c.data() + c_offset, d.n,
+    gemm_f32(d.m, d.n, d.k, a.offset(d.a_offset[batch]), b.offset(d.b_offset[batch]), c.data() + c_offset, d.n,
              [&](const GemmTile& t) {
                for (std::int64_t i = t.row; i < t.row + t.rows; ++i) {
                  c.commit(c_offset + i * d.n + t.col, t.cols);
@@ -35,8 +40,8 @@ void cpu_gemm(const HostOpArgs& args) {
   const auto& p = std::get<GemmParams>(args.node.params);
   const MatMulParams trans{.trans_a = p.trans_a, .trans_b = p.trans_b};
   const MatMulDims d = matmul_dims(args.inputs[0].shape(), args.inputs[1].shape(), trans);
-  const F32Input a(args.inputs[0]);
-  const F32Input b(args.inputs[1]);
+  const GemmOperand a = operand(args.inputs[0], p.trans_a ? d.m : d.k, p.trans_a);
+  const GemmOperand b = operand(args.inputs[1], p.trans_b ? d.k : d.n, p.trans_b);
   std::optional<F32Input> c;
   // C broadcasts to [M, N], so it has at most two dimensions that are not 1: its last two.
   std::int64_t c_row_stride = 0, c_col_stride = 0;
@@ -49,18 +54,17 @@ void cpu_gemm(const HostOpArgs& args) {
     c.emplace(args.inputs[2]);
   }
   const F32Output y(args.output);
-  gemm_f32(d.m, d.n, d.k, a.data(), p.trans_a ? d.m : d.k, p.trans_a, b.data(),
-           p.trans_b ? d.k : d.n, p.trans_b, y.data(), d.n, [&](const GemmTile& t) {
-             for (std::int64_t i = t.row; i < t.row + t.rows; ++i) {
-               float* y_row = y.data() + i * d.n;
-               for (std::int64_t j = t.col; j < t.col + t.cols; ++j) {
-                 float v = p.alpha * y_row[j];
-                 if (c) v += p.beta * c->data()[i * c_row_stride + j * c_col_stride];
-                 y_row[j] = activate(p.activation, v);
-               }
-               y.commit(i * d.n + t.col, t.cols);
-             }
-           });
+  gemm_f32(d.m, d.n, d.k, a, b, y.data(), d.n, [&](const GemmTile& t) {
+    for (std::int64_t i = t.row; i < t.row + t.rows; ++i) {
+      float* y_row = y.data() + i * d.n;
+      for (std::int64_t j = t.col; j < t.col + t.cols; ++j) {
+        float v = p.alpha * y_row[j];
+        if (c) v += p.beta * c->data()[i * c_row_stride + j * c_col_stride];
+        y_row[j] = activate(p.activation, v);
+      }
+      y.commit(i * d.n + t.col, t.cols);
+    }
+  });
 }
 
 }  // namespace porta::detail

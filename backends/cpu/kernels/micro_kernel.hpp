@@ -1,0 +1,35 @@
+#pragma once
+// GEMM micro-kernels: one register-resident mr x nr tile of C from packed panels of A and B.
+// Each instruction set has its own file compiled with a target attribute, so one binary carries
+// them all and CPUID picks one at run time.
+#include <cstdint>
+#include <string_view>
+
+namespace porta::detail {
+
+// c[i * ldc + j] (+)= sum over p < depth of a[p * mr + i] * b[p * nr + j], for a full mr x nr
+// tile: `a` is an A panel (mr rows, k-major), `b` a B panel (nr columns, k-major, 64-byte
+// aligned). With `accumulate` false, C is overwritten without being read.
+using MicroKernelFn = void (*)(std::int64_t depth, const float* a, const float* b, float* c,
+                               std::int64_t ldc, bool accumulate);
+// The same with A read in place from a row-major f32 matrix: element (i, p) at a[i * lda + p].
+// For GEMMs with few columns, where packing A would cost as much as multiplying it.
+using MicroKernelUnpackedAFn = void (*)(std::int64_t depth, const float* a, std::int64_t lda, const float* b,
+                                        float* c, std::int64_t ldc, bool accumulate);
+
+struct MicroKernel {
+  std::string_view isa;  // "avx512", "avx2", "generic"
+  std::int64_t mr, nr;
+  MicroKernelFn run;
+  MicroKernelUnpackedAFn run_unpacked_a;
+};
+
+MicroKernel avx512_micro_kernel();
+MicroKernel avx2_micro_kernel();
+MicroKernel generic_micro_kernel();
+
+// The widest kernel this CPU runs, chosen once. PORTA_CPU_ISA=avx2|generic caps the choice, so
+// tests can exercise the narrower kernels on a wider CPU.
+const MicroKernel& gemm_micro_kernel();
+
+}  // namespace porta::detail

@@ -1,0 +1,58 @@
+// AVX2+FMA micro-kernel: 6 rows x 16 columns of C in 12 ymm accumulators; per step of k, two
+// aligned loads of B and 6 broadcasts of A feed 12 FMAs within the 16 registers.
+#include <immintrin.h>
+
+#include "backends/cpu/kernels/micro_kernel.hpp"
+
+namespace porta::detail {
+namespace {
+
+constexpr int mr = 6;
+constexpr int nr = 16;
+
+// A is packed (element (i, p) at a[p * mr + i]) or read in place (at a[i * lda + p]).
+template <bool packed_a>
+__attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
+                                                   const float* b, float* c, std::int64_t ldc, bool accumulate) {
+  const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
+  __m256 lo[mr], hi[mr];
+#pragma GCC unroll 6
+  for (int i = 0; i < mr; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
+  // C's tile is read and written only after the whole depth: fetch it meanwhile, so that its
+  // cache misses do not stall the end of every call.
+#pragma GCC unroll 6
+  for (int i = 0; i < mr; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + nr - 1), _MM_HINT_T0);
+  }
+  for (std::int64_t p = 0; p < depth; ++p, a += a_step, b += nr) {
+    const __m256 b_lo = _mm256_load_ps(b), b_hi = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+    for (int i = 0; i < mr; ++i) {
+      const __m256 a_i = _mm256_broadcast_ss(a + i * a_row);
+      lo[i] = _mm256_fmadd_ps(a_i, b_lo, lo[i]);
+      hi[i] = _mm256_fmadd_ps(a_i, b_hi, hi[i]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < mr; ++i, c += ldc) {
+    if (accumulate) {
+      lo[i] = _mm256_add_ps(lo[i], _mm256_loadu_ps(c));
+      hi[i] = _mm256_add_ps(hi[i], _mm256_loadu_ps(c + 8));
+    }
+    _mm256_storeu_ps(c, lo[i]);
+    _mm256_storeu_ps(c + 8, hi[i]);
+  }
+}
+
+__attribute__((target("avx2,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
+                                                   std::int64_t ldc, bool accumulate) {
+  kernel<true>(depth, a, mr, b, c, ldc, accumulate);
+}
+
+}  // namespace
+
+MicroKernel avx2_micro_kernel() { return {
+      .isa = "avx2", .mr = mr, .nr = nr, .run = packed, .run_unpacked_a = kernel<false>}; }
+
+}  // namespace porta::detail

@@ -1,0 +1,38 @@
+// Portable micro-kernel for CPUs without AVX2: plain loops the compiler vectorises for the
+// baseline instruction set (SSE2 on x86-64, NEON on AArch64).
+#include "backends/cpu/kernels/micro_kernel.hpp"
+
+namespace porta::detail {
+namespace {
+
+constexpr std::int64_t mr = 6;
+constexpr std::int64_t nr = 16;
+
+// A is packed (element (i, p) at a[p * mr + i]) or read in place (at a[i * lda + p]).
+template <bool packed_a>
+void kernel(std::int64_t depth, const float* a, std::int64_t lda, const float* b, float* c, std::int64_t ldc,
+            bool accumulate) {
+  const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
+  float acc[mr][nr] = {};
+  for (std::int64_t p = 0; p < depth; ++p, a += a_step, b += nr) {
+    // Unrolling the rows first keeps -O3 from vectorising across them and spilling acc.
+#pragma GCC unroll 16
+    for (std::int64_t i = 0; i < mr; ++i) {
+      for (std::int64_t j = 0; j < nr; ++j) acc[i][j] += a[i * a_row] * b[j];
+    }
+  }
+  for (std::int64_t i = 0; i < mr; ++i, c += ldc) {
+    for (std::int64_t j = 0; j < nr; ++j) c[j] = accumulate ? c[j] + acc[i][j] : acc[i][j];
+  }
+}
+
+void packed(std::int64_t depth, const float* a, const float* b, float* c, std::int64_t ldc, bool accumulate) {
+  kernel<true>(depth, a, mr, b, c, ldc, accumulate);
+}
+
+}  // namespace
+
+MicroKernel generic_micro_kernel() { return {
+      .isa = "generic", .mr = mr, .nr = nr, .run = packed, .run_unpacked_a = kernel<false>}; }
+
+}  // namespace porta::detail

@@ -1,0 +1,42 @@
+#include "backends/cpu/kernels/scratch_pool.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "porta/error.hpp"
+
+namespace porta::detail {
+
+void ScratchPool::Free::operator()(float* p) const noexcept { std::free(p); }
+
+ScratchPool::Lease ScratchPool::acquire(std::size_t floats) {
+  {
+    const std::lock_guard lock(mutex_);
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->floats < floats) continue;
+      Buffer found = std::move(*it);
+      free_.erase(it);
+      return {*this, std::move(found)};
+    }
+  }
+  constexpr std::size_t line = 64;
+  const std::size_t bytes = (floats * sizeof(float) + line - 1) / line * line;
+  Buffer fresh{.data = std::unique_ptr<float[], Free>(static_cast<float*>(std::aligned_alloc(line, bytes))),
+               .floats = floats};
+  if (!fresh.data)
+    throw Error(ErrorCode::OutOfMemory, "GEMM scratch buffer of " + std::to_string(bytes) + " bytes");
+  return {*this, std::move(fresh)};
+}
+
+void ScratchPool::give_back(Buffer buffer) {
+  if (!buffer.data) return;
+  const std::lock_guard lock(mutex_);
+  free_.push_back(std::move(buffer));
+}
+
+ScratchPool& gemm_scratch() {
+  static ScratchPool pool;
+  return pool;
+}
+
+}  // namespace porta::detail

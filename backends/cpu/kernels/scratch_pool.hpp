@@ -1,0 +1,48 @@
+#pragma once
+// Reusable, cache-line-aligned float buffers for packed GEMM panels. Allocating them per call
+// would page-fault megabytes on every GEMM; thread-local buffers are unsafe because a TBB thread
+// waiting in a nested parallel loop may run another GEMM's task. A lease holds a buffer that no
+// one else uses until it is returned.
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace porta::detail {
+
+class ScratchPool {
+  struct Free {
+    void operator()(float* p) const noexcept;
+  };
+  struct Buffer {
+    std::unique_ptr<float[], Free> data;
+    std::size_t floats = 0;
+  };
+
+ public:
+  class Lease {
+   public:
+    Lease(ScratchPool& pool, Buffer buffer) : pool_(&pool), buffer_(std::move(buffer)) {}
+    Lease(Lease&&) = delete;
+    ~Lease() { pool_->give_back(std::move(buffer_)); }
+    float* data() const noexcept { return buffer_.data.get(); }
+
+   private:
+    ScratchPool* pool_;
+    Buffer buffer_;
+  };
+
+  // A buffer of at least `floats` floats, 64-byte aligned; throws OutOfMemory.
+  Lease acquire(std::size_t floats);
+
+ private:
+  void give_back(Buffer buffer);
+
+  std::mutex mutex_;
+  std::vector<Buffer> free_;
+};
+
+// The CPU backend's one pool of GEMM panels.
+ScratchPool& gemm_scratch();
+
+}  // namespace porta::detail
