@@ -1,0 +1,85 @@
+// The OpenCL backend. Devices are numbered across every platform the ICD loader finds, in order:
+// "opencl:<index>", or "opencl:name=<text>" for the first device whose name contains <text>
+// (case-insensitive), e.g. "opencl:name=pthread" for PoCL's CPU device.
+#include <algorithm>
+#include <cctype>
+
+#include "backends/opencl/buffer.hpp"
+#include "backends/opencl/graph_program.hpp"
+#include "porta/error.hpp"
+
+namespace porta::detail {
+namespace {
+
+class OpenClDevice final : public DeviceImpl {
+ public:
+  explicit OpenClDevice(ClDeviceDescription description)
+      : device_(std::make_shared<ClDevice>(std::move(description))), programs_(*device_, default_program_cache_dir()) {}
+
+  const DeviceInfo& info() const override { return device_->info(); }
+
+  // Every op runs in every storage dtype: f16 is loaded and stored with vload_half/vstore_half,
+  // which OpenCL 1.2 has without cl_khr_fp16, and all arithmetic is f32.
+  std::string unsupported_reason(const Graph&, const Node&, const CompileOptions& options) const override {
+    if (options.impl == Impl::Vendor) return "the opencl backend has no vendor library provider (CLBlast) yet";
+    return {};
+  }
+
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return std::make_unique<ClBuffer>(device_, bytes); }
+
+  std::unique_ptr<Program> prepare(std::shared_ptr<const CompiledGraph> graph) override {
+    return std::make_unique<ClGraphProgram>(device_, std::move(graph), programs_);
+  }
+
+  std::size_t alignment() const override { return device_->description.alignment; }
+
+ private:
+  std::shared_ptr<ClDevice> device_;
+  KernelPrograms programs_;
+};
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+class OpenClBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "opencl"; }
+
+  BackendStatus status() override {
+    ClDiscovery found = discover_opencl_devices();
+    BackendStatus status{"opencl", {}, found.reason};
+    for (auto& d : found.devices) status.devices.push_back(std::move(d.info));
+    return status;
+  }
+
+  std::shared_ptr<DeviceImpl> open(const DeviceSpec& spec) override {
+    for (const auto& [key, _] : spec.options)
+      if (key != "name")
+        throw Error(ErrorCode::InvalidArgument, "device '" + spec.text + "': unknown opencl option '" + key + "' (known: name)");
+    ClDiscovery found = discover_opencl_devices();
+    if (found.devices.empty())
+      throw Error(ErrorCode::DeviceUnavailable, "device '" + spec.text + "': " + found.reason);
+    std::string listing;
+    for (const auto& d : found.devices) listing += (listing.empty() ? "" : ", ") + d.info.spec + " '" + d.info.name + "'";
+    if (const std::string* name = spec.option("name")) {
+      if (spec.index != 0)
+        throw Error(ErrorCode::InvalidArgument, "device '" + spec.text + "': give an index or a name, not both");
+      for (auto& d : found.devices)
+        if (lower(d.info.name).find(lower(*name)) != std::string::npos) return std::make_shared<OpenClDevice>(std::move(d));
+      throw Error(ErrorCode::NotFound, "device '" + spec.text + "': no OpenCL device name contains '" + *name +
+                                           "' (devices: " + listing + ")");
+    }
+    if (static_cast<std::size_t>(spec.index) >= found.devices.size())
+      throw Error(ErrorCode::NotFound, "device '" + spec.text + "': there are " + std::to_string(found.devices.size()) +
+                                           " OpenCL device(s): " + listing);
+    return std::make_shared<OpenClDevice>(std::move(found.devices[static_cast<std::size_t>(spec.index)]));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_opencl_backend() { return std::make_unique<OpenClBackend>(); }
+
+}  // namespace porta::detail

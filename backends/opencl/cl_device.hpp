@@ -1,0 +1,18 @@
+#pragma once
+// One opened OpenCL device: its context and in-order queue, shared by buffers and programs.
+#include "backends/opencl/cl_handles.hpp"
+#include "backends/opencl/device_discovery.hpp"
+
+namespace porta::detail {
+
+struct ClDevice {
+  ClDeviceDescription description;
+  ClContext context;
+  ClQueue queue;  // in order, with profiling enabled so any run can be timed
+
+  explicit ClDevice(ClDeviceDescription d);  // throws porta::Error naming the failing call
+  cl_device_id id() const noexcept { return description.device; }
+  const DeviceInfo& info() const noexcept { return description.info; }
+};
+
+}  // namespace porta::detail

@@ -1,0 +1,66 @@
+#include "backends/opencl/graph_program.hpp"
+
+#include "backends/opencl/buffer.hpp"
+#include "backends/opencl/cl_error.hpp"
+#include "backends/opencl/ops/ops.hpp"
+
+namespace porta::detail {
+
+ClGraphProgram::ClGraphProgram(std::shared_ptr<const ClDevice> device, std::shared_ptr<const CompiledGraph> graph,
+                               KernelPrograms& programs)
+    : device_(std::move(device)), graph_(std::move(graph)) {
+  LaunchBuilder builder(programs, *graph_);
+  for (std::size_t step = 0; step < graph_->order.size(); ++step) {
+    const Node& node = graph_->graph.nodes()[static_cast<std::size_t>(graph_->order[step])];
+    builder.set_step(step);
+    opencl_op(node.op)(builder, node);
+  }
+  launches_ = builder.take();
+  events_.resize(launches_.size());
+}
+
+void ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
+  const cl_mem arena_mem = static_cast<ClBuffer&>(arena).mem(), constant_mem = static_cast<ClBuffer&>(constants).mem();
+  const MemoryPlan& plan = graph_->plan;
+  const auto mem_of = [&](std::int32_t id) {
+    return plan.constant_offset[static_cast<std::size_t>(id)] >= 0 ? constant_mem : arena_mem;
+  };
+  const auto offset_of = [&](std::int32_t id) {
+    const auto i = static_cast<std::size_t>(id);
+    return static_cast<std::size_t>(plan.constant_offset[i] >= 0 ? plan.constant_offset[i] : plan.offset[i]);
+  };
+  const bool profile = !node_seconds.empty();
+  cl_command_queue queue = device_->queue.get();
+  for (std::size_t i = 0; i < launches_.size(); ++i) {
+    cl_event event = nullptr;
+    cl_event* event_out = profile ? &event : nullptr;
+    if (const auto* k = std::get_if<KernelLaunch>(&launches_[i].work)) {
+      for (const auto& [index, id] : k->buffers) {
+        const cl_mem mem = mem_of(id);
+        check_cl(clSetKernelArg(k->kernel.get(), index, sizeof mem, &mem), "clSetKernelArg");
+      }
+      check_cl(clEnqueueNDRangeKernel(queue, k->kernel.get(), k->dims, nullptr, k->global.data(), k->local.data(), 0,
+                                      nullptr, event_out),
+               "clEnqueueNDRangeKernel");
+    } else {
+      const auto& c = std::get<CopyLaunch>(launches_[i].work);
+      check_cl(clEnqueueCopyBuffer(queue, mem_of(c.source), mem_of(c.destination), offset_of(c.source),
+                                   offset_of(c.destination), c.bytes, 0, nullptr, event_out),
+               "clEnqueueCopyBuffer");
+    }
+    if (profile) events_[i] = ClEvent(event);
+  }
+  check_cl(clFinish(queue), "clFinish");
+  if (!profile) return;
+  std::fill(node_seconds.begin(), node_seconds.end(), 0.0);
+  for (std::size_t i = 0; i < launches_.size(); ++i) {
+    cl_ulong start = 0, end = 0;
+    check_cl(clGetEventProfilingInfo(events_[i].get(), CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr),
+             "clGetEventProfilingInfo");
+    check_cl(clGetEventProfilingInfo(events_[i].get(), CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr),
+             "clGetEventProfilingInfo");
+    node_seconds[launches_[i].step] += static_cast<double>(end - start) * 1e-9;
+  }
+}
+
+}  // namespace porta::detail

@@ -1,0 +1,23 @@
+#pragma once
+// A compiled graph on an OpenCL device: every node's launches are enqueued in order on the
+// device's in-order queue, then one clFinish.
+#include <memory>
+
+#include "backends/opencl/launch_builder.hpp"
+
+namespace porta::detail {
+
+class ClGraphProgram final : public Program {
+ public:
+  ClGraphProgram(std::shared_ptr<const ClDevice> device, std::shared_ptr<const CompiledGraph> graph,
+                 KernelPrograms& programs);
+  void run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
+
+ private:
+  std::shared_ptr<const ClDevice> device_;
+  std::shared_ptr<const CompiledGraph> graph_;
+  std::vector<Launch> launches_;
+  std::vector<ClEvent> events_;  // one per launch while profiling
+};
+
+}  // namespace porta::detail

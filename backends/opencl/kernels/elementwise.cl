@@ -1,0 +1,42 @@
+// Elementwise ops: binary arithmetic with numpy broadcasting, activations, and cast.
+
+#define BINARY_ADD 0
+#define BINARY_SUB 1
+#define BINARY_MUL 2
+#define BINARY_DIV 3
+
+// `broadcast` is 0 when both operands have the result's shape, so most calls skip the index math.
+__kernel void binary(TENSOR(a), TENSOR(b), TENSOR(y), long n, int op, int broadcast, long8 shape,
+                     long8 a_strides, long8 b_strides) {
+  const long i = get_global_id(0);
+  if (i >= n) return;
+  const long ai = broadcast ? strided_index(i, shape, a_strides) : i;
+  const long bi = broadcast ? strided_index(i, shape, b_strides) : i;
+  const float av = load_value(TENSOR_PTR(storage_t, a), ai);
+  const float bv = load_value(TENSOR_PTR(storage_t, b), bi);
+  float v;
+  switch (op) {
+    case BINARY_ADD: v = av + bv; break;
+    case BINARY_SUB: v = av - bv; break;
+    case BINARY_MUL: v = av * bv; break;
+    default: v = av / bv; break;
+  }
+  store_value(TENSOR_PTR(storage_t, y), i, v);
+}
+
+__kernel void unary(TENSOR(x), TENSOR(y), long n, int act, float lo, float hi) {
+  const long i = get_global_id(0);
+  if (i >= n) return;
+  store_value(TENSOR_PTR(storage_t, y), i, activate(act, load_value(TENSOR_PTR(storage_t, x), i), lo, hi));
+}
+
+// The output has the program's storage dtype; one kernel per input dtype.
+#define CAST_FROM(dtype, type)                                                     \
+  __kernel void cast_from_##dtype(TENSOR(x), TENSOR(y), long n) {                  \
+    const long i = get_global_id(0);                                               \
+    if (i >= n) return;                                                            \
+    store_value(TENSOR_PTR(storage_t, y), i, load_##dtype(TENSOR_PTR(type, x), i)); \
+  }
+CAST_FROM(f32, float)
+CAST_FROM(f16, half)
+CAST_FROM(bf16, ushort)

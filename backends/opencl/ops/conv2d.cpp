@@ -1,0 +1,37 @@
+#include <variant>
+
+#include "backends/opencl/ops/ops.hpp"
+#include "core/runtime/op_math.hpp"
+
+namespace porta::detail {
+
+void opencl_conv2d(LaunchBuilder& b, const Node& node) {
+  const auto& p = std::get<Conv2dParams>(node.params);
+  const ConvDims d = conv_dims(b.desc(node.inputs[0]).shape, b.desc(node.inputs[1]).shape, p);
+  const bool has_bias = node.inputs.size() == 3;
+  const GemmTiles& t = b.gemm_tiles();
+  // Implicit GEMM needs enough filters per group to fill its blocks' rows; depthwise and other
+  // thin groups take the direct kernel, one work-item per output.
+  if (t.vector_kernel && d.k_per_group >= 8) {
+    auto args = b.kernel("conv2d", "conv2d_gemm", b.desc(node.output).dtype);
+    args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(has_bias ? node.inputs[2] : node.output)
+        .tensor(node.output).i32(has_bias ? 1 : 0).i64(d.c).i64(d.h).i64(d.w).i64(d.k).i64(d.r).i64(d.s).i64(d.p)
+        .i64(d.q).i64(p.stride[0]).i64(p.stride[1]).i64(p.pad[0]).i64(p.pad[1]).i64(p.dilation[0]).i64(p.dilation[1])
+        .i64(d.groups).i64(d.c_per_group).i64(d.k_per_group).i32(activation_code(p.activation));
+    const auto gx = static_cast<std::size_t>(t.group_x), gy = static_cast<std::size_t>(t.group_y);
+    const auto blocks = [](std::int64_t extent, int block) { return static_cast<std::size_t>((extent + block - 1) / block); };
+    b.enqueue(std::move(args), 3,
+              {blocks(d.p * d.q, t.group_x * t.vector_width) * gx, blocks(d.k_per_group, t.group_y * t.work_m) * gy,
+               static_cast<std::size_t>(d.n * d.groups)},
+              {gx, gy, 1});
+    return;
+  }
+  auto args = b.kernel("conv2d", "conv2d", b.desc(node.output).dtype);
+  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(has_bias ? node.inputs[2] : node.output)
+      .tensor(node.output).i32(has_bias ? 1 : 0).i64(d.n).i64(d.c).i64(d.h).i64(d.w).i64(d.k).i64(d.r).i64(d.s)
+      .i64(d.p).i64(d.q).i64(p.stride[0]).i64(p.stride[1]).i64(p.pad[0]).i64(p.pad[1]).i64(p.dilation[0])
+      .i64(p.dilation[1]).i64(d.c_per_group).i64(d.k_per_group).i32(activation_code(p.activation));
+  b.enqueue_1d(std::move(args), d.n * d.k * d.p * d.q);
+}
+
+}  // namespace porta::detail

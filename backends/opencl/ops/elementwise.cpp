@@ -1,0 +1,66 @@
+#include <variant>
+
+#include "backends/opencl/ops/ops.hpp"
+#include "core/runtime/op_math.hpp"
+
+namespace porta::detail {
+
+void opencl_binary(LaunchBuilder& b, const Node& node) {
+  const Tensor a = node.inputs[0], bt = node.inputs[1];
+  const Shape& y_shape = b.desc(node.output).shape;
+  // Strides of each operand in the result's index space: 0 along broadcast dimensions.
+  const auto operand_strides = [&](const Shape& shape) {
+    Shape strides(y_shape.size(), 0);
+    const std::size_t lead = y_shape.size() - shape.size();
+    std::int64_t stride = 1;
+    for (std::size_t i = shape.size(); i-- > 0;) {
+      strides[lead + i] = shape[i] == 1 ? 0 : stride;
+      stride *= shape[i];
+    }
+    return to_long8(strides, 0);
+  };
+  const Shape& a_shape = b.desc(a).shape;
+  const Shape& b_shape = b.desc(bt).shape;
+  const bool broadcast = a_shape != y_shape || b_shape != y_shape;
+  const std::int32_t op = static_cast<std::int32_t>(node.op) - static_cast<std::int32_t>(OpKind::Add);
+  auto args = b.kernel("elementwise", "binary", b.desc(node.output).dtype);
+  args.tensor(a).tensor(bt).tensor(node.output).i64(b.desc(node.output).numel()).i32(op).i32(broadcast ? 1 : 0)
+      .long8(to_long8(y_shape, 1)).long8(operand_strides(a_shape)).long8(operand_strides(b_shape));
+  b.enqueue_1d(std::move(args), b.desc(node.output).numel());
+}
+
+void opencl_unary(LaunchBuilder& b, const Node& node) {
+  std::int32_t act = 0;
+  float lo = 0.0f, hi = 0.0f;
+  switch (node.op) {
+    case OpKind::Relu: act = activation_code(Activation::Relu); break;
+    case OpKind::Sigmoid: act = activation_code(Activation::Sigmoid); break;
+    case OpKind::Silu: act = activation_code(Activation::Silu); break;
+    case OpKind::Tanh: act = activation_code(Activation::Tanh); break;
+    case OpKind::Gelu:
+      act = std::get<GeluParams>(node.params).tanh_approximation ? static_cast<std::int32_t>(ClActivation::GeluTanh)
+                                                                  : activation_code(Activation::Gelu);
+      break;
+    default: {  // Clip
+      const auto& p = std::get<ClipParams>(node.params);
+      act = static_cast<std::int32_t>(ClActivation::Clip);
+      lo = p.min;
+      hi = p.max;
+    }
+  }
+  const std::int64_t n = b.desc(node.output).numel();
+  auto args = b.kernel("elementwise", "unary", b.desc(node.output).dtype);
+  args.tensor(node.inputs[0]).tensor(node.output).i64(n).i32(act).f32(lo).f32(hi);
+  b.enqueue_1d(std::move(args), n);
+}
+
+void opencl_cast(LaunchBuilder& b, const Node& node) {
+  static constexpr const char* kernel_for[] = {"cast_from_f32", "cast_from_f16", "cast_from_bf16"};
+  const std::int64_t n = b.desc(node.output).numel();
+  auto args = b.kernel("elementwise", kernel_for[static_cast<std::size_t>(b.desc(node.inputs[0]).dtype)],
+                       b.desc(node.output).dtype);
+  args.tensor(node.inputs[0]).tensor(node.output).i64(n);
+  b.enqueue_1d(std::move(args), n);
+}
+
+}  // namespace porta::detail

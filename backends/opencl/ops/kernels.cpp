@@ -1,0 +1,48 @@
+#include <cstddef>
+#include <iterator>
+#include <utility>
+
+#include "backends/opencl/ops/ops.hpp"
+
+namespace porta::detail {
+namespace {
+
+// In OpKind order, checked at compile time, so every op has a launcher.
+constexpr std::pair<OpKind, OpenClOp> ops[] = {
+    {OpKind::MatMul, opencl_matmul},
+    {OpKind::Gemm, opencl_gemm},
+    {OpKind::Conv2d, opencl_conv2d},
+    {OpKind::Add, opencl_binary},
+    {OpKind::Sub, opencl_binary},
+    {OpKind::Mul, opencl_binary},
+    {OpKind::Div, opencl_binary},
+    {OpKind::Relu, opencl_unary},
+    {OpKind::Clip, opencl_unary},
+    {OpKind::Sigmoid, opencl_unary},
+    {OpKind::Silu, opencl_unary},
+    {OpKind::Tanh, opencl_unary},
+    {OpKind::Gelu, opencl_unary},
+    {OpKind::BatchNorm, opencl_batchnorm},
+    {OpKind::MaxPool2d, opencl_max_pool2d},
+    {OpKind::AvgPool2d, opencl_avg_pool2d},
+    {OpKind::GlobalAvgPool, opencl_global_avg_pool},
+    {OpKind::Softmax, opencl_softmax},
+    {OpKind::Reshape, opencl_reshape},
+    {OpKind::Transpose, opencl_transpose},
+    {OpKind::Concat, opencl_concat},
+    {OpKind::Cast, opencl_cast},
+};
+
+constexpr bool in_op_kind_order() {
+  for (std::size_t i = 0; i < std::size(ops); ++i)
+    if (ops[i].first != static_cast<OpKind>(i)) return false;
+  return true;
+}
+static_assert(std::size(ops) == op_kind_count, "every OpKind needs an OpenCL launcher");
+static_assert(in_op_kind_order(), "list the OpenCL launchers in OpKind order");
+
+}  // namespace
+
+OpenClOp opencl_op(OpKind op) { return ops[static_cast<std::size_t>(op)].second; }
+
+}  // namespace porta::detail

@@ -1,0 +1,30 @@
+#pragma once
+// The OpenCL backend's ops: each describes the kernel launches of one node (kernels/<op>.cl).
+#include "backends/opencl/launch_builder.hpp"
+
+namespace porta::detail {
+
+using OpenClOp = void (*)(LaunchBuilder& builder, const Node& node);
+OpenClOp opencl_op(OpKind op);  // every OpKind has one
+
+// Activation codes of kernels/common.cl: porta::Activation's values, then two for unary ops only.
+enum class ClActivation : std::int32_t { GeluTanh = 7, Clip = 8 };
+constexpr std::int32_t activation_code(Activation a) noexcept { return static_cast<std::int32_t>(a); }
+static_assert(activation_code(Activation::Gelu) == 6, "kernels/common.cl numbers activations as porta::Activation");
+
+void opencl_matmul(LaunchBuilder& b, const Node& node);
+void opencl_gemm(LaunchBuilder& b, const Node& node);
+void opencl_conv2d(LaunchBuilder& b, const Node& node);
+void opencl_binary(LaunchBuilder& b, const Node& node);  // add, sub, mul, div
+void opencl_unary(LaunchBuilder& b, const Node& node);   // relu, clip, sigmoid, silu, tanh, gelu
+void opencl_cast(LaunchBuilder& b, const Node& node);
+void opencl_batchnorm(LaunchBuilder& b, const Node& node);
+void opencl_max_pool2d(LaunchBuilder& b, const Node& node);
+void opencl_avg_pool2d(LaunchBuilder& b, const Node& node);
+void opencl_global_avg_pool(LaunchBuilder& b, const Node& node);
+void opencl_softmax(LaunchBuilder& b, const Node& node);
+void opencl_reshape(LaunchBuilder& b, const Node& node);
+void opencl_transpose(LaunchBuilder& b, const Node& node);
+void opencl_concat(LaunchBuilder& b, const Node& node);
+
+}  // namespace porta::detail
