@@ -1,0 +1,154 @@
+// The GPU backend ("cuda" or "hip", by build): device enumeration and description from the
+// runtime's device properties, buffers and programs. With no driver or no device it has zero
+// devices and says why; nothing here aborts.
+#include "backends/gpu/runtime/buffer.hpp"
+#include "backends/gpu/runtime/check.hpp"
+#include "backends/gpu/runtime/program.hpp"
+#include "porta/error.hpp"
+
+namespace porta::detail::PORTA_GPU_NAMESPACE {
+namespace {
+
+constexpr std::string_view backend_name = PORTA_GPU_BACKEND_NAME;
+
+// Why the runtime reports no device, in the words of `porta-bench devices`.
+std::string no_device_reason(gpuError_t error) {
+  if (error == gpuErrorInsufficientDriver) return "no driver: " + error_text(error);
+  if (error == gpuErrorNoDevice) return "no device: " + error_text(error);
+  return "the runtime failed: " + error_text(error);
+}
+
+struct Enumeration {
+  int count = 0;
+  std::string reason;  // set when count is 0
+};
+
+Enumeration enumerate() {
+  Enumeration e;
+  const gpuError_t error = gpuGetDeviceCount(&e.count);
+  if (error != gpuSuccess) {
+    (void)gpuGetLastError();
+    e.count = 0;
+    e.reason = no_device_reason(error);
+  } else if (e.count == 0) {
+    e.reason = "no device";
+  }
+  return e;
+}
+
+std::string spec_of(int ordinal) { return std::string(backend_name) + ":" + std::to_string(ordinal); }
+
+gpuDeviceProp_t properties(int ordinal) {
+  gpuDeviceProp_t prop{};
+  check(gpuGetDeviceProperties(&prop, ordinal), spec_of(ordinal), "reading device properties");
+  return prop;
+}
+
+gpu::DeviceLimits limits_of(const gpuDeviceProp_t& prop) {
+  gpu::DeviceLimits limits;
+  limits.compute_units = prop.multiProcessorCount;
+  limits.warp_size = prop.warpSize;
+  limits.max_threads_per_block = prop.maxThreadsPerBlock;
+  for (int i = 0; i < 3; ++i) limits.max_grid[i] = prop.maxGridSize[i];
+  return limits;
+}
+
+DeviceInfo device_info(int ordinal) {
+  const gpuDeviceProp_t prop = properties(ordinal);
+  const gpu::Capabilities caps = gpu_capabilities(prop);
+  int driver = 0, runtime = 0;
+  (void)gpuDriverGetVersion(&driver);
+  (void)gpuRuntimeGetVersion(&runtime);
+  DeviceInfo info;
+  info.spec = spec_of(ordinal);
+  info.backend = backend_name;
+  info.name = prop.name;
+  info.vendor = PORTA_GPU_VENDOR_NAME;
+  info.arch = caps.arch;
+  info.driver = "driver " + std::to_string(driver) + ", runtime " + std::to_string(runtime);
+  info.compute_units = prop.multiProcessorCount;
+  info.subgroup_size = prop.warpSize;
+  info.memory_total = prop.totalGlobalMem;
+  std::size_t free = 0, total = 0;
+  if (gpuSetDevice(ordinal) == gpuSuccess && gpuMemGetInfo(&free, &total) == gpuSuccess) info.memory_free = free;
+  info.fp16 = caps.fp16;
+  info.bf16 = caps.bf16;
+  info.matrix_units = caps.matrix_units;
+  info.tf32 = caps.tf32;
+  return info;
+}
+
+// "graphs=on|off" (default on): record the whole graph once and replay it.
+bool parse_graphs_option(const DeviceSpec& spec) {
+  bool graphs = true;
+  for (const auto& [key, value] : spec.options) {
+    if (key != "graphs")
+      throw Error(ErrorCode::InvalidArgument, "device '" + spec.text + "': unknown " + std::string(backend_name) +
+                                                  " option '" + key + "' (known: graphs=on|off)");
+    if (value != "on" && value != "off")
+      throw Error(ErrorCode::InvalidArgument, "device '" + spec.text + "': graphs=" + value + " must be on or off");
+    graphs = value == "on";
+  }
+  return graphs;
+}
+
+class GpuDevice final : public DeviceImpl {
+ public:
+  GpuDevice(int ordinal, bool graphs)
+      : info_(device_info(ordinal)),
+        context_(std::make_shared<const DeviceContext>(ordinal, info_.spec, limits_of(properties(ordinal)))),
+        graphs_(graphs) {}
+
+  const DeviceInfo& info() const override { return info_; }
+
+  std::string unsupported_reason(const Graph&, const Node&, const CompileOptions& options) const override {
+    // Every op has a native kernel; the vendor libraries are not wired in yet.
+    if (options.impl == Impl::Vendor)
+      return "the " + std::string(backend_name) + " backend has no vendor library provider yet (use impl=native)";
+    return {};
+  }
+
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
+    return std::make_unique<GpuBuffer>(context_, bytes);
+  }
+
+  std::unique_ptr<Program> prepare(std::shared_ptr<const CompiledGraph> graph) override {
+    return std::make_unique<GpuProgram>(context_, std::move(graph), graphs_);
+  }
+
+ private:
+  DeviceInfo info_;
+  std::shared_ptr<const DeviceContext> context_;
+  bool graphs_;
+};
+
+class GpuBackend final : public Backend {
+ public:
+  std::string_view name() const override { return backend_name; }
+
+  BackendStatus status() override {
+    BackendStatus status{std::string(backend_name), {}, {}};
+    const Enumeration e = enumerate();
+    status.reason = e.reason;
+    for (int i = 0; i < e.count; ++i) status.devices.push_back(device_info(i));
+    return status;
+  }
+
+  std::shared_ptr<DeviceImpl> open(const DeviceSpec& spec) override {
+    const bool graphs = parse_graphs_option(spec);
+    const Enumeration e = enumerate();
+    if (e.count == 0)
+      throw Error(ErrorCode::DeviceUnavailable, "device '" + spec.text + "': " + std::string(backend_name) + ": " + e.reason);
+    if (spec.index >= e.count)
+      throw Error(ErrorCode::NotFound, "device '" + spec.text + "': there are " + std::to_string(e.count) + " " +
+                                           std::string(backend_name) + " devices (" + spec_of(0) + " to " +
+                                           spec_of(e.count - 1) + ")");
+    return std::make_shared<GpuDevice>(spec.index, graphs);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_backend() { return std::make_unique<GpuBackend>(); }
+
+}  // namespace porta::detail::PORTA_GPU_NAMESPACE

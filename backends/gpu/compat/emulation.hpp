@@ -1,0 +1,230 @@
+#pragma once
+// The neutral GPU API emulated on the CPU, for the tests only (PORTA_GPU_EMULATION): the kernels
+// and the runtime of backends/gpu compile with the host compiler and run, so that their indexing,
+// tiling, block reductions and graph capture are checked against the reference in CI, where no GPU
+// is. A launch runs its blocks one after another, each thread of a block as a
+// fiber; shared memory is a static, as one block runs at a time. Streams run
+// work at once, or record it while capturing; graphs replay what was recorded.
+#include <math.h>  // expf and friends in the global namespace, as device code calls them
+#include <ucontext.h>
+
+#include <bit>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "backends/gpu/plan/capabilities.hpp"
+#include "porta/dtype.hpp"
+
+#define PORTA_GPU_NAMESPACE gpu_emulated
+#define PORTA_GPU_BACKEND_NAME "gpu-emulated"
+#define PORTA_GPU_VENDOR_NAME "porta (CPU emulation)"
+
+#define __global__
+#define __device__
+#define __launch_bounds__(threads)
+#define __shared__ static
+
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+inline dim3 threadIdx, blockIdx;
+inline dim3 blockDim, gridDim;
+inline float __uint_as_float(unsigned u) { return std::bit_cast<float>(u); }
+inline unsigned __float_as_uint(float f) { return std::bit_cast<unsigned>(f); }
+#define gpu_half_bits_to_float(bits) porta::f16_to_f32(bits)
+#define gpu_float_to_half_bits(value) porta::f32_to_f16(value)
+
+enum gpuError_t { gpuSuccess = 0, gpuErrorMemoryAllocation = 2, gpuErrorInsufficientDriver = 35, gpuErrorNoDevice = 100 };
+inline const char* gpuGetErrorName(gpuError_t e) {
+  return e == gpuSuccess ? "gpuSuccess" : e == gpuErrorMemoryAllocation ? "gpuErrorMemoryAllocation" : "gpuError";
+}
+inline const char* gpuGetErrorString(gpuError_t e) { return e == gpuErrorMemoryAllocation ? "out of memory" : "emulated"; }
+inline gpuError_t gpuGetLastError() { return gpuSuccess; }
+
+// One small device with wave64, so that the tests see a warp size other than 32, and a tiny grid, so
+// that every kernel's grid-stride loops run.
+inline constexpr std::size_t emulated_memory = std::size_t{1} << 30;
+struct gpuDeviceProp_t {
+  char name[64] = "CPU emulation of the GPU API";
+  std::size_t totalGlobalMem = emulated_memory;
+  int multiProcessorCount = 1, warpSize = 64, maxThreadsPerBlock = 256;
+  int maxGridSize[3] = {4, 2, 2};
+};
+inline gpuError_t gpuGetDeviceCount(int* count) { return *count = 1, gpuSuccess; }
+inline gpuError_t gpuGetDeviceProperties(gpuDeviceProp_t* prop, int) { return *prop = {}, gpuSuccess; }
+inline gpuError_t gpuSetDevice(int) { return gpuSuccess; }
+inline gpuError_t gpuDriverGetVersion(int* v) { return *v = 0, gpuSuccess; }
+inline gpuError_t gpuRuntimeGetVersion(int* v) { return *v = 0, gpuSuccess; }
+inline gpuError_t gpuMemGetInfo(std::size_t* free, std::size_t* total) {
+  *free = *total = emulated_memory;
+  return gpuSuccess;
+}
+inline porta::detail::gpu::Capabilities gpu_capabilities(const gpuDeviceProp_t&) { return {.arch = "emulated"}; }
+
+// Larger than the emulated memory fails, so the out-of-memory path is tested too.
+inline gpuError_t gpuMalloc(void** p, std::size_t bytes) {
+  *p = bytes > emulated_memory ? nullptr : std::malloc(bytes);
+  return *p == nullptr ? gpuErrorMemoryAllocation : gpuSuccess;
+}
+inline gpuError_t gpuFree(void* p) { return std::free(p), gpuSuccess; }
+
+// Handles are heap objects owned by the caller's RAII wrappers, as a driver's are.
+struct EmulatedStream {
+  bool capturing = false;
+  std::vector<std::function<void()>> recorded;
+};
+struct EmulatedGraph {
+  std::vector<std::function<void()>> work;
+};
+struct EmulatedEvent {
+  std::chrono::steady_clock::time_point time;
+};
+using gpuStream_t = EmulatedStream*;
+using gpuGraph_t = EmulatedGraph*;
+using gpuGraphExec_t = EmulatedGraph*;
+using gpuEvent_t = EmulatedEvent*;
+
+inline void emulated_enqueue(gpuStream_t stream, std::function<void()> work) {
+  if (stream->capturing)
+    stream->recorded.push_back(std::move(work));
+  else
+    work();
+}
+
+enum gpuMemcpyKind { gpuMemcpyHostToDevice, gpuMemcpyDeviceToHost, gpuMemcpyDeviceToDevice };
+inline gpuError_t gpuMemcpyAsync(void* dst, const void* src, std::size_t bytes, gpuMemcpyKind, gpuStream_t stream) {
+  emulated_enqueue(stream, [=] { std::memmove(dst, src, bytes); });
+  return gpuSuccess;
+}
+inline gpuError_t gpuMemcpy2DAsync(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                                   std::size_t width, std::size_t height, gpuMemcpyKind, gpuStream_t stream) {
+  emulated_enqueue(stream, [=] {
+    for (std::size_t row = 0; row < height; ++row)
+      std::memcpy(static_cast<char*>(dst) + row * dst_pitch, static_cast<const char*>(src) + row * src_pitch, width);
+  });
+  return gpuSuccess;
+}
+inline gpuError_t gpuMemsetAsync(void* p, int value, std::size_t bytes, gpuStream_t stream) {
+  emulated_enqueue(stream, [=] { std::memset(p, value, bytes); });
+  return gpuSuccess;
+}
+
+inline constexpr unsigned gpuStreamNonBlocking = 1;
+inline gpuError_t gpuStreamCreateWithFlags(gpuStream_t* s, unsigned) { return *s = new EmulatedStream, gpuSuccess; }
+inline gpuError_t gpuStreamDestroy(gpuStream_t s) { return delete s, gpuSuccess; }
+inline gpuError_t gpuStreamSynchronize(gpuStream_t) { return gpuSuccess; }
+
+inline gpuError_t gpuEventCreate(gpuEvent_t* e) { return *e = new EmulatedEvent, gpuSuccess; }
+inline gpuError_t gpuEventDestroy(gpuEvent_t e) { return delete e, gpuSuccess; }
+inline gpuError_t gpuEventRecord(gpuEvent_t e, gpuStream_t stream) {
+  emulated_enqueue(stream, [e] { e->time = std::chrono::steady_clock::now(); });
+  return gpuSuccess;
+}
+inline gpuError_t gpuEventElapsedTime(float* ms, gpuEvent_t start, gpuEvent_t end) {
+  *ms = std::chrono::duration<float, std::milli>(end->time - start->time).count();
+  return gpuSuccess;
+}
+
+enum gpuStreamCaptureMode { gpuStreamCaptureModeThreadLocal };
+inline gpuError_t gpuStreamBeginCapture(gpuStream_t s, gpuStreamCaptureMode) {
+  s->capturing = true;
+  s->recorded.clear();
+  return gpuSuccess;
+}
+inline gpuError_t gpuStreamEndCapture(gpuStream_t s, gpuGraph_t* graph) {
+  s->capturing = false;
+  *graph = new EmulatedGraph{std::move(s->recorded)};
+  return gpuSuccess;
+}
+inline gpuError_t gpu_graph_instantiate(gpuGraphExec_t* exec, gpuGraph_t graph) {
+  return *exec = new EmulatedGraph{graph->work}, gpuSuccess;
+}
+inline gpuError_t gpuGraphLaunch(gpuGraphExec_t exec, gpuStream_t stream) {
+  for (const auto& work : exec->work) emulated_enqueue(stream, work);
+  return gpuSuccess;
+}
+inline gpuError_t gpuGraphDestroy(gpuGraph_t g) { return delete g, gpuSuccess; }
+inline gpuError_t gpuGraphExecDestroy(gpuGraphExec_t g) { return delete g, gpuSuccess; }
+
+// The threads of one block run as fibers (ucontext) on the launching thread: each runs until its
+// next __syncthreads, then the next one runs, so that a round over all fibers is one barrier phase.
+// (The kernels reach every __syncthreads uniformly, as CUDA and HIP require.) Far cheaper than OS
+// threads, whose start-up and futex barriers would dominate the tests.
+class EmulatedBlock {
+ public:
+  static constexpr unsigned max_threads = 256;  // the emulated device's maxThreadsPerBlock
+
+  static EmulatedBlock& instance() {
+    static EmulatedBlock block;
+    return block;
+  }
+
+  // Runs body() as `threads` fibers, setting threadIdx before each switch to a fiber.
+  void run(dim3 block, const std::function<void()>& body) {
+    const unsigned threads = block.x * block.y * block.z;
+    body_ = &body;
+    for (unsigned t = 0; t < threads; ++t) {
+      Fiber& f = fibers_[t];
+      f.done = false;
+      getcontext(&f.context);
+      f.context.uc_stack.ss_sp = f.stack.data();
+      f.context.uc_stack.ss_size = f.stack.size();
+      f.context.uc_link = &scheduler_;
+      makecontext(&f.context, &EmulatedBlock::entry, 0);
+    }
+    for (unsigned finished = 0; finished < threads;) {
+      finished = 0;
+      for (unsigned t = 0; t < threads; ++t) {
+        if (fibers_[t].done) {
+          ++finished;
+          continue;
+        }
+        current_ = t;
+        threadIdx = dim3(t % block.x, t / block.x % block.y, t / (block.x * block.y));
+        swapcontext(&scheduler_, &fibers_[t].context);
+      }
+    }
+  }
+
+  void sync() { swapcontext(&fibers_[current_].context, &scheduler_); }
+
+ private:
+  struct Fiber {
+    ucontext_t context{};
+    std::vector<char> stack = std::vector<char>(std::size_t{256} << 10);
+    bool done = false;
+  };
+
+  static void entry() {
+    EmulatedBlock& self = instance();
+    (*self.body_)();
+    self.fibers_[self.current_].done = true;  // returning resumes the scheduler (uc_link)
+  }
+
+  std::vector<Fiber> fibers_ = std::vector<Fiber>(max_threads);
+  ucontext_t scheduler_{};
+  const std::function<void()>* body_ = nullptr;
+  unsigned current_ = 0;
+};
+
+inline void __syncthreads() { EmulatedBlock::instance().sync(); }
+
+template <class Args>
+void gpu_launch(void (*kernel)(Args), dim3 grid, dim3 block, gpuStream_t stream, const Args& args) {
+  emulated_enqueue(stream, [=] {
+    gridDim = grid;
+    blockDim = block;
+    const std::function<void()> body = [&] { kernel(args); };
+    for (unsigned z = 0; z < grid.z; ++z)
+      for (unsigned y = 0; y < grid.y; ++y)
+        for (unsigned x = 0; x < grid.x; ++x) {
+          blockIdx = dim3(x, y, z);
+          EmulatedBlock::instance().run(block, body);
+        }
+  });
+}

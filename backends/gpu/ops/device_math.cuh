@@ -1,0 +1,108 @@
+#pragma once
+// Device-side helpers shared by the kernels: storage loads and stores (every dtype computes in
+// f32), activations, index maps, grid-stride loops and block reductions.
+#include <cstdint>
+#include <type_traits>
+
+#include "backends/gpu/compat/compat.hpp"
+#include "backends/gpu/plan/kernel_args.hpp"
+#include "backends/gpu/plan/launch.hpp"
+
+namespace porta::detail::PORTA_GPU_NAMESPACE {
+
+__device__ inline float bf16_bits_to_float(unsigned short bits) { return __uint_as_float(unsigned{bits} << 16); }
+
+// Round to nearest even, NaN stays a (quiet) NaN: the same rounding as porta::f32_to_bf16.
+__device__ inline unsigned short float_to_bf16_bits(float value) {
+  const unsigned x = __float_as_uint(value);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<unsigned short>((x >> 16) | 0x40u);
+  return static_cast<unsigned short>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+// Storage access with the dtype fixed at compile time: for GEMM and conv, the hot loops.
+template <DType T> __device__ inline float load(const void* data, std::int64_t i) {
+  if constexpr (T == DType::f32) return static_cast<const float*>(data)[i];
+  else if constexpr (T == DType::f16) return gpu_half_bits_to_float(static_cast<const unsigned short*>(data)[i]);
+  else return bf16_bits_to_float(static_cast<const unsigned short*>(data)[i]);
+}
+
+template <DType T> __device__ inline void store(void* data, std::int64_t i, float value) {
+  if constexpr (T == DType::f32) static_cast<float*>(data)[i] = value;
+  else if constexpr (T == DType::f16) static_cast<unsigned short*>(data)[i] = gpu_float_to_half_bits(value);
+  else static_cast<unsigned short*>(data)[i] = float_to_bf16_bits(value);
+}
+
+// ... and with the dtype known at run time: for the bandwidth-bound ops, where a uniform branch
+// per element costs nothing beside the memory traffic and saves two instantiations of each kernel.
+__device__ inline float load(const void* data, std::int64_t i, DType t) {
+  switch (t) {
+    case DType::f16: return load<DType::f16>(data, i);
+    case DType::bf16: return load<DType::bf16>(data, i);
+    default: return load<DType::f32>(data, i);
+  }
+}
+
+__device__ inline void store(void* data, std::int64_t i, DType t, float value) {
+  switch (t) {
+    case DType::f16: store<DType::f16>(data, i, value); break;
+    case DType::bf16: store<DType::bf16>(data, i, value); break;
+    default: store<DType::f32>(data, i, value); break;
+  }
+}
+
+__device__ inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ inline float clip(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+__device__ inline float gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+__device__ inline float gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+
+// The fused epilogue activations, with the semantics of core/runtime/op_math.hpp.
+__device__ inline float activate(Activation a, float x) {
+  switch (a) {
+    case Activation::None: return x;
+    case Activation::Relu: return x > 0.0f ? x : 0.0f;
+    case Activation::Relu6: return clip(x, 0.0f, 6.0f);
+    case Activation::Sigmoid: return sigmoid(x);
+    case Activation::Silu: return x * sigmoid(x);
+    case Activation::Tanh: return tanhf(x);
+    case Activation::Gelu: return gelu(x);
+  }
+  return x;
+}
+
+using gpu::map_index;
+
+__device__ inline std::int64_t first_thread() { return std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; }
+__device__ inline std::int64_t thread_count() { return std::int64_t{gridDim.x} * blockDim.x; }
+
+// Reduces one value per thread over the block through shared memory (`scratch` holds blockDim.x
+// floats). A tree over any block size: no warp size or lane mask is assumed. Every thread gets
+// the result.
+template <class Op> __device__ float block_reduce(float value, float* scratch, Op op) {
+  scratch[threadIdx.x] = value;
+  __syncthreads();
+  for (unsigned active = blockDim.x; active > 1;) {
+    const unsigned half = (active + 1) / 2;
+    if (threadIdx.x < active - half) scratch[threadIdx.x] = op(scratch[threadIdx.x], scratch[threadIdx.x + half]);
+    __syncthreads();
+    active = half;
+  }
+  const float result = scratch[0];
+  __syncthreads();  // scratch is reused by the next reduction
+  return result;
+}
+
+inline dim3 grid_of(const gpu::LaunchGeometry& g) { return dim3(g.grid[0], g.grid[1], g.grid[2]); }
+inline dim3 block_of(const gpu::LaunchGeometry& g) { return dim3(g.block[0], g.block[1], g.block[2]); }
+
+// Calls f(std::integral_constant<DType, t>{}): turns a run-time dtype into a template argument.
+template <class F> void with_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: f(std::integral_constant<DType, DType::f32>{}); break;
+    case DType::f16: f(std::integral_constant<DType, DType::f16>{}); break;
+    case DType::bf16: f(std::integral_constant<DType, DType::bf16>{}); break;
+  }
+}
+
+}  // namespace porta::detail::PORTA_GPU_NAMESPACE

@@ -1,0 +1,57 @@
+// Binary ops with numpy broadcasting and unary ops (activations, Cast): grid-stride loops.
+#include "backends/gpu/ops/device_math.cuh"
+#include "backends/gpu/ops/ops.hpp"
+
+namespace porta::detail::PORTA_GPU_NAMESPACE {
+namespace {
+
+__device__ float apply(gpu::BinaryOp op, float a, float b) {
+  switch (op) {
+    case gpu::BinaryOp::Add: return a + b;
+    case gpu::BinaryOp::Sub: return a - b;
+    case gpu::BinaryOp::Mul: return a * b;
+    case gpu::BinaryOp::Div: return a / b;
+  }
+  return a;
+}
+
+__device__ float apply(const gpu::UnaryArgs& args, float x) {
+  switch (args.op) {
+    case gpu::UnaryOp::Identity: return x;
+    case gpu::UnaryOp::Relu: return x > 0.0f ? x : 0.0f;
+    case gpu::UnaryOp::Clip: return clip(x, args.lo, args.hi);
+    case gpu::UnaryOp::Sigmoid: return sigmoid(x);
+    case gpu::UnaryOp::Silu: return x * sigmoid(x);
+    case gpu::UnaryOp::Tanh: return tanhf(x);
+    case gpu::UnaryOp::Gelu: return gelu(x);
+    case gpu::UnaryOp::GeluTanh: return gelu_tanh(x);
+  }
+  return x;
+}
+
+__global__ void binary_kernel(gpu::BinaryArgs args) {
+  for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
+    const float a = load(args.a_data, map_index(args.a, i), args.dtype);
+    const float b = load(args.b_data, map_index(args.b, i), args.dtype);
+    store(args.y, i, args.dtype, apply(args.op, a, b));
+  }
+}
+
+__global__ void unary_kernel(gpu::UnaryArgs args) {
+  for (std::int64_t i = first_thread(); i < args.count; i += thread_count())
+    store(args.y, i, args.y_dtype, apply(args, load(args.x, i, args.x_dtype)));
+}
+
+}  // namespace
+
+void launch_binary(const gpu::BinaryArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
+  const gpu::LaunchGeometry g = gpu::elementwise_launch(args.count, limits);
+  if (!g.empty()) gpu_launch(binary_kernel, grid_of(g), block_of(g), stream, args);
+}
+
+void launch_unary(const gpu::UnaryArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
+  const gpu::LaunchGeometry g = gpu::elementwise_launch(args.count, limits);
+  if (!g.empty()) gpu_launch(unary_kernel, grid_of(g), block_of(g), stream, args);
+}
+
+}  // namespace porta::detail::PORTA_GPU_NAMESPACE

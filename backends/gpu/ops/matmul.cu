@@ -1,0 +1,43 @@
+// MatMul and Gemm: the tiled SIMT GEMM over a broadcast batch, with Gemm's epilogue (alpha, beta C
+// broadcast to [M, N], activation) fused into the store.
+#include "backends/gpu/ops/gemm_tile.cuh"
+#include "backends/gpu/ops/ops.hpp"
+
+namespace porta::detail::PORTA_GPU_NAMESPACE {
+namespace {
+
+template <DType T, int TileM, int TileN, int TileK>
+__global__ void __launch_bounds__(gemm_threads) gemm_kernel(gpu::GemmArgs args) {
+  for (std::int64_t batch = blockIdx.z; batch < args.batch_count; batch += gridDim.z) {
+    const gpu::BatchOffsets offsets = gpu::batch_offsets(args, batch);
+    const std::int64_t a_offset = offsets.a, b_offset = offsets.b;
+    const std::int64_t y_offset = batch * args.m * args.n;
+    const auto load_a = [&](std::int64_t i, std::int64_t l) { return load<T>(args.a, a_offset + i * args.a_row + l * args.a_col); };
+    const auto load_b = [&](std::int64_t l, std::int64_t j) { return load<T>(args.b, b_offset + l * args.b_row + j * args.b_col); };
+    const auto store_y = [&](std::int64_t i, std::int64_t j, float acc) {
+      float y = args.alpha * acc;
+      if (args.has_c) y += args.beta * load<T>(args.c, i * args.c_row + j * args.c_col);
+      store<T>(args.y, y_offset + i * args.n + j, activate(args.activation, y));
+    };
+    for (std::int64_t row0 = std::int64_t{blockIdx.y} * TileM; row0 < args.m; row0 += std::int64_t{gridDim.y} * TileM)
+      for (std::int64_t col0 = std::int64_t{blockIdx.x} * TileN; col0 < args.n; col0 += std::int64_t{gridDim.x} * TileN)
+        gemm_tile<TileM, TileN, TileK>(args.m, args.n, args.k, row0, col0, args.a_col == 1, args.b_col == 1, load_a,
+                                       load_b, store_y);
+  }
+}
+
+}  // namespace
+
+void launch_gemm(const gpu::GemmArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
+  const gpu::GemmTile tile = gpu::choose_gemm_tile(args.m, args.n, args.batch_count, limits);
+  const gpu::LaunchGeometry g = gpu::gemm_launch(tile, args.m, args.n, args.batch_count, limits);
+  if (g.empty()) return;
+  with_dtype(args.dtype, [&](auto t) {
+    with_tile(tile, [&](auto c) {
+      using Tile = decltype(c);
+      gpu_launch(gemm_kernel<decltype(t)::value, Tile::m, Tile::n, Tile::k>, grid_of(g), block_of(g), stream, args);
+    });
+  });
+}
+
+}  // namespace porta::detail::PORTA_GPU_NAMESPACE

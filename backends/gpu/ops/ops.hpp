@@ -1,0 +1,21 @@
+#pragma once
+// The kernel launchers of ops/*.cu, one per op family, called by the runtime with arguments from
+// plan/op_args and device pointers bound. They enqueue on `stream` and do not wait; the caller
+// checks for launch errors.
+#include "backends/gpu/compat/compat.hpp"
+#include "backends/gpu/plan/kernel_args.hpp"
+#include "backends/gpu/plan/launch.hpp"
+
+namespace porta::detail::PORTA_GPU_NAMESPACE {
+
+void launch_binary(const gpu::BinaryArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_unary(const gpu::UnaryArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_batchnorm(const gpu::BatchNormArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_pool(const gpu::PoolArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_global_avg_pool(const gpu::RowArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_softmax(const gpu::RowArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_transpose(const gpu::TransposeArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_gemm(const gpu::GemmArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_conv2d(const gpu::ConvArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+
+}  // namespace porta::detail::PORTA_GPU_NAMESPACE

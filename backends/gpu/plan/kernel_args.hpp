@@ -1,0 +1,148 @@
+#pragma once
+// Arguments of the GPU kernels: plain structs passed by value to a launch. They are built on the
+// host by plan/op_args.cpp (plain C++, unit-tested on the CPU) and read by ops/*.cu (nvcc, hipcc),
+// so they hold no vendor types. Device pointers are bound just before each run.
+#include <cstdint>
+
+#include "porta/dtype.hpp"
+#include "porta/ops.hpp"
+
+namespace porta::detail::gpu {
+
+inline constexpr int max_dims = max_rank;
+inline constexpr int max_batch_dims = max_rank - 2;
+
+// Where element `i` of a dense result of shape `extent` sits in an operand: the sum over result
+// dimensions of coordinate * stride (stride 0 along broadcast dimensions).
+struct IndexMap {
+  int rank = 0;
+  std::int64_t extent[max_dims] = {};
+  std::int64_t stride[max_dims] = {};
+  bool identity = true;  // the operand is dense with the result's shape: offset == i
+};
+
+// Offset in the operand of element `i` of the result. constexpr: the kernels and the CPU tests run
+// this same code.
+constexpr std::int64_t map_index(const IndexMap& map, std::int64_t i) {
+  if (map.identity) return i;
+  std::int64_t offset = 0;
+  for (int d = map.rank - 1; d >= 0; --d) {
+    offset += (i % map.extent[d]) * map.stride[d];
+    i /= map.extent[d];
+  }
+  return offset;
+}
+
+enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div };
+
+struct BinaryArgs {
+  BinaryOp op = BinaryOp::Add;
+  DType dtype = DType::f32;
+  std::int64_t count = 0;
+  IndexMap a, b;
+  const void* a_data = nullptr;
+  const void* b_data = nullptr;
+  void* y = nullptr;
+};
+
+// Unary elementwise ops, Cast included (the conversion is in the load and the store).
+enum class UnaryOp : std::uint8_t { Identity, Relu, Clip, Sigmoid, Silu, Tanh, Gelu, GeluTanh };
+
+struct UnaryArgs {
+  UnaryOp op = UnaryOp::Identity;
+  DType x_dtype = DType::f32, y_dtype = DType::f32;
+  std::int64_t count = 0;
+  float lo = 0.0f, hi = 0.0f;  // Clip
+  const void* x = nullptr;
+  void* y = nullptr;
+};
+
+struct BatchNormArgs {
+  DType dtype = DType::f32;
+  std::int64_t count = 0, channels = 1, inner = 1;
+  float epsilon = 0.0f;
+  const void* x = nullptr;
+  const void* scale = nullptr;
+  const void* bias = nullptr;
+  const void* mean = nullptr;
+  const void* var = nullptr;
+  void* y = nullptr;
+};
+
+struct PoolArgs {
+  DType dtype = DType::f32;
+  bool max = true;  // max pooling, else average
+  bool count_include_pad = false;
+  std::int64_t planes = 0, h = 0, w = 0, p = 0, q = 0;
+  std::int64_t kernel[2] = {}, stride[2] = {}, pad[4] = {}, dilation[2] = {};
+  const void* x = nullptr;
+  void* y = nullptr;
+};
+
+// Global average pooling and softmax reduce rows of `axis` elements spaced `inner` apart.
+struct RowArgs {
+  DType dtype = DType::f32;
+  std::int64_t outer = 1, axis = 1, inner = 1;
+  const void* x = nullptr;
+  void* y = nullptr;
+};
+
+struct TransposeArgs {
+  int element_bytes = 4;
+  std::int64_t count = 0;
+  IndexMap x;  // output index -> input offset
+  const void* x_data = nullptr;
+  void* y = nullptr;
+};
+
+// act(alpha * op(A) op(B) + beta * C) over a broadcast batch; MatMul is alpha 1 without C.
+struct GemmArgs {
+  DType dtype = DType::f32;
+  std::int64_t m = 0, n = 0, k = 0;
+  // op(A)(i, l) is at a_row * i + a_col * l; op(B)(l, j) at b_row * l + b_col * j.
+  std::int64_t a_row = 0, a_col = 0, b_row = 0, b_col = 0;
+  int batch_rank = 0;
+  std::int64_t batch_count = 1;
+  std::int64_t batch_extent[max_batch_dims] = {};
+  std::int64_t a_batch_stride[max_batch_dims] = {};
+  std::int64_t b_batch_stride[max_batch_dims] = {};
+  float alpha = 1.0f, beta = 0.0f;
+  Activation activation = Activation::None;
+  bool has_c = false;
+  std::int64_t c_row = 0, c_col = 0;  // C broadcast to [M, N]: element (i, j) at c_row * i + c_col * j
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* c = nullptr;
+  void* y = nullptr;
+};
+
+struct BatchOffsets {
+  std::int64_t a = 0, b = 0;
+};
+
+// Element offsets of batch `batch`'s A and B matrices (the result's is batch * m * n).
+constexpr BatchOffsets batch_offsets(const GemmArgs& args, std::int64_t batch) {
+  BatchOffsets o;
+  for (int d = args.batch_rank - 1; d >= 0; --d) {
+    const std::int64_t index = batch % args.batch_extent[d];
+    batch /= args.batch_extent[d];
+    o.a += index * args.a_batch_stride[d];
+    o.b += index * args.b_batch_stride[d];
+  }
+  return o;
+}
+
+// Conv2d as an implicit GEMM per group: [K/groups, C/groups*R*S] x [C/groups*R*S, N*P*Q].
+struct ConvArgs {
+  DType dtype = DType::f32;
+  std::int64_t n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, p = 0, q = 0;
+  std::int64_t groups = 1, c_per_group = 0, k_per_group = 0;
+  std::int64_t stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0, dilation_h = 1, dilation_w = 1;
+  Activation activation = Activation::None;
+  const void* x = nullptr;
+  const void* weights = nullptr;
+  const void* bias = nullptr;  // nullptr: no bias
+  void* y = nullptr;
+};
+
+}  // namespace porta::detail::gpu

@@ -1,0 +1,58 @@
+#pragma once
+// Launch geometry and tile choice of the GPU kernels: host logic, tested on the CPU.
+#include <cstdint>
+
+#include "backends/gpu/plan/kernel_args.hpp"
+
+namespace porta::detail::gpu {
+
+// What the launch planning needs to know about a device (from its properties at run time).
+struct DeviceLimits {
+  int compute_units = 1;  // SMs / CUs
+  int warp_size = 32;     // 32 on NVIDIA, 64 on AMD CDNA, 32 on RDNA: always read from the device
+  int max_threads_per_block = 1024;
+  std::int64_t max_grid[3] = {2147483647, 65535, 65535};
+};
+
+struct LaunchGeometry {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  bool empty() const noexcept { return grid[0] == 0 || grid[1] == 0 || grid[2] == 0; }
+};
+
+// One thread per element in grid-stride loops: enough blocks to fill the device several times
+// over, and never more than the grid allows (kernels stride over the rest).
+LaunchGeometry elementwise_launch(std::int64_t count, const DeviceLimits& limits);
+
+// One block per row (global pooling, softmax), rows laid on x then y; blocks stride over the rest.
+// The block is a multiple of the warp size, sized to the row.
+LaunchGeometry row_launch(std::int64_t rows, std::int64_t row_length, const DeviceLimits& limits);
+
+// The GEMM tiles the kernels are compiled for. Each is a 256-thread block computing a
+// tile_m x tile_n output tile with tile_k-deep shared-memory stages.
+enum class GemmTile : std::uint8_t { Large, Small };
+struct GemmTileShape {
+  int tile_m, tile_n, tile_k, threads;
+};
+constexpr GemmTileShape tile_shape(GemmTile tile) {
+  return tile == GemmTile::Large ? GemmTileShape{128, 128, 8, 256} : GemmTileShape{64, 64, 16, 256};
+}
+
+// Large tiles need fewer loads per flop but leave SMs idle on small problems: take the small
+// tile when the large one would not give every compute unit a block.
+GemmTile choose_gemm_tile(std::int64_t m, std::int64_t n, std::int64_t batches, const DeviceLimits& limits);
+
+// Tiles over x (columns) and y (rows), batches (or conv groups) over z; the kernel strides over
+// whatever the grid's limits leave uncovered.
+LaunchGeometry gemm_launch(GemmTile tile, std::int64_t m, std::int64_t n, std::int64_t batches,
+                           const DeviceLimits& limits);
+
+// Softmax gives each row a thread of its own when rows are short: a block per row would leave most
+// of its threads idle and spend its time in reductions.
+bool softmax_thread_per_row(const RowArgs& args);
+
+// Conv2d takes the direct (depthwise) kernel when each output reads one input channel: every
+// output is then an R x S dot product and an implicit GEMM would be mostly padding.
+bool use_depthwise_conv(const ConvArgs& args);
+
+}  // namespace porta::detail::gpu

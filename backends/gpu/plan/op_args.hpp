@@ -1,0 +1,31 @@
+#pragma once
+// Turns graph nodes into GPU kernel arguments: all the index and shape bookkeeping of the GPU
+// backends, in plain C++ so that it is tested on the CPU against the reference semantics.
+#include <vector>
+
+#include "backends/gpu/plan/kernel_args.hpp"
+#include "porta/graph.hpp"
+
+namespace porta::detail::gpu {
+
+IndexMap broadcast_map(const Shape& operand, const Shape& result);
+IndexMap transpose_map(const Shape& x, const std::vector<std::int64_t>& perm);  // output index -> x offset
+
+BinaryArgs binary_args(const Graph& graph, const Node& node);
+UnaryArgs unary_args(const Graph& graph, const Node& node);  // elementwise activations and Cast
+BatchNormArgs batchnorm_args(const Graph& graph, const Node& node);
+PoolArgs pool_args(const Graph& graph, const Node& node);
+RowArgs global_avg_pool_args(const Graph& graph, const Node& node);
+RowArgs softmax_args(const Graph& graph, const Node& node);
+TransposeArgs transpose_args(const Graph& graph, const Node& node);
+GemmArgs gemm_args(const Graph& graph, const Node& node);  // MatMul and Gemm
+ConvArgs conv_args(const Graph& graph, const Node& node);
+
+// Concat is one strided 2-D copy per input: `rows` rows of `row_bytes`, from a dense source into
+// a destination whose rows are `dst_pitch` bytes apart, starting `dst_offset` bytes in.
+struct CopyRect {
+  std::size_t dst_offset = 0, row_bytes = 0, rows = 0, dst_pitch = 0;
+};
+std::vector<CopyRect> concat_copies(const Graph& graph, const Node& node);
+
+}  // namespace porta::detail::gpu

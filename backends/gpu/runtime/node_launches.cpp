@@ -1,0 +1,123 @@
+// Maps each node to its kernel launcher with arguments planned once (plan/op_args); at run time
+// only the device addresses are bound.
+#include <variant>
+
+#include "backends/gpu/ops/ops.hpp"
+#include "backends/gpu/plan/op_args.hpp"
+#include "backends/gpu/runtime/check.hpp"
+#include "backends/gpu/runtime/program.hpp"
+#include "porta/error.hpp"
+
+namespace porta::detail::PORTA_GPU_NAMESPACE {
+namespace {
+
+// Binds the output and the first input, which every single-input kernel names x and y.
+template <class Args, class Launch>
+NodeLaunch unary_like(Args args, const Node& node, const gpu::DeviceLimits& limits, Launch launch) {
+  return [args, x = node.inputs[0], y = node.output, limits, launch](const Bindings& b, gpuStream_t stream) mutable {
+    args.x = b(x);
+    args.y = b(y);
+    launch(args, limits, stream);
+  };
+}
+
+NodeLaunch copy_launch(const Graph& graph, const Node& node, const std::string& spec) {
+  return [x = node.inputs[0], y = node.output, bytes = graph.desc(node.output).bytes(), spec](const Bindings& b,
+                                                                                              gpuStream_t stream) {
+    if (b(x) == b(y) || bytes == 0) return;  // the memory plan may alias a reshape with its input
+    check(gpuMemcpyAsync(b(y), b(x), bytes, gpuMemcpyDeviceToDevice, stream), spec, "copying a reshape");
+  };
+}
+
+NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string& spec) {
+  return [copies = gpu::concat_copies(graph, node), inputs = node.inputs, y = node.output, spec](const Bindings& b,
+                                                                                                 gpuStream_t stream) {
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+      const gpu::CopyRect& c = copies[i];
+      if (c.rows == 0 || c.row_bytes == 0) continue;
+      check(gpuMemcpy2DAsync(b(y) + c.dst_offset, c.dst_pitch, b(inputs[i]), c.row_bytes, c.row_bytes, c.rows,
+                             gpuMemcpyDeviceToDevice, stream),
+            spec, "copying a concat input");
+    }
+  };
+}
+
+NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context) {
+  const gpu::DeviceLimits& limits = context.limits();
+  switch (node.op) {
+    case OpKind::MatMul:
+    case OpKind::Gemm:
+      return [args = gpu::gemm_args(graph, node), in = node.inputs, y = node.output, limits](
+                 const Bindings& b, gpuStream_t stream) mutable {
+        args.a = b(in[0]);
+        args.b = b(in[1]);
+        args.c = in.size() == 3 ? b(in[2]) : nullptr;
+        args.y = b(y);
+        launch_gemm(args, limits, stream);
+      };
+    case OpKind::Conv2d:
+      return [args = gpu::conv_args(graph, node), in = node.inputs, y = node.output, limits](
+                 const Bindings& b, gpuStream_t stream) mutable {
+        args.x = b(in[0]);
+        args.weights = b(in[1]);
+        args.bias = in.size() == 3 ? b(in[2]) : nullptr;
+        args.y = b(y);
+        launch_conv2d(args, limits, stream);
+      };
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+      return [args = gpu::binary_args(graph, node), in = node.inputs, y = node.output, limits](
+                 const Bindings& b, gpuStream_t stream) mutable {
+        args.a_data = b(in[0]);
+        args.b_data = b(in[1]);
+        args.y = b(y);
+        launch_binary(args, limits, stream);
+      };
+    case OpKind::Relu:
+    case OpKind::Clip:
+    case OpKind::Sigmoid:
+    case OpKind::Silu:
+    case OpKind::Tanh:
+    case OpKind::Gelu:
+    case OpKind::Cast: return unary_like(gpu::unary_args(graph, node), node, limits, launch_unary);
+    case OpKind::BatchNorm:
+      return [args = gpu::batchnorm_args(graph, node), in = node.inputs, y = node.output, limits](
+                 const Bindings& b, gpuStream_t stream) mutable {
+        args.x = b(in[0]);
+        args.scale = b(in[1]);
+        args.bias = b(in[2]);
+        args.mean = b(in[3]);
+        args.var = b(in[4]);
+        args.y = b(y);
+        launch_batchnorm(args, limits, stream);
+      };
+    case OpKind::MaxPool2d:
+    case OpKind::AvgPool2d: return unary_like(gpu::pool_args(graph, node), node, limits, launch_pool);
+    case OpKind::GlobalAvgPool:
+      return unary_like(gpu::global_avg_pool_args(graph, node), node, limits, launch_global_avg_pool);
+    case OpKind::Softmax: return unary_like(gpu::softmax_args(graph, node), node, limits, launch_softmax);
+    case OpKind::Reshape: return copy_launch(graph, node, context.spec());
+    case OpKind::Transpose:
+      return [args = gpu::transpose_args(graph, node), x = node.inputs[0], y = node.output, limits](
+                 const Bindings& b, gpuStream_t stream) mutable {
+        args.x_data = b(x);
+        args.y = b(y);
+        launch_transpose(args, limits, stream);
+      };
+    case OpKind::Concat: return concat_launch(graph, node, context.spec());
+  }
+  throw Error(ErrorCode::Unsupported, context.spec() + ": no kernel for " + std::string(to_string(node.op)));
+}
+
+}  // namespace
+
+std::vector<NodeLaunch> plan_node_launches(const CompiledGraph& graph, const DeviceContext& context) {
+  std::vector<NodeLaunch> launches;
+  for (const std::int32_t index : graph.order)
+    launches.push_back(node_launch(graph.graph, graph.graph.nodes()[static_cast<std::size_t>(index)], context));
+  return launches;
+}
+
+}  // namespace porta::detail::PORTA_GPU_NAMESPACE

@@ -1,0 +1,93 @@
+#include "backends/gpu/runtime/program.hpp"
+
+#include <string>
+
+#include "backends/gpu/runtime/buffer.hpp"
+#include "backends/gpu/runtime/check.hpp"
+
+namespace porta::detail::PORTA_GPU_NAMESPACE {
+
+std::byte* Bindings::operator()(Tensor t) const {
+  const auto id = static_cast<std::size_t>(t.id);
+  const MemoryPlan& plan = graph->plan;
+  return plan.constant_offset[id] >= 0 ? constants + plan.constant_offset[id] : arena + plan.offset[id];
+}
+
+GpuProgram::GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared_ptr<const CompiledGraph> graph,
+                       bool graphs)
+    : context_(std::move(context)),
+      graph_(std::move(graph)),
+      launches_(plan_node_launches(*graph_, *context_)),
+      stream_(*context_),
+      policy_(graphs) {
+  if (graph_->options.profile)
+    for (std::size_t i = 0; i <= launches_.size(); ++i) events_.push_back(make_event(*context_));
+}
+
+void GpuProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
+  context_->make_current();
+  const Bindings bindings{graph_.get(), static_cast<GpuBuffer&>(arena).data(), static_cast<GpuBuffer&>(constants).data()};
+  const bool profiling = !node_seconds.empty() && !events_.empty();
+  switch (policy_.next_run(bindings.arena, bindings.constants, profiling)) {
+    case gpu::RunMode::Eager: enqueue(bindings, profiling ? node_seconds : std::span<double>{}); break;
+    case gpu::RunMode::Capture:
+      capture(bindings);
+      if (!policy_.have_graph()) {
+        enqueue(bindings, {});
+        break;
+      }
+      [[fallthrough]];
+    case gpu::RunMode::Replay:
+      check(gpuGraphLaunch(exec_.get(), stream_.get()), context_->spec(), "launching the captured graph");
+      break;
+  }
+  stream_.synchronize(*context_, "running the graph");
+  if (!profiling) return;
+  for (std::size_t i = 0; i < launches_.size(); ++i) {
+    float ms = 0.0f;
+    check(gpuEventElapsedTime(&ms, events_[i].get(), events_[i + 1].get()), context_->spec(), "reading node times");
+    node_seconds[i] = ms * 1e-3;
+  }
+}
+
+void GpuProgram::enqueue(const Bindings& bindings, std::span<double> node_seconds) {
+  const bool timed = !node_seconds.empty();
+  const gpuStream_t stream = stream_.get();
+  for (std::size_t step = 0; step < launches_.size(); ++step) {
+    if (timed) check(gpuEventRecord(events_[step].get(), stream), context_->spec(), "recording an event");
+    launches_[step](bindings, stream);
+    const gpuError_t error = gpuGetLastError();
+    if (error != gpuSuccess) {
+      const Node& node = graph_->graph.nodes()[static_cast<std::size_t>(graph_->order[step])];
+      check(error, context_->spec(), "launching " + std::string(to_string(node.op)) + " '" + node.name + "'");
+    }
+  }
+  if (timed) check(gpuEventRecord(events_.back().get(), stream), context_->spec(), "recording an event");
+}
+
+void GpuProgram::capture(const Bindings& bindings) {
+  const gpuStream_t stream = stream_.get();
+  exec_.reset();
+  check(gpuStreamBeginCapture(stream, gpuStreamCaptureModeThreadLocal), context_->spec(), "starting graph capture");
+  gpuGraph_t recorded = nullptr;
+  try {
+    enqueue(bindings, {});
+  } catch (...) {
+    (void)gpuStreamEndCapture(stream, &recorded);  // leaves the stream usable; the error is the launch's
+    const GpuGraph discard(recorded);
+    policy_.capture_failed();
+    throw;
+  }
+  const gpuError_t ended = gpuStreamEndCapture(stream, &recorded);
+  const GpuGraph graph(recorded);
+  gpuGraphExec_t exec = nullptr;
+  if (ended != gpuSuccess || gpu_graph_instantiate(&exec, graph.get()) != gpuSuccess) {
+    (void)gpuGetLastError();
+    policy_.capture_failed();  // the program still runs, eagerly
+    return;
+  }
+  exec_.reset(exec);
+  policy_.captured();
+}
+
+}  // namespace porta::detail::PORTA_GPU_NAMESPACE
