@@ -70,38 +70,55 @@ void print_devices(std::FILE* out) {
 }
 
 void print_support_matrix(std::FILE* out, bool markdown) {
-  std::vector<Device> devs;
-  std::vector<std::string> header{"op", "case"};
+  // One column per device and provider; a vendor column only where the device has a provider.
+  struct Column {
+    Device device;
+    CompileOptions options;
+    std::string label;
+  };
+  std::vector<Column> columns;
   for (const DeviceInfo& info : devices()) {
-    devs.push_back(Device::open(info.spec));
-    header.push_back(info.spec);
+    const Device device = Device::open(info.spec);
+    columns.push_back({device, {}, info.spec});
+    columns.push_back({device, {.impl = Impl::Vendor}, info.spec + " vendor"});
   }
   const std::vector<cases::OpCase> all = cases::all_cases();
-  std::vector<std::vector<std::string>> cells;
-  for (int k = 0; k < op_kind_count; ++k) {
-    const auto op = static_cast<OpKind>(k);
-    std::vector<std::string> line{std::string(to_string(op))};
-    const std::optional<Representative> rep = representative(all, op);
-    line.push_back(rep ? rep->case_name : "-");
-    for (const Device& dev : devs) {
+  std::vector<std::optional<Representative>> reps;
+  for (int k = 0; k < op_kind_count; ++k) reps.push_back(representative(all, static_cast<OpKind>(k)));
+  std::vector<std::vector<std::string>> by_column(columns.size());
+  std::vector<bool> any_yes(columns.size(), false);
+  for (const std::optional<Representative>& rep : reps) {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
       if (!rep) {
-        line.push_back("no case");
+        by_column[c].push_back("no case");
         continue;
       }
       std::string reason;
       try {
-        reason = dev.unsupported_reason(rep->graph, rep->graph.nodes()[*rep->node]);
+        reason = columns[c].device.unsupported_reason(rep->graph, rep->graph.nodes()[*rep->node], columns[c].options);
       } catch (const std::exception& e) {
         reason = e.what();
       }
-      line.push_back(reason.empty() ? "yes" : "no: " + reason);
+      any_yes[c] = any_yes[c] || reason.empty();
+      by_column[c].push_back(reason.empty() ? "yes" : "no: " + reason);
     }
-    cells.push_back(std::move(line));
   }
+  std::vector<std::string> header{"op", "case"};
+  std::vector<std::vector<std::string>> cells;
+  for (int k = 0; k < op_kind_count; ++k) {
+    const std::optional<Representative>& rep = reps[static_cast<std::size_t>(k)];
+    cells.push_back({std::string(to_string(static_cast<OpKind>(k))), rep ? rep->case_name : "-"});
+  }
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (columns[c].options.impl == Impl::Vendor && !any_yes[c]) continue;
+    header.push_back(columns[c].label);
+    for (std::size_t k = 0; k < cells.size(); ++k) cells[k].push_back(by_column[c][k]);
+  }
+  const bool no_devices = columns.empty();
 
   if (!markdown) {
     print_text_table(out, header, cells, std::vector<bool>(header.size(), false));
-    if (devs.empty()) fmt::print(out, "\nNo devices found: see `porta-bench devices`.\n");
+    if (no_devices) fmt::print(out, "\nNo devices found: see `porta-bench devices`.\n");
     return;
   }
   std::string row = "|", rule = "|";

@@ -186,16 +186,20 @@ Row run_problem(const Problem& problem, const Target& target, const RunSettings&
 std::vector<Row> run_all(const std::vector<Problem>& problems, const std::vector<Target>& targets,
                          const RunSettings& settings, bool progress) {
   std::vector<Row> rows;
-  const std::size_t total = problems.size() * targets.size();
+  const std::size_t total = problems.size() * targets.size() * settings.impls.size();
   for (const Problem& problem : problems) {
     for (const Target& target : targets) {
-      rows.push_back(run_problem(problem, target, settings));
-      if (!progress) continue;
-      const Row& row = rows.back();
-      std::string result = row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
-      if (row.gflops) result = fmt::format("{:.3f} ms, {:.1f} GFLOP/s", *row.median_s * 1e3, *row.gflops);
-      fmt::print(stderr, "[{}/{}] {} {} {} on {}: {}\n", rows.size(), total, row.op, row.workload, row.dtype,
-                 row.device, result);
+      for (const Impl impl : settings.impls) {
+        RunSettings one = settings;
+        one.compile.impl = impl;
+        rows.push_back(run_problem(problem, target, one));
+        if (!progress) continue;
+        const Row& row = rows.back();
+        std::string result = row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
+        if (row.gflops) result = fmt::format("{:.3f} ms, {:.1f} GFLOP/s", *row.median_s * 1e3, *row.gflops);
+        fmt::print(stderr, "[{}/{}] {} {} {} on {} ({}): {}\n", rows.size(), total, row.op, row.workload,
+                   row.dtype, row.device, row.impl, result);
+      }
     }
   }
   return rows;

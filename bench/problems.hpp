@@ -45,7 +45,8 @@ std::vector<Target> open_targets(const std::vector<std::string>& specs);
 
 struct RunSettings {
   TimingPolicy timing;
-  CompileOptions compile;
+  CompileOptions compile;  // its impl is overridden by each of `impls` in turn
+  std::vector<Impl> impls{Impl::Native};
   bool verify = false;
   std::uint64_t seed = 42;
 };
@@ -53,7 +54,8 @@ struct RunSettings {
 // Never throws for device trouble: unsupported and failed runs come back as rows saying so.
 Row run_problem(const Problem& problem, const Target& target, const RunSettings& settings);
 
-// Every problem on every target, problem-major so that devices sit next to each other.
+// Every problem on every target with every impl, problem-major so that devices and providers sit
+// next to each other.
 // With `progress`, one line per finished row goes to stderr.
 std::vector<Row> run_all(const std::vector<Problem>& problems, const std::vector<Target>& targets,
                          const RunSettings& settings, bool progress);

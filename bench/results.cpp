@@ -166,12 +166,12 @@ void print_table(std::FILE* out, const std::vector<Row>& rows) {
   std::vector<std::vector<std::string>> cells;
   for (const Row& row : rows) {
     const std::optional<double> ms = row.median_s ? std::optional(*row.median_s * 1e3) : std::nullopt;
-    cells.push_back({row.op, row.workload, row.device, row.dtype, fixed_or_dash(ms, 3),
+    cells.push_back({row.op, row.workload, row.device, row.impl, row.dtype, fixed_or_dash(ms, 3),
                      fixed_or_dash(row.gflops, 1), verified_text(row),
                      row.nmse ? fmt::format("{:.1e}", *row.nmse) : "-", status_text(row)});
   }
-  print_text_table(out, {"op", "workload", "device", "dtype", "median ms", "GFLOP/s", "verified", "nmse", "status"},
-                cells, {false, false, false, false, true, true, true, true, false});
+  print_text_table(out, {"op", "workload", "device", "impl", "dtype", "median ms", "GFLOP/s", "verified", "nmse", "status"},
+                cells, {false, false, false, false, false, true, true, true, true, false});
 }
 
 void print_comparison(std::FILE* out, const std::vector<Row>& rows) {
@@ -180,9 +180,11 @@ void print_comparison(std::FILE* out, const std::vector<Row>& rows) {
   std::map<std::pair<std::string, std::string>, std::string> cell;
   for (const Row& row : rows) {
     const std::string problem = fmt::format("{} {} {}", row.op, row.workload, row.dtype);
-    if (std::find(devices.begin(), devices.end(), row.device) == devices.end()) devices.push_back(row.device);
+    // One column per device and provider; the native provider goes by the device's name alone.
+    const std::string column = row.impl == "native" ? row.device : row.device + " " + row.impl;
+    if (std::find(devices.begin(), devices.end(), column) == devices.end()) devices.push_back(column);
     if (std::find(problems.begin(), problems.end(), problem) == problems.end()) problems.push_back(problem);
-    cell[{problem, row.device}] = row.status == "ok" ? fixed_or_dash(row.gflops, 1) : row.status;
+    cell[{problem, column}] = row.status == "ok" ? fixed_or_dash(row.gflops, 1) : row.status;
   }
   if (devices.size() < 2) return;
   std::vector<std::string> header{"GFLOP/s"};
