@@ -3,15 +3,6 @@
 #include "backends/opencl/cl_error.hpp"
 
 namespace porta::detail {
-namespace {
-
-void check_range(std::size_t offset, std::size_t bytes, std::size_t size) {
-  if (offset > size || bytes > size - offset)
-    throw Error(ErrorCode::Internal, "buffer access [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
-                                         ") outside a buffer of " + std::to_string(size) + " bytes");
-}
-
-}  // namespace
 
 ClBuffer::ClBuffer(std::shared_ptr<const ClDevice> device, std::size_t bytes)
     : device_(std::move(device)), size_(bytes) {
@@ -28,7 +19,7 @@ ClBuffer::ClBuffer(std::shared_ptr<const ClDevice> device, std::size_t bytes)
 }
 
 void ClBuffer::write(std::size_t offset, std::span<const std::byte> bytes) {
-  check_range(offset, bytes.size(), size_);
+  check_buffer_range(offset, bytes.size(), size_);
   if (bytes.empty()) return;
   check_cl(clEnqueueWriteBuffer(device_->queue.get(), mem_.get(), CL_TRUE, offset, bytes.size(), bytes.data(), 0,
                                 nullptr, nullptr),
@@ -36,7 +27,7 @@ void ClBuffer::write(std::size_t offset, std::span<const std::byte> bytes) {
 }
 
 void ClBuffer::read(std::size_t offset, std::span<std::byte> bytes) const {
-  check_range(offset, bytes.size(), size_);
+  check_buffer_range(offset, bytes.size(), size_);
   if (bytes.empty()) return;
   check_cl(clEnqueueReadBuffer(device_->queue.get(), mem_.get(), CL_TRUE, offset, bytes.size(), bytes.data(), 0,
                                nullptr, nullptr),
@@ -44,7 +35,7 @@ void ClBuffer::read(std::size_t offset, std::span<std::byte> bytes) const {
 }
 
 void ClBuffer::fill(std::size_t offset, std::size_t bytes, std::byte value) {
-  check_range(offset, bytes, size_);
+  check_buffer_range(offset, bytes, size_);
   if (bytes == 0) return;
   check_cl(clEnqueueFillBuffer(device_->queue.get(), mem_.get(), &value, 1, offset, bytes, 0, nullptr, nullptr),
            "clEnqueueFillBuffer");

@@ -26,6 +26,9 @@ struct DeviceSpec {
 
 DeviceSpec parse_device_spec(std::string_view text);
 
+// Throws Internal unless [offset, offset + bytes) lies inside a buffer of `size` bytes.
+void check_buffer_range(std::size_t offset, std::size_t bytes, std::size_t size);
+
 // One allocation in a device's memory.
 class DeviceBuffer {
  public:

@@ -25,26 +25,18 @@ HostBuffer::HostBuffer(std::size_t bytes) : size_(bytes) {
 
 void HostBuffer::Free::operator()(std::byte* p) const noexcept { std::free(p); }
 
-namespace {
-void check_range(std::size_t offset, std::size_t bytes, std::size_t size) {
-  if (offset > size || bytes > size - offset)
-    throw Error(ErrorCode::Internal, "buffer access [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
-                                         ") outside a buffer of " + std::to_string(size) + " bytes");
-}
-}  // namespace
-
 void HostBuffer::write(std::size_t offset, std::span<const std::byte> bytes) {
-  check_range(offset, bytes.size(), size_);
+  check_buffer_range(offset, bytes.size(), size_);
   if (!bytes.empty()) std::memcpy(data_.get() + offset, bytes.data(), bytes.size());
 }
 
 void HostBuffer::read(std::size_t offset, std::span<std::byte> bytes) const {
-  check_range(offset, bytes.size(), size_);
+  check_buffer_range(offset, bytes.size(), size_);
   if (!bytes.empty()) std::memcpy(bytes.data(), data_.get() + offset, bytes.size());
 }
 
 void HostBuffer::fill(std::size_t offset, std::size_t bytes, std::byte value) {
-  check_range(offset, bytes, size_);
+  check_buffer_range(offset, bytes, size_);
   std::memset(data_.get() + offset, static_cast<int>(value), bytes);
 }
 

@@ -6,15 +6,6 @@
 #include "porta/error.hpp"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
-namespace {
-
-void check_range(std::size_t offset, std::size_t bytes, std::size_t size) {
-  if (offset > size || bytes > size - offset)
-    throw Error(ErrorCode::Internal, "buffer access [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
-                                         ") outside a buffer of " + std::to_string(size) + " bytes");
-}
-
-}  // namespace
 
 GpuBuffer::GpuBuffer(std::shared_ptr<const DeviceContext> context, std::size_t bytes)
     : context_(std::move(context)), stream_(*context_), size_(bytes) {
@@ -38,7 +29,7 @@ GpuBuffer::~GpuBuffer() {
 }
 
 void GpuBuffer::write(std::size_t offset, std::span<const std::byte> bytes) {
-  check_range(offset, bytes.size(), size_);
+  check_buffer_range(offset, bytes.size(), size_);
   if (bytes.empty()) return;
   context_->make_current();
   check(gpuMemcpyAsync(data_ + offset, bytes.data(), bytes.size(), gpuMemcpyHostToDevice, stream_.get()),
@@ -47,7 +38,7 @@ void GpuBuffer::write(std::size_t offset, std::span<const std::byte> bytes) {
 }
 
 void GpuBuffer::read(std::size_t offset, std::span<std::byte> bytes) const {
-  check_range(offset, bytes.size(), size_);
+  check_buffer_range(offset, bytes.size(), size_);
   if (bytes.empty()) return;
   context_->make_current();
   check(gpuMemcpyAsync(bytes.data(), data_ + offset, bytes.size(), gpuMemcpyDeviceToHost, stream_.get()),
@@ -56,7 +47,7 @@ void GpuBuffer::read(std::size_t offset, std::span<std::byte> bytes) const {
 }
 
 void GpuBuffer::fill(std::size_t offset, std::size_t bytes, std::byte value) {
-  check_range(offset, bytes, size_);
+  check_buffer_range(offset, bytes, size_);
   if (bytes == 0) return;
   context_->make_current();
   check(gpuMemsetAsync(data_ + offset, static_cast<int>(value), bytes, stream_.get()), context_->spec(),
