@@ -294,6 +294,16 @@ TEST_SUITE("graph") {
     check_error([&] { g.conv2d(x, w, {}, g.input("b2", {1, 4})); }, E::ShapeMismatch, {"[1, 4]"});
   }
 
+  TEST_CASE("bad input: conv2d residual of another shape than the output") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 3, 8, 8}), w = g.input("w", {4, 3, 3, 3});
+    check_error([&] { g.conv2d(x, w, {}, {}, "c", g.input("r", {1, 4, 8, 8})); }, E::ShapeMismatch,
+                {"'c'", "residual [1, 4, 8, 8]", "[1, 4, 6, 6]"});
+    const Tensor y = g.conv2d(x, w, {}, {}, "ok", g.input("r2", {1, 4, 6, 6}));
+    CHECK(std::get<Conv2dParams>(producer(g, y).params).residual);
+    CHECK(producer(g, y).inputs.size() == 3);
+  }
+
   TEST_CASE("bad input: operands of mixed dtypes") {
     Graph g;
     const Tensor a = g.input("a", {2, 2}), h = g.input("h", {2, 2}, DType::f16);

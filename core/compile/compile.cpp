@@ -1,6 +1,7 @@
 #include "core/compile/compile.hpp"
 
 #include "core/compile/memory_plan.hpp"
+#include "core/compile/optimize.hpp"
 #include "core/graph/hash.hpp"
 #include "porta/error.hpp"
 
@@ -32,14 +33,10 @@ std::shared_ptr<const CompiledGraph> compile_graph(const Graph& graph, const Dev
   if (graph.outputs().empty())
     throw Error(ErrorCode::InvalidArgument, "the graph has no outputs: mark its results with Graph::output(name, tensor)");
 
-  auto compiled = std::make_shared<CompiledGraph>();
-  compiled->graph = graph;
-  compiled->options = options;
-  compiled->order = live_nodes_in_order(graph);
-
+  const std::vector<std::int32_t> order = live_nodes_in_order(graph);
   std::string unsupported;
   int count = 0;
-  for (const std::int32_t index : compiled->order) {
+  for (const std::int32_t index : order) {
     const Node& node = graph.nodes()[static_cast<std::size_t>(index)];
     const std::string reason = device.unsupported_reason(graph, node, options);
     if (reason.empty()) continue;
@@ -50,8 +47,13 @@ std::shared_ptr<const CompiledGraph> compile_graph(const Graph& graph, const Dev
     throw Error(ErrorCode::Unsupported, "device " + device.info().spec + " cannot run " + std::to_string(count) +
                                             " node(s) of this graph:" + unsupported);
 
-  compiled->plan = plan_memory(graph, compiled->order, device.alignment());
-  compiled->hash = structural_hash(graph, compiled->order);
+  auto compiled = std::make_shared<CompiledGraph>();
+  compiled->options = options;
+  // Fused nodes are only formed where the device accepts them, so the check above still holds.
+  compiled->graph = options.optimize ? optimize(graph, order, device, options) : graph;
+  compiled->order = live_nodes_in_order(compiled->graph);
+  compiled->plan = plan_memory(compiled->graph, compiled->order, device.alignment(), options.optimize);
+  compiled->hash = structural_hash(compiled->graph, compiled->order);
   return compiled;
 }
 

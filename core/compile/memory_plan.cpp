@@ -17,6 +17,17 @@ std::uint64_t align_up(std::uint64_t bytes, std::uint64_t alignment) {
 
 bool overlap_in_time(const LiveRange& a, const LiveRange& b) { return a.first <= b.last && b.first <= a.last; }
 
+bool elementwise(OpKind op) {
+  switch (op) {
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
+    case OpKind::Relu: case OpKind::Clip: case OpKind::Sigmoid: case OpKind::Silu: case OpKind::Tanh:
+    case OpKind::Gelu: case OpKind::BatchNorm:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 Placement place_best_fit(std::span<const LiveRange> ranges, std::uint64_t alignment) {
@@ -53,11 +64,13 @@ Placement place_best_fit(std::span<const LiveRange> ranges, std::uint64_t alignm
   return result;
 }
 
-MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, std::uint64_t alignment) {
+MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, std::uint64_t alignment,
+                       bool in_place) {
   const auto& tensors = graph.tensors();
   const auto last_step = static_cast<std::int32_t>(order.empty() ? 0 : order.size() - 1);
   constexpr std::int32_t unused = -1;
   std::vector<std::int32_t> first(tensors.size(), unused), last(tensors.size(), unused);
+  std::vector<bool> read(tensors.size(), false);  // by a live node or as an output
 
   for (std::size_t t = 0; t < tensors.size(); ++t)
     if (tensors[t].role == Role::Input) first[t] = 0, last[t] = last_step;
@@ -65,11 +78,33 @@ MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, 
     const Node& node = graph.nodes()[static_cast<std::size_t>(order[static_cast<std::size_t>(step)])];
     first[static_cast<std::size_t>(node.output.id)] = last[static_cast<std::size_t>(node.output.id)] = step;
     for (const Tensor in : node.inputs)
-      if (tensors[static_cast<std::size_t>(in.id)].role == Role::Intermediate)
+      if (read[static_cast<std::size_t>(in.id)] = true; tensors[static_cast<std::size_t>(in.id)].role == Role::Intermediate)
         last[static_cast<std::size_t>(in.id)] = std::max(last[static_cast<std::size_t>(in.id)], step);
   }
-  for (const auto& [name, t] : graph.outputs())
+  for (const auto& [name, t] : graph.outputs()) {
+    read[static_cast<std::size_t>(t.id)] = true;
     if (tensors[static_cast<std::size_t>(t.id)].role != Role::Constant) last[static_cast<std::size_t>(t.id)] = last_step;
+  }
+
+  // storage[t]: the tensor whose bytes t lives in (itself unless it was written in place).
+  std::vector<std::size_t> storage(tensors.size());
+  std::iota(storage.begin(), storage.end(), std::size_t{0});
+  std::vector<bool> is_output(tensors.size(), false);
+  for (const auto& [name, t] : graph.outputs()) is_output[static_cast<std::size_t>(t.id)] = true;
+  for (std::int32_t step = 0; in_place && step <= last_step && !order.empty(); ++step) {
+    const Node& node = graph.nodes()[static_cast<std::size_t>(order[static_cast<std::size_t>(step)])];
+    if (!elementwise(node.op)) continue;
+    const auto out = static_cast<std::size_t>(node.output.id);
+    for (const Tensor in : node.inputs) {
+      const auto i = static_cast<std::size_t>(in.id);
+      if (tensors[i].role != Role::Intermediate || is_output[i] || last[i] != step ||
+          tensors[i].desc.bytes() != tensors[out].desc.bytes())
+        continue;
+      storage[out] = storage[i];
+      last[storage[i]] = last[out];
+      break;
+    }
+  }
 
   MemoryPlan plan;
   plan.offset.assign(tensors.size(), -1);
@@ -79,16 +114,20 @@ MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, 
   for (std::size_t t = 0; t < tensors.size(); ++t) {
     const std::uint64_t bytes = tensors[t].desc.bytes();
     if (tensors[t].role == Role::Constant) {
+      if (!read[t]) continue;  // e.g. weights a fold replaced
       plan.constant_offset[t] = static_cast<std::int64_t>(plan.constant_bytes);
       plan.constant_bytes += align_up(bytes, alignment);
     } else if (first[t] != unused) {
+      plan.naive_arena_bytes += align_up(bytes, alignment);
+      if (storage[t] != t) continue;
       ranges.push_back({bytes, first[t], last[t]});
       owner.push_back(t);
-      plan.naive_arena_bytes += align_up(bytes, alignment);
     }
   }
   const Placement placement = place_best_fit(ranges, alignment);
   for (std::size_t i = 0; i < ranges.size(); ++i) plan.offset[owner[i]] = static_cast<std::int64_t>(placement.offsets[i]);
+  for (std::size_t t = 0; t < tensors.size(); ++t)
+    if (storage[t] != t) plan.offset[t] = plan.offset[storage[t]];
   plan.arena_bytes = placement.peak;
   return plan;
 }

@@ -26,7 +26,10 @@ struct Placement {
 Placement place_best_fit(std::span<const LiveRange> ranges, std::uint64_t alignment);
 
 // Lifetimes of the graph's activations in `order`: graph inputs live for the whole run (a caller
-// may set them once and run many times), outputs from their producer to the end.
-MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, std::uint64_t alignment);
+// may set them once and run many times), outputs from their producer to the end. With `in_place`,
+// an elementwise node writes its output over an intermediate input of the same size that it
+// reads last (every backend's elementwise kernels read an element before writing it).
+MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, std::uint64_t alignment,
+                       bool in_place = false);
 
 }  // namespace porta::detail

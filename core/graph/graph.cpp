@@ -119,15 +119,21 @@ Tensor Graph::constant(std::string name, Shape shape, std::span<const float> val
 }
 
 Tensor Graph::constant_bytes(std::string name, Shape shape, DType dtype, std::span<const std::byte> bytes) {
+  return constant_bytes(std::move(name), std::move(shape), dtype,
+                        std::make_shared<const std::vector<std::byte>>(bytes.begin(), bytes.end()));
+}
+
+Tensor Graph::constant_bytes(std::string name, Shape shape, DType dtype,
+                             std::shared_ptr<const std::vector<std::byte>> bytes) {
+  if (!bytes) fail(ErrorCode::InvalidArgument, "constant", name, "has no storage (a null pointer)");
   check_name_free(name, "constant");
   check_shape(shape, dtype, "constant", name, "constant");
   TensorDesc desc{dtype, std::move(shape)};
-  if (bytes.size() != desc.bytes())
+  if (bytes->size() != desc.bytes())
     fail(ErrorCode::ShapeMismatch, "constant", name,
          "shape " + to_string(desc.shape) + " in " + std::string(to_string(dtype)) + " needs " + str(desc.bytes()) +
-             " bytes, got " + str(bytes.size()));
-  auto data = std::make_shared<std::vector<std::byte>>(bytes.begin(), bytes.end());
-  return add_tensor({std::move(name), std::move(desc), Role::Constant, -1, {}, std::move(data)});
+             " bytes, got " + str(bytes->size()));
+  return add_tensor({std::move(name), std::move(desc), Role::Constant, -1, {}, std::move(bytes)});
 }
 
 void Graph::output(std::string name, Tensor t) {
@@ -250,7 +256,10 @@ Tensor Graph::gemm(Tensor a, Tensor b, const GemmParams& p, Tensor c, std::strin
   return add_node(OpKind::Gemm, p, std::move(inputs), {dtype(a), {m, n}}, std::move(name));
 }
 
-Tensor Graph::conv2d(Tensor x, Tensor w, const Conv2dParams& p, Tensor bias, std::string name) {
+Tensor Graph::conv2d(Tensor x, Tensor w, const Conv2dParams& params, Tensor bias, std::string name,
+                     Tensor residual) {
+  Conv2dParams p = params;
+  p.residual = static_cast<bool>(residual);
   name = node_name(OpKind::Conv2d, std::move(name));
   const Shape &sx = this->shape(x), &sw = this->shape(w);
   if (sx.size() != 4) fail(ErrorCode::ShapeMismatch, "conv2d", name, "input " + to_string(sx) + " must be 4-D NCHW");
@@ -276,8 +285,15 @@ Tensor Graph::conv2d(Tensor x, Tensor w, const Conv2dParams& p, Tensor bias, std
            "bias " + to_string(shape(bias)) + " must be [" + str(sw[0]) + "], one value per filter");
     inputs.push_back(bias);
   }
+  const Shape out{d.n, d.k, d.p, d.q};
+  if (residual) {
+    if (this->shape(residual) != out)
+      fail(ErrorCode::ShapeMismatch, "conv2d", name,
+           "residual " + to_string(shape(residual)) + " must have the output's shape " + to_string(out));
+    inputs.push_back(residual);
+  }
   check_same_dtype(*this, inputs, "conv2d", name);
-  return add_node(OpKind::Conv2d, p, std::move(inputs), {dtype(x), {d.n, d.k, d.p, d.q}}, std::move(name));
+  return add_node(OpKind::Conv2d, p, std::move(inputs), {dtype(x), out}, std::move(name));
 }
 
 Tensor Graph::add(Tensor a, Tensor b, std::string name) { return binary(OpKind::Add, a, b, std::move(name)); }

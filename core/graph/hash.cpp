@@ -33,7 +33,7 @@ void add_params(Fnv1a& h, const GemmParams& p) {
   h.add(p.trans_a), h.add(p.trans_b), h.add(p.alpha), h.add(p.beta), h.add(p.activation);
 }
 void add_params(Fnv1a& h, const Conv2dParams& p) {
-  h.add(p.stride), h.add(p.pad), h.add(p.dilation), h.add(p.groups), h.add(p.activation);
+  h.add(p.stride), h.add(p.pad), h.add(p.dilation), h.add(p.groups), h.add(p.activation), h.add(p.residual);
 }
 void add_params(Fnv1a& h, const ClipParams& p) { h.add(p.min), h.add(p.max); }
 void add_params(Fnv1a& h, const GeluParams& p) { h.add(p.tanh_approximation); }

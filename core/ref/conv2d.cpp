@@ -9,7 +9,9 @@ void ref_conv2d(const HostOpArgs& args) {
   const auto& params = std::get<Conv2dParams>(args.node.params);
   const HostTensor& x = args.inputs[0];
   const HostTensor& w = args.inputs[1];
-  const HostTensor* bias = args.inputs.size() == 3 ? &args.inputs[2] : nullptr;
+  const ConvSlots slots = conv_slots(args.node);
+  const HostTensor* bias = slots.bias >= 0 ? &args.inputs[slots.bias] : nullptr;
+  const HostTensor* residual = slots.residual >= 0 ? &args.inputs[slots.residual] : nullptr;
   const ConvDims d = conv_dims(x.shape(), w.shape(), params);
   const auto [stride_h, stride_w] = params.stride;
   const auto [dil_h, dil_w] = params.dilation;
@@ -35,6 +37,7 @@ void ref_conv2d(const HostOpArgs& args) {
               }
             }
           }
+          if (residual) sum += residual->load(y_index);
           args.output.store(y_index++, static_cast<float>(activate(params.activation, sum)));
         }
       }

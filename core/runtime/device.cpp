@@ -44,4 +44,10 @@ Executable Device::compile(const Graph& graph, const CompileOptions& options) co
   return Executable(std::make_unique<detail::ExecutableImpl>(impl_, detail::compile_graph(graph, *impl_, options)));
 }
 
+MemoryEstimate Device::estimate_memory(const Graph& graph, const CompileOptions& options) const {
+  const detail::MemoryPlan& plan = detail::compile_graph(graph, *impl_, options)->plan;
+  return {.arena_bytes = plan.arena_bytes, .constant_bytes = plan.constant_bytes,
+          .naive_arena_bytes = plan.naive_arena_bytes};
+}
+
 }  // namespace porta

@@ -1,6 +1,7 @@
 #include "core/runtime/op_math.hpp"
 
 #include <algorithm>
+#include <variant>
 
 namespace porta::detail {
 
@@ -56,6 +57,12 @@ MatMulDims matmul_dims(const Shape& a_in, const Shape& b_in, const MatMulParams&
     d.c_offset.push_back(i * d.m * d.n);
   }
   return d;
+}
+
+ConvSlots conv_slots(const Node& node) {
+  const bool residual = std::get<Conv2dParams>(node.params).residual;
+  const int optional = static_cast<int>(node.inputs.size()) - 2;
+  return {.bias = optional - (residual ? 1 : 0) > 0 ? 2 : -1, .residual = residual ? optional + 1 : -1};
 }
 
 ConvDims conv_dims(const Shape& x, const Shape& w, const Conv2dParams& p) {

@@ -70,6 +70,12 @@ struct ConvDims {
 };
 ConvDims conv_dims(const Shape& x, const Shape& w, const Conv2dParams& p);
 
+// Conv2d inputs are {x, w, bias?, residual?}: the slots of the optional ones, or -1.
+struct ConvSlots {
+  int bias = -1, residual = -1;
+};
+ConvSlots conv_slots(const Node& node);
+
 // Pooling output dimensions from NCHW input.
 struct PoolDims {
   std::int64_t n, c, h, w, p, q;

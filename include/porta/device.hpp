@@ -51,6 +51,17 @@ struct CompileOptions {
   bool allow_tf32 = false;     // let f32 GEMM/conv use tf32 matrix units where they exist
   bool poison_memory = false;  // fill the arena with NaN before each run (tests: unwritten outputs fail)
   bool profile = false;        // record per-node device times on each run
+  // Fold batchnorms into convs, fuse residual adds and activations into conv/gemm epilogues
+  // where the device runs them, and let elementwise ops write over an input that dies there.
+  bool optimize = true;
+};
+
+// What a compiled graph would need on a device, known before anything is allocated.
+struct MemoryEstimate {
+  std::uint64_t arena_bytes = 0;        // activations, planned
+  std::uint64_t constant_bytes = 0;     // weights after folding
+  std::uint64_t naive_arena_bytes = 0;  // activations if each had its own allocation
+  std::uint64_t peak_bytes() const { return arena_bytes + constant_bytes; }
 };
 
 class Device {
@@ -68,6 +79,9 @@ class Device {
   // Validates, orders, plans memory and prepares kernels. Throws Unsupported listing every node
   // this device cannot run; it never falls back to another device.
   Executable compile(const Graph& graph, const CompileOptions& options = {}) const;
+
+  // The memory `compile` would plan for `graph`, without preparing kernels or allocating.
+  MemoryEstimate estimate_memory(const Graph& graph, const CompileOptions& options = {}) const;
 
  private:
   explicit Device(std::shared_ptr<detail::DeviceImpl> impl) : impl_(std::move(impl)) {}

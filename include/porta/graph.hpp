@@ -43,6 +43,8 @@ class Graph {
                   DType dtype = DType::f32);
   // A constant from bytes already in `dtype` storage.
   Tensor constant_bytes(std::string name, Shape shape, DType dtype, std::span<const std::byte> bytes);
+  // A constant that shares storage already in `dtype`, e.g. with another graph: no copy is made.
+  Tensor constant_bytes(std::string name, Shape shape, DType dtype, std::shared_ptr<const std::vector<std::byte>> bytes);
   // Marks a tensor as a named graph output. A tensor may be output under several names.
   void output(std::string name, Tensor t);
 
@@ -51,8 +53,9 @@ class Graph {
   Tensor matmul(Tensor a, Tensor b, const MatMulParams& p = {}, std::string name = {});
   // A is [M, K] (or [K, M] with trans_a), B is [K, N] (or [N, K]); C broadcasts to [M, N].
   Tensor gemm(Tensor a, Tensor b, const GemmParams& p = {}, Tensor c = {}, std::string name = {});
+  // y = activation(conv(x, w) + bias + residual); bias [K] and residual (y's shape) are optional.
   Tensor conv2d(Tensor x, Tensor w, const Conv2dParams& p = {}, Tensor bias = {},
-                std::string name = {});
+                std::string name = {}, Tensor residual = {});
 
   Tensor add(Tensor a, Tensor b, std::string name = {});
   Tensor sub(Tensor a, Tensor b, std::string name = {});

@@ -14,7 +14,7 @@ namespace porta {
 enum class OpKind : std::uint8_t {
   MatMul,         // batched, numpy-broadcast batch dims, optional transposes of the last two dims
   Gemm,           // act(alpha * op(A) op(B) + beta * C), C broadcast to [M, N]
-  Conv2d,         // NCHW input, [K, C/groups, R, S] weights, optional [K] bias, fused activation
+  Conv2d,         // NCHW input, [K, C/groups, R, S] weights, optional [K] bias and residual, fused activation
   Add, Sub, Mul, Div,  // numpy broadcasting
   Relu, Clip, Sigmoid, Silu, Tanh, Gelu,
   BatchNorm,      // inference: scale * (x - mean) / sqrt(var + eps) + bias over channel dim 1
@@ -54,6 +54,9 @@ struct Conv2dParams {
   std::array<std::int64_t, 2> dilation{1, 1};     // h, w
   std::int64_t groups = 1;
   Activation activation = Activation::None;
+  // Set by the builder when a residual is given: y = activation(conv + bias + residual), the
+  // residual being the last input. Lets a ResNet block's add and relu ride in the conv's epilogue.
+  bool residual = false;
 };
 
 struct ClipParams {

@@ -5,5 +5,6 @@
 #include "porta/error.hpp"
 #include "porta/executable.hpp"
 #include "porta/graph.hpp"
+#include "porta/models.hpp"
 #include "porta/ops.hpp"
 #include "porta/tensor.hpp"

@@ -23,10 +23,17 @@ struct ConvOperands {
   const Conv2dParams& p;
   const float* x;
   const float* w;
-  const float* bias;  // nullptr without a bias
+  const float* bias;      // nullptr without a bias
+  const float* residual;  // nullptr without a residual; else shaped like y
   const F32Output& y;
 
   float bias_of(std::int64_t k) const { return bias ? bias[k] : 0.0f; }
+  // The epilogue of output elements [offset, offset + count): + bias + residual, then activation.
+  void finish(float* y_run, std::int64_t offset, std::int64_t count, float bias) const {
+    const float* r = residual ? residual + offset : nullptr;
+    for (std::int64_t j = 0; j < count; ++j) y_run[j] = activate(p.activation, y_run[j] + bias + (r ? r[j] : 0.0f));
+    y.commit(offset, count);
+  }
 };
 
 // Output columns [first, last) whose input column ow * stride + offset lies in [0, width).
@@ -107,14 +114,8 @@ void conv_as_gemm(const ConvOperands& op) {
     float* y_block = op.y.data() + y_offset;
     gemm_f32(d.k_per_group, plane, depth, GemmOperand::f32(op.w + first_filter * depth, depth), b, y_block, plane,
              [&](const GemmTile& t) {
-               for (std::int64_t i = t.row; i < t.row + t.rows; ++i) {
-                 const float bias = op.bias_of(first_filter + i);
-                 float* y_row = y_block + i * plane;
-                 for (std::int64_t j = t.col; j < t.col + t.cols; ++j) {
-                   y_row[j] = activate(p.activation, y_row[j] + bias);
-                 }
-                 op.y.commit(y_offset + i * plane + t.col, t.cols);
-               }
+               for (std::int64_t i = t.row; i < t.row + t.rows; ++i)
+                 op.finish(y_block + i * plane + t.col, y_offset + i * plane + t.col, t.cols, op.bias_of(first_filter + i));
              });
   });
 }
@@ -134,14 +135,13 @@ void depthwise(const ConvOperands& op) {
       const float* x_plane = op.x + plane * d.h * d.w;
       const float* filter = op.w + k * d.r * d.s;
       float* y_row = op.y.data() + row * d.q;
-      std::fill_n(y_row, d.q, op.bias_of(k));
+      std::fill_n(y_row, d.q, 0.0f);
       for (std::int64_t r = 0; r < d.r; ++r) {
         const std::int64_t h = oh * stride_h - pad_top + r * dil_h;
         if (h < 0 || h >= d.h) continue;
         add_row(filter + r * d.s, d.s, x_plane + h * d.w, stride_w, dil_w, -pad_left, d.w, y_row, d.q);
       }
-      for (std::int64_t ow = 0; ow < d.q; ++ow) y_row[ow] = activate(op.p.activation, y_row[ow]);
-      op.y.commit(row * d.q, d.q);
+      op.finish(y_row, row * d.q, d.q, op.bias_of(k));
     }
   });
 }
@@ -154,11 +154,14 @@ void cpu_conv2d(const HostOpArgs& args) {
   if (args.output.numel() == 0) return;
   const F32Input x(args.inputs[0]);
   const F32Input w(args.inputs[1]);
-  std::optional<F32Input> bias;
-  if (args.inputs.size() == 3) bias.emplace(args.inputs[2]);
+  const ConvSlots slots = conv_slots(args.node);
+  std::optional<F32Input> bias, residual;
+  if (slots.bias >= 0) bias.emplace(args.inputs[slots.bias]);
+  if (slots.residual >= 0) residual.emplace(args.inputs[slots.residual]);
   const F32Output y(args.output);
   const ConvOperands op{.d = d, .p = p, .x = x.data(), .w = w.data(),
-                        .bias = bias ? bias->data() : nullptr, .y = y};
+                        .bias = bias ? bias->data() : nullptr, .residual = residual ? residual->data() : nullptr,
+                        .y = y};
   if (d.groups == d.c && d.groups == d.k) {
     depthwise(op);
   } else {

@@ -68,6 +68,8 @@ Check check_for(OpKind op) {
 std::string unsupported_reason(const Graph& graph, const Node& node) {
   const Check check = check_for(node.op);
   if (check == nullptr) return {};  // porta's kernel runs it
+  if (node.op == OpKind::Conv2d && std::get<Conv2dParams>(node.params).residual)
+    return "the oneDNN provider has no residual epilogue: keep the add as its own node";
   std::vector<HostTensor> inputs;
   for (const Tensor t : node.inputs) inputs.push_back({&graph.desc(t), nullptr});
   try {

@@ -1,5 +1,5 @@
 // Conv2d: an implicit GEMM per group (filters x output pixels, reduced over C/groups*R*S) that
-// gathers its im2col operand on the fly and fuses bias and activation into the store; and a direct
+// gathers its im2col operand on the fly and fuses bias, residual and activation into the store; and a direct
 // kernel for depthwise convolution, where each output reads a single input channel.
 #include "backends/gpu/ops/gemm_tile.cuh"
 #include "backends/gpu/ops/ops.hpp"
@@ -24,8 +24,10 @@ __global__ void __launch_bounds__(gemm_threads) conv2d_kernel(gpu::ConvArgs a) {
     };
     const auto store_y = [&](std::int64_t i, std::int64_t j, float acc) {
       const std::int64_t filter = first_filter + i, image = j / pq;
+      const std::int64_t index = (image * a.k + filter) * pq + j % pq;
       if (a.bias != nullptr) acc += load<T>(a.bias, filter);
-      store<T>(a.y, (image * a.k + filter) * pq + j % pq, activate(a.activation, acc));
+      if (a.residual != nullptr) acc += load<T>(a.residual, index);
+      store<T>(a.y, index, activate(a.activation, acc));
     };
     for (std::int64_t row0 = std::int64_t{blockIdx.y} * TileM; row0 < m; row0 += std::int64_t{gridDim.y} * TileM)
       for (std::int64_t col0 = std::int64_t{blockIdx.x} * TileN; col0 < n; col0 += std::int64_t{gridDim.x} * TileN)
@@ -49,6 +51,7 @@ template <DType T> __global__ void depthwise_conv2d_kernel(gpu::ConvArgs a) {
         sum = fmaf(load<T>(a.x, x_plane + h * a.w + w), load<T>(a.weights, (filter * a.r + r) * a.s + s), sum);
       }
     }
+    if (a.residual != nullptr) sum += load<T>(a.residual, i);
     store<T>(a.y, i, activate(a.activation, sum));
   }
 }

@@ -141,7 +141,8 @@ struct ConvArgs {
   Activation activation = Activation::None;
   const void* x = nullptr;
   const void* weights = nullptr;
-  const void* bias = nullptr;  // nullptr: no bias
+  const void* bias = nullptr;      // nullptr: no bias
+  const void* residual = nullptr;  // nullptr: no residual; else shaped like y
   void* y = nullptr;
 };
 

@@ -6,6 +6,7 @@
 #include "backends/gpu/plan/op_args.hpp"
 #include "backends/gpu/runtime/check.hpp"
 #include "backends/gpu/runtime/program.hpp"
+#include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
@@ -56,11 +57,12 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
         launch_gemm(args, limits, stream);
       };
     case OpKind::Conv2d:
-      return [args = gpu::conv_args(graph, node), in = node.inputs, y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
+      return [args = gpu::conv_args(graph, node), in = node.inputs, slots = conv_slots(node), y = node.output,
+              limits](const Bindings& b, gpuStream_t stream) mutable {
         args.x = b(in[0]);
         args.weights = b(in[1]);
-        args.bias = in.size() == 3 ? b(in[2]) : nullptr;
+        args.bias = slots.bias >= 0 ? b(in[slots.bias]) : nullptr;
+        args.residual = slots.residual >= 0 ? b(in[slots.residual]) : nullptr;
         args.y = b(y);
         launch_conv2d(args, limits, stream);
       };

@@ -1,7 +1,8 @@
-// Direct 2-D convolution, NCHW input and [K, C/groups, R, S] weights, with the bias and
-// activation fused into the store; one work-item per output element. Grouped and depthwise
+// Direct 2-D convolution, NCHW input and [K, C/groups, R, S] weights, with the bias, residual
+// and activation fused into the store; one work-item per output element. Grouped and depthwise
 // convolutions are the same loop over their channel slice.
-__kernel void conv2d(TENSOR(x), TENSOR(wt), TENSOR(bias), TENSOR(y), int has_bias, long n, long c,
+__kernel void conv2d(TENSOR(x), TENSOR(wt), TENSOR(bias), TENSOR(residual), TENSOR(y), int has_bias,
+                     int has_residual, long n, long c,
                      long h, long w, long k, long r, long s, long p, long q, long sh, long sw, long pt,
                      long pl, long dh, long dw, long c_per_group, long k_per_group, int act) {
   const long i = get_global_id(0);
@@ -22,6 +23,7 @@ __kernel void conv2d(TENSOR(x), TENSOR(wt), TENSOR(bias), TENSOR(y), int has_bia
       }
     }
   }
+  if (has_residual) sum += load_value(TENSOR_PTR(storage_t, residual), i);
   store_value(TENSOR_PTR(storage_t, y), i, activate(act, sum, 0.0f, 0.0f));
 }
 
@@ -30,7 +32,8 @@ __kernel void conv2d(TENSOR(x), TENSOR(wt), TENSOR(bias), TENSOR(y), int has_bia
 // matrix is never stored: its KC-deep slices are gathered straight into local memory. A 1x1,
 // stride-1, unpadded convolution's im2col matrix is x itself, and packs a vector at a time.
 __kernel __attribute__((reqd_work_group_size(GROUP_X, GROUP_Y, 1)))
-void conv2d_gemm(TENSOR(x), TENSOR(wt), TENSOR(bias), TENSOR(y), int has_bias, long c, long h, long w, long k,
+void conv2d_gemm(TENSOR(x), TENSOR(wt), TENSOR(bias), TENSOR(residual), TENSOR(y), int has_bias,
+                 int has_residual, long c, long h, long w, long k,
                  long r, long s, long p, long q, long sh, long sw, long pt, long pl, long dh, long dw, long groups,
                  long c_per_group, long k_per_group, int act) {
   __local float a_pack[BLOCK_M][KC];
@@ -69,6 +72,7 @@ void conv2d_gemm(TENSOR(x), TENSOR(wt), TENSOR(bias), TENSOR(y), int has_bias, l
   }
 
   __global storage_t* yp = TENSOR_PTR(storage_t, y) + (image * k + first_filter) * gemm_n;
+  __global const storage_t* rp = TENSOR_PTR(storage_t, residual) + (image * k + first_filter) * gemm_n;
   for (int i = 0; i < WORK_M; ++i) {
     const long row = block_row + ly * WORK_M + i;
     if (row >= gemm_m) break;
@@ -78,7 +82,8 @@ void conv2d_gemm(TENSOR(x), TENSOR(wt), TENSOR(bias), TENSOR(y), int has_bias, l
     for (int j = 0; j < VW; ++j) {
       const long col = block_col + lx * VW + j;
       if (col >= gemm_n) break;
-      store_value(yp, row * gemm_n + col, activate(act, values[j] + b, 0.0f, 0.0f));
+      const float sum = values[j] + b + (has_residual ? load_value(rp, row * gemm_n + col) : 0.0f);
+      store_value(yp, row * gemm_n + col, activate(act, sum, 0.0f, 0.0f));
     }
   }
 }

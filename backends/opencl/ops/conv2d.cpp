@@ -8,14 +8,17 @@ namespace porta::detail {
 void opencl_conv2d(LaunchBuilder& b, const Node& node) {
   const auto& p = std::get<Conv2dParams>(node.params);
   const ConvDims d = conv_dims(b.desc(node.inputs[0]).shape, b.desc(node.inputs[1]).shape, p);
-  const bool has_bias = node.inputs.size() == 3;
+  const ConvSlots slots = conv_slots(node);
+  // Absent operands bind the output, which the kernel then never reads.
+  const Tensor bias = slots.bias >= 0 ? node.inputs[slots.bias] : node.output;
+  const Tensor residual = slots.residual >= 0 ? node.inputs[slots.residual] : node.output;
   const GemmTiles& t = b.gemm_tiles();
   // Implicit GEMM needs enough filters per group to fill its blocks' rows; depthwise and other
   // thin groups take the direct kernel, one work-item per output.
   if (t.vector_kernel && d.k_per_group >= 8) {
     auto args = b.kernel("conv2d", "conv2d_gemm", b.desc(node.output).dtype);
-    args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(has_bias ? node.inputs[2] : node.output)
-        .tensor(node.output).i32(has_bias ? 1 : 0).i64(d.c).i64(d.h).i64(d.w).i64(d.k).i64(d.r).i64(d.s).i64(d.p)
+    args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(bias).tensor(residual).tensor(node.output)
+        .i32(slots.bias >= 0).i32(slots.residual >= 0).i64(d.c).i64(d.h).i64(d.w).i64(d.k).i64(d.r).i64(d.s).i64(d.p)
         .i64(d.q).i64(p.stride[0]).i64(p.stride[1]).i64(p.pad[0]).i64(p.pad[1]).i64(p.dilation[0]).i64(p.dilation[1])
         .i64(d.groups).i64(d.c_per_group).i64(d.k_per_group).i32(activation_code(p.activation));
     const auto gx = static_cast<std::size_t>(t.group_x), gy = static_cast<std::size_t>(t.group_y);
@@ -27,8 +30,8 @@ void opencl_conv2d(LaunchBuilder& b, const Node& node) {
     return;
   }
   auto args = b.kernel("conv2d", "conv2d", b.desc(node.output).dtype);
-  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(has_bias ? node.inputs[2] : node.output)
-      .tensor(node.output).i32(has_bias ? 1 : 0).i64(d.n).i64(d.c).i64(d.h).i64(d.w).i64(d.k).i64(d.r).i64(d.s)
+  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(bias).tensor(residual).tensor(node.output)
+      .i32(slots.bias >= 0).i32(slots.residual >= 0).i64(d.n).i64(d.c).i64(d.h).i64(d.w).i64(d.k).i64(d.r).i64(d.s)
       .i64(d.p).i64(d.q).i64(p.stride[0]).i64(p.stride[1]).i64(p.pad[0]).i64(p.pad[1]).i64(p.dilation[0])
       .i64(p.dilation[1]).i64(d.c_per_group).i64(d.k_per_group).i32(activation_code(p.activation));
   b.enqueue_1d(std::move(args), d.n * d.k * d.p * d.q);

@@ -1,0 +1,81 @@
+#include "core/compile/rewrite.hpp"
+
+#include <variant>
+
+#include "core/runtime/op_math.hpp"
+#include "porta/error.hpp"
+
+namespace porta::detail {
+
+GraphRewriter::GraphRewriter(const Graph& source) : source_(source), map_(source.tensors().size()) {
+  for (const Tensor t : source.inputs()) {
+    const TensorInfo& info = source.info(t);
+    replace(t, graph.input(info.name, info.desc.shape, info.desc.dtype, info.input_strides));
+  }
+}
+
+Tensor GraphRewriter::operator[](Tensor old) {
+  Tensor& now = map_[static_cast<std::size_t>(old.id)];
+  if (!now) {
+    const TensorInfo& info = source_.info(old);
+    if (info.role != Role::Constant)
+      throw Error(ErrorCode::Internal, "graph rewrite: tensor '" + info.name + "' is used before it is rebuilt");
+    now = graph.constant_bytes(info.name, info.desc.shape, info.desc.dtype, info.data);
+  }
+  return now;
+}
+
+Tensor GraphRewriter::copy(const Node& node) {
+  std::vector<Tensor> inputs;
+  for (const Tensor t : node.inputs) inputs.push_back((*this)[t]);
+  const Tensor out = add(node, node.params, inputs);
+  replace(node.output, out);
+  return out;
+}
+
+Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<const Tensor> in) {
+  Graph& g = graph;
+  const std::string& name = node.name;
+  const auto opt = [&](std::size_t i) { return i < in.size() ? in[i] : Tensor{}; };
+  switch (node.op) {
+    case OpKind::MatMul: return g.matmul(in[0], in[1], std::get<MatMulParams>(params), name);
+    case OpKind::Gemm: return g.gemm(in[0], in[1], std::get<GemmParams>(params), opt(2), name);
+    case OpKind::Conv2d: {
+      const auto& p = std::get<Conv2dParams>(params);
+      const Tensor residual = p.residual ? in.back() : Tensor{};
+      const Tensor bias = in.size() > (p.residual ? 3u : 2u) ? in[2] : Tensor{};
+      return g.conv2d(in[0], in[1], p, bias, name, residual);
+    }
+    case OpKind::Add: return g.add(in[0], in[1], name);
+    case OpKind::Sub: return g.sub(in[0], in[1], name);
+    case OpKind::Mul: return g.mul(in[0], in[1], name);
+    case OpKind::Div: return g.div(in[0], in[1], name);
+    case OpKind::Relu: return g.relu(in[0], name);
+    case OpKind::Clip: {
+      const auto& p = std::get<ClipParams>(params);
+      return g.clip(in[0], p.min, p.max, name);
+    }
+    case OpKind::Sigmoid: return g.sigmoid(in[0], name);
+    case OpKind::Silu: return g.silu(in[0], name);
+    case OpKind::Tanh: return g.tanh(in[0], name);
+    case OpKind::Gelu: return g.gelu(in[0], std::get<GeluParams>(params), name);
+    case OpKind::BatchNorm:
+      return g.batchnorm(in[0], in[1], in[2], in[3], in[4], std::get<BatchNormParams>(params), name);
+    case OpKind::MaxPool2d: return g.max_pool2d(in[0], std::get<Pool2dParams>(params), name);
+    case OpKind::AvgPool2d: return g.avg_pool2d(in[0], std::get<Pool2dParams>(params), name);
+    case OpKind::GlobalAvgPool: return g.global_avg_pool(in[0], name);
+    case OpKind::Softmax: return g.softmax(in[0], std::get<SoftmaxParams>(params).axis, name);
+    case OpKind::Reshape: return g.reshape(in[0], std::get<ReshapeParams>(params).shape, name);
+    case OpKind::Transpose: return g.transpose(in[0], std::get<TransposeParams>(params).perm, name);
+    case OpKind::Concat: return g.concat(in, std::get<ConcatParams>(params).axis, name);
+    case OpKind::Cast: return g.cast(in[0], std::get<CastParams>(params).to, name);
+  }
+  throw Error(ErrorCode::Internal, "graph rewrite: op " + std::string(to_string(node.op)) + " has no builder");
+}
+
+Graph GraphRewriter::finish() && {
+  for (const auto& [name, t] : source_.outputs()) graph.output(name, (*this)[t]);
+  return std::move(graph);
+}
+
+}  // namespace porta::detail

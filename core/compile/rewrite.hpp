@@ -1,0 +1,35 @@
+#pragma once
+// Rebuilds a graph node by node through the public builder, so that every rewritten node is
+// shape-checked again exactly as a user's would be. Constants share their storage.
+#include <span>
+#include <vector>
+
+#include "porta/graph.hpp"
+
+namespace porta::detail {
+
+class GraphRewriter {
+ public:
+  // Copies every input of `source` at once (callers set inputs by name even when unused).
+  explicit GraphRewriter(const Graph& source);
+
+  // The rebuilt tensor for a tensor of the source; constants are copied on first use.
+  Tensor operator[](Tensor old);
+  void replace(Tensor old, Tensor now) { map_[static_cast<std::size_t>(old.id)] = now; }
+
+  // Re-adds `node` with its inputs mapped, and maps its output.
+  Tensor copy(const Node& node);
+  // Adds `node`'s op with other params and inputs (already rebuilt), named `node.name`.
+  Tensor add(const Node& node, const OpParams& params, std::span<const Tensor> inputs);
+
+  // Marks the source's outputs and hands over the rebuilt graph.
+  Graph finish() &&;
+
+  Graph graph;
+
+ private:
+  const Graph& source_;
+  std::vector<Tensor> map_;
+};
+
+}  // namespace porta::detail

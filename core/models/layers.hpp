@@ -1,0 +1,40 @@
+#pragma once
+// Layer helpers shared by the model builders: seeded weights and the conv + batchnorm + activation
+// unit that both ResNet and EfficientNet are made of.
+#include <cstdint>
+#include <string>
+
+#include "porta/graph.hpp"
+
+namespace porta::models::detail {
+
+struct ConvSpec {
+  std::int64_t filters = 1, kernel = 1, stride = 1, groups = 1;
+};
+
+// Builds layers into a graph with weights drawn from one seeded stream, so a model's weights
+// depend only on its seed.
+class Layers {
+ public:
+  Layers(Graph& graph, DType dtype, std::uint64_t seed) : g(graph), dtype_(dtype), state_(seed) {}
+
+  // conv (no bias, "same" padding) -> batchnorm -> activation, as torchvision's Conv2dNormActivation.
+  Tensor conv_bn(Tensor x, const ConvSpec& spec, Activation act, const std::string& name);
+  // A 1x1 conv with a bias and no batchnorm (EfficientNet's squeeze-and-excitation).
+  Tensor conv_bias(Tensor x, std::int64_t filters, const std::string& name);
+  // y = x W^T + b, as torch.nn.Linear.
+  Tensor linear(Tensor x, std::int64_t features, const std::string& name);
+  Tensor activate(Tensor x, Activation act, const std::string& name);
+
+  Graph& g;
+
+ private:
+  // Uniform in [lo, hi): weights scaled by fan-in so activations keep their magnitude.
+  Tensor random(const std::string& name, const Shape& shape, float lo, float hi);
+  float next_uniform();
+
+  DType dtype_;
+  std::uint64_t state_;
+};
+
+}  // namespace porta::models::detail

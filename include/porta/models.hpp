@@ -1,0 +1,37 @@
+#pragma once
+// Whole networks built with porta's graph builder, the way torchvision defines them (inference:
+// conv, batchnorm, activation; the compiler folds and fuses). Weights are seeded random values of
+// a sensible scale, the same for the same seed on every machine: these graphs measure speed and
+// memory, they do not classify anything.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "porta/graph.hpp"
+
+namespace porta::models {
+
+struct ModelOptions {
+  std::int64_t batch = 1;
+  std::int64_t resolution = 0;  // input height and width; 0 = the model's native resolution
+  std::int64_t classes = 1000;
+  DType dtype = DType::f32;
+  std::uint64_t seed = 1;
+};
+
+// Input "input" [batch, 3, resolution, resolution]; output "logits" [batch, classes].
+Graph resnet50(const ModelOptions& options = {});
+// variant 0..7: B0 at 224 px through B7 at 600 px, with compound width and depth scaling.
+Graph efficientnet(int variant, const ModelOptions& options = {});
+
+struct ModelInfo {
+  std::string name;             // "resnet50", "efficientnet-b0" ... "efficientnet-b7"
+  std::int64_t resolution = 0;  // native input size
+};
+
+std::vector<ModelInfo> available();  // every model `build` knows
+// A model by name; throws NotFound listing the known names.
+Graph build(std::string_view name, const ModelOptions& options = {});
+
+}  // namespace porta::models
