@@ -15,6 +15,7 @@
 
 #include "devices.hpp"
 #include "env.hpp"
+#include "models.hpp"
 #include "problems.hpp"
 #include "results.hpp"
 #include "suites.hpp"
@@ -145,6 +146,45 @@ int run_problems(const std::vector<Problem>& problems, const MeasureArgs& m, con
   return finish(rows);
 }
 
+int run_model_command(const std::vector<std::string>& names, const std::vector<std::int64_t>& batches, bool torch,
+                      const MeasureArgs& m, const OutputArgs& o, const std::string& command_line) {
+  const std::vector<Problem> problems = checking_arguments([&] {
+    std::vector<Problem> list;
+    for (const std::string& name : names)
+      for (const std::int64_t batch : batches) list.push_back(model_problem(name, batch, parse_dtype(o.dtype), m.seed));
+    return list;
+  });
+  const std::vector<Target> targets = prepare_targets(m, {o.json, o.csv});
+  const std::vector<Row> rows = run_models(problems, targets, settings_from(m, o.verify), torch);
+  fmt::print("\n");
+  print_model_summary(stdout, rows);
+  if (!o.json.empty()) write_json(o.json, environment(infos_of(targets), command_line), rows);
+  if (!o.csv.empty()) write_csv(o.csv, rows);
+  return finish(rows);
+}
+
+int run_fit_command(const std::string& model, const std::string& spec, const std::string& dtype_name,
+                    std::uint64_t memory) {
+  const auto [device, dtype] = checking_arguments([&] { return std::pair{Device::open(spec), parse_dtype(dtype_name)}; });
+  const DeviceInfo& info = device.info();
+  const std::uint64_t budget = memory > 0 ? memory : info.memory_free;
+  if (budget == 0) throw ArgumentError(fmt::format("{} does not report its free memory: give --memory BYTES", info.spec));
+  const Fit fit = fit_batch(model, device, dtype, budget);
+  constexpr double mib = 1 << 20;
+  const MemoryEstimate& e = fit.at_batch;
+  fmt::print("{} ({}) on {}: budget {:.1f} MiB ({})\n", model, dtype_name, info.spec, budget / mib,
+             memory > 0 ? "--memory" : "the device's free memory");
+  if (fit.batch == 0) {
+    fmt::print("does not fit even at batch 1: its plan needs {:.1f} MiB ({:.1f} activations + {:.1f} weights)\n",
+               e.peak_bytes() / mib, e.arena_bytes / mib, e.constant_bytes / mib);
+    return 1;
+  }
+  fmt::print("largest batch: {}\nplanned peak: {:.1f} MiB ({:.1f} activations + {:.1f} weights; {:.1f} MiB of "
+             "activations without reuse)\n",
+             fit.batch, e.peak_bytes() / mib, e.arena_bytes / mib, e.constant_bytes / mib, e.naive_arena_bytes / mib);
+  return 0;
+}
+
 // ./porta-results/<UTC timestamp>/, made unique if two runs start in the same second.
 std::filesystem::path results_folder(const std::string& out) {
   std::filesystem::path dir = out.empty() ? std::filesystem::path("porta-results") / utc_timestamp_path()
@@ -259,6 +299,28 @@ int run_cli(std::vector<std::string> args) {
   run->add_option("--out", out, "Results folder (default: ./porta-results/<UTC timestamp>)");
   add_measure_options(run, measure);
 
+  std::vector<std::string> model_names, known_models;
+  for (const models::ModelInfo& m : models::available()) known_models.push_back(m.name);
+  std::vector<std::int64_t> batches{1};
+  bool no_torch = false;
+  auto* model_cmd = app.add_subcommand("model", "Time whole networks: latency, images/s, planned peak memory");
+  model_cmd->add_option("--name", model_names, fmt::format("Models, comma-separated: {}", fmt::join(known_models, ", ")))
+      ->required()->delimiter(',')->check(CLI::IsMember(known_models));
+  model_cmd->add_option("--batch", batches, "Batch sizes, comma-separated")->delimiter(',')->check(positive)
+      ->capture_default_str();
+  model_cmd->add_flag("--no-torch", no_torch, "Skip the PyTorch eager reference beside each cpu device");
+  add_output_options(model_cmd, output);
+  add_measure_options(model_cmd, measure);
+
+  std::string fit_model, fit_device = "cpu", fit_dtype = "f32";
+  std::uint64_t fit_memory = 0;
+  auto* fit_cmd = app.add_subcommand("fit", "Find the largest batch whose planned memory fits the device");
+  fit_cmd->add_option("--model", fit_model, "Model")->required()->check(CLI::IsMember(known_models));
+  fit_cmd->add_option("--device", fit_device, "Device spec")->capture_default_str();
+  fit_cmd->add_option("--dtype", fit_dtype, "Storage dtype: f32, f16 or bf16")->capture_default_str();
+  fit_cmd->add_option("--memory", fit_memory, "Budget in bytes (default: the device's free memory)")
+      ->check(number_check<std::uint64_t>(0, false, "BYTES"));
+
   // CLI11 would only say "A subcommand is required" for a misspelt one.
   std::vector<std::string> commands;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
@@ -285,6 +347,8 @@ int run_cli(std::vector<std::string> args) {
     return 0;
   }
   if (app.got_subcommand(run)) return run_suite(suite, out, measure, command_line);
+  if (app.got_subcommand(model_cmd)) return run_model_command(model_names, batches, !no_torch, measure, output, command_line);
+  if (app.got_subcommand(fit_cmd)) return run_fit_command(fit_model, fit_device, fit_dtype, fit_memory);
 
   const bool is_gemm = app.got_subcommand(gemm_cmd);
   const std::vector<Problem> problems = checking_arguments([&] {

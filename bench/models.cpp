@@ -1,0 +1,193 @@
+#include "models.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <variant>
+
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "core/runtime/embedded_source.hpp"
+
+namespace porta::detail {
+std::span<const EmbeddedSource> bench_scripts();  // bench/scripts/*.py, see CMakeLists.txt
+}
+
+namespace porta::bench {
+namespace {
+
+double network_flops(const Graph& g) {
+  double flops = 0.0;
+  for (const Node& n : g.nodes()) {
+    const double outputs = static_cast<double>(g.desc(n.output).numel());
+    if (n.op == OpKind::Conv2d) {
+      const Shape& w = g.shape(n.inputs[1]);
+      flops += 2.0 * outputs * static_cast<double>(w[1] * w[2] * w[3]);
+    } else if (n.op == OpKind::Gemm || n.op == OpKind::MatMul) {
+      const Shape& a = g.shape(n.inputs[0]);
+      const bool trans_a = n.op == OpKind::Gemm ? std::get<GemmParams>(n.params).trans_a
+                                                : std::get<MatMulParams>(n.params).trans_a;
+      flops += 2.0 * outputs * static_cast<double>(a[a.size() - (trans_a ? 2 : 1)]);
+    }
+  }
+  return flops;
+}
+
+std::string_view script(std::string_view name) {
+  for (const detail::EmbeddedSource& s : detail::bench_scripts())
+    if (s.name == name) return s.text;
+  throw Error(ErrorCode::Internal, "porta-bench was built without its script " + std::string(name));
+}
+
+// Runs `command`, returning its standard output.
+std::string capture(const std::string& command) {
+  const std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) throw Error(ErrorCode::IoError, "cannot run: " + command);
+  std::string out;
+  char buffer[4096];
+  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) out.append(buffer, n);
+  return out;
+}
+
+// $PORTA_PYTHON, else Debian's python3 (where python3-torch installs), else python3 on the PATH.
+std::string python() {
+  if (const char* chosen = std::getenv("PORTA_PYTHON"); chosen && *chosen) return chosen;
+  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+}  // namespace
+
+Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, std::uint64_t seed) {
+  Problem p{.op = "model", .kind = OpKind::Conv2d, .workload = fmt::format("{} b{}", name, batch), .dtype = dtype};
+  p.graph = models::build(name, {.batch = batch, .dtype = dtype, .seed = seed});
+  const Shape& input = p.graph.shape(p.graph.inputs().at(0));
+  p.params = {{"model", name}, {"batch", batch}, {"resolution", input[2]}};
+  p.flops = network_flops(p.graph);
+  for (const TensorInfo& t : p.graph.tensors())
+    if (t.role != Role::Intermediate) p.bytes += static_cast<double>(t.desc.bytes());
+  p.bytes += static_cast<double>(p.graph.desc(p.graph.outputs().at(0).second).bytes());
+  return p;
+}
+
+Row torch_reference(const Problem& model, int threads, const TimingPolicy& timing) {
+  Row row{.op = model.op, .workload = model.workload, .params = model.params,
+          .device = fmt::format("pytorch-cpu:threads={}", threads), .backend = "pytorch", .impl = "eager",
+          .dtype = std::string(to_string(model.dtype)), .flops = model.flops, .bytes = model.bytes};
+  if (model.dtype != DType::f32) {
+    row.status = "unsupported";
+    row.reason = "the PyTorch reference runs f32 only";
+    return row;
+  }
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / fmt::format("porta-torch-reference-{}.py", ::getpid());
+  std::ofstream(file) << script("torch_reference");
+  const std::string command = fmt::format(
+      "{} {} --model {} --batch {} --resolution {} --threads {} --warmup {} --min-samples {} --min-time {} "
+      "--max-time {} 2>&1",
+      python(), file.string(), model.params["model"].get<std::string>(), model.params["batch"].get<std::int64_t>(),
+      model.params["resolution"].get<std::int64_t>(), threads, timing.warmup_s, timing.min_samples,
+      timing.min_time_s, timing.max_time_s);
+  const std::string out = capture(command);
+  std::filesystem::remove(file);
+  const std::size_t brace = out.rfind("\n{");
+  const Json result = Json::parse(brace == std::string::npos ? out : out.substr(brace + 1), nullptr, false);
+  if (result.is_discarded() || !result.is_object()) {
+    row.status = "unsupported";
+    row.reason = "python3 with PyTorch could not run: " + single_line(out.substr(0, 300));
+  } else if (result.contains("error")) {
+    row.status = "unsupported";
+    row.reason = result["error"].get<std::string>();
+  } else {
+    row.samples = result["samples"].get<int>();
+    row.median_s = result["median_s"].get<double>();
+    row.min_s = result["min_s"].get<double>();
+    row.p90_s = result["p90_s"].get<double>();
+    row.first_run_s = result["first_run_s"].get<double>();
+    row.gflops = model.flops / *row.median_s * 1e-9;
+    row.gbs = model.bytes / *row.median_s * 1e-9;
+    row.params["reference"] = result["version"];
+  }
+  return row;
+}
+
+std::vector<Row> run_models(const std::vector<Problem>& models, const std::vector<Target>& targets,
+                            const RunSettings& settings, bool torch) {
+  std::vector<Row> rows;
+  for (const Problem& model : models) {
+    for (const Target& target : targets) {
+      for (const Impl impl : settings.impls) {
+        RunSettings one = settings;
+        one.compile.impl = impl;
+        Row row = run_problem(model, target, one);
+        if (row.status == "ok") {
+          const MemoryEstimate e = target.device->estimate_memory(model.graph, one.compile);
+          row.params["planned_peak_bytes"] = e.peak_bytes();
+          row.params["planned_activation_bytes"] = e.arena_bytes;
+        }
+        fmt::print(stderr, "{} on {} ({}): {}\n", model.workload, row.device, row.impl,
+                   row.median_s ? fmt::format("{:.2f} ms", *row.median_s * 1e3) : row.status);
+        rows.push_back(std::move(row));
+      }
+      if (torch && target.device && target.backend == "cpu") {
+        rows.push_back(torch_reference(model, target.device->info().threads, settings.timing));
+        const Row& t = rows.back();
+        fmt::print(stderr, "{} on {}: {}\n", model.workload, t.device,
+                   t.median_s ? fmt::format("{:.2f} ms", *t.median_s * 1e3) : t.status + ": " + t.reason);
+      }
+    }
+  }
+  return rows;
+}
+
+void print_model_summary(std::FILE* out, const std::vector<Row>& rows) {
+  std::vector<std::vector<std::string>> cells;
+  for (const Row& r : rows) {
+    if (r.op != "model") continue;
+    const auto batch = r.params["batch"].get<std::int64_t>();
+    const std::string peak = r.params.contains("planned_peak_bytes")
+                                 ? fmt::format("{:.1f}", r.params["planned_peak_bytes"].get<double>() / (1 << 20))
+                                 : "";
+    cells.push_back({r.workload, r.device, r.impl, r.median_s ? fmt::format("{:.2f}", *r.median_s * 1e3) : r.status,
+                     r.median_s ? fmt::format("{:.1f}", static_cast<double>(batch) / *r.median_s) : "",
+                     r.gflops ? fmt::format("{:.1f}", *r.gflops) : "", peak});
+  }
+  print_text_table(out, {"model", "device", "impl", "latency ms", "images/s", "GFLOP/s", "planned peak MiB"}, cells,
+                   {false, false, false, true, true, true, true});
+}
+
+Fit fit_batch(const std::string& model, const Device& device, DType dtype, std::uint64_t budget,
+              std::int64_t max_batch) {
+  const auto plan = [&](std::int64_t batch) {
+    return device.estimate_memory(models::build(model, {.batch = batch, .dtype = dtype}));
+  };
+  Fit fit{.at_batch = plan(1), .budget = budget};
+  if (fit.at_batch.peak_bytes() > budget) return fit;
+  // Double until the plan no longer fits, then bisect between the last fit and the first miss.
+  std::int64_t good = 1, bad = 0;
+  while (bad == 0 && good < max_batch) {
+    const std::int64_t next = std::min(good * 2, max_batch);
+    const MemoryEstimate e = plan(next);
+    if (e.peak_bytes() <= budget) {
+      good = next, fit.at_batch = e;
+    } else {
+      bad = next;
+    }
+  }
+  while (bad - good > 1) {
+    const std::int64_t mid = good + (bad - good) / 2;
+    const MemoryEstimate e = plan(mid);
+    if (e.peak_bytes() <= budget) {
+      good = mid, fit.at_batch = e;
+    } else {
+      bad = mid;
+    }
+  }
+  fit.batch = good;
+  return fit;
+}
+
+}  // namespace porta::bench

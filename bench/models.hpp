@@ -1,0 +1,39 @@
+#pragma once
+// Whole networks as benchmark problems, PyTorch eager beside them, and the batch-fit search.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "problems.hpp"
+
+namespace porta::bench {
+
+// A model from porta::models at its native resolution. FLOPs count the convs and GEMMs (2 per
+// multiply-add), the work every framework does; elementwise ops are not counted.
+Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, std::uint64_t seed);
+
+// The same network in PyTorch eager mode on the host CPU with `threads` threads, timed under
+// `timing` in a python3 child process. A row with status "unsupported" when python3, torch or the
+// model is missing.
+Row torch_reference(const Problem& model, int threads, const TimingPolicy& timing);
+
+// Each model at each batch on each target and impl, with the plan's peak memory in the row's
+// params, and PyTorch eager beside every cpu target (same threads) when `torch` is set.
+std::vector<Row> run_models(const std::vector<Problem>& models, const std::vector<Target>& targets,
+                            const RunSettings& settings, bool torch);
+
+// images/s, latency and planned peak memory, one line per row.
+void print_model_summary(std::FILE* out, const std::vector<Row>& rows);
+
+struct Fit {
+  std::int64_t batch = 0;        // the largest batch that fits; 0 when not even batch 1 does
+  MemoryEstimate at_batch;       // the plan at that batch (or at batch 1 when none fits)
+  std::uint64_t budget = 0;
+};
+
+// The largest batch (up to `max_batch`) whose planned peak fits in `budget` bytes on `device`:
+// plans only, allocates nothing.
+Fit fit_batch(const std::string& model, const Device& device, DType dtype, std::uint64_t budget,
+              std::int64_t max_batch = std::int64_t{1} << 20);
+
+}  // namespace porta::bench
