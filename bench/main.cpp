@@ -147,7 +147,7 @@ int run_problems(const std::vector<Problem>& problems, const MeasureArgs& m, con
 }
 
 int run_model_command(const std::vector<std::string>& names, const std::vector<std::int64_t>& batches, bool torch,
-                      const MeasureArgs& m, const OutputArgs& o, const std::string& command_line) {
+                      bool profile, const MeasureArgs& m, const OutputArgs& o, const std::string& command_line) {
   const std::vector<Problem> problems = checking_arguments([&] {
     std::vector<Problem> list;
     for (const std::string& name : names)
@@ -155,7 +155,7 @@ int run_model_command(const std::vector<std::string>& names, const std::vector<s
     return list;
   });
   const std::vector<Target> targets = prepare_targets(m, {o.json, o.csv});
-  const std::vector<Row> rows = run_models(problems, targets, settings_from(m, o.verify), torch);
+  const std::vector<Row> rows = run_models(problems, targets, settings_from(m, o.verify), torch, profile);
   fmt::print("\n");
   print_model_summary(stdout, rows);
   if (!o.json.empty()) write_json(o.json, environment(infos_of(targets), command_line), rows);
@@ -302,13 +302,14 @@ int run_cli(std::vector<std::string> args) {
   std::vector<std::string> model_names, known_models;
   for (const models::ModelInfo& m : models::available()) known_models.push_back(m.name);
   std::vector<std::int64_t> batches{1};
-  bool no_torch = false;
+  bool no_torch = false, profile = false;
   auto* model_cmd = app.add_subcommand("model", "Time whole networks: latency, images/s, planned peak memory");
   model_cmd->add_option("--name", model_names, fmt::format("Models, comma-separated: {}", fmt::join(known_models, ", ")))
       ->required()->delimiter(',')->check(CLI::IsMember(known_models));
   model_cmd->add_option("--batch", batches, "Batch sizes, comma-separated")->delimiter(',')->check(positive)
       ->capture_default_str();
   model_cmd->add_flag("--no-torch", no_torch, "Skip the PyTorch eager reference beside each cpu device");
+  model_cmd->add_flag("--profile", profile, "Print where each run's time goes, by kind of node");
   add_output_options(model_cmd, output);
   add_measure_options(model_cmd, measure);
 
@@ -347,7 +348,7 @@ int run_cli(std::vector<std::string> args) {
     return 0;
   }
   if (app.got_subcommand(run)) return run_suite(suite, out, measure, command_line);
-  if (app.got_subcommand(model_cmd)) return run_model_command(model_names, batches, !no_torch, measure, output, command_line);
+  if (app.got_subcommand(model_cmd)) return run_model_command(model_names, batches, !no_torch, profile, measure, output, command_line);
   if (app.got_subcommand(fit_cmd)) return run_fit_command(fit_model, fit_device, fit_dtype, fit_memory);
 
   const bool is_gemm = app.got_subcommand(gemm_cmd);

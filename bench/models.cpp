@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <memory>
 #include <variant>
@@ -12,6 +14,7 @@
 #include <fmt/core.h>
 
 #include "core/runtime/embedded_source.hpp"
+#include "op_cases/verify.hpp"
 
 namespace porta::detail {
 std::span<const EmbeddedSource> bench_scripts();  // bench/scripts/*.py, see CMakeLists.txt
@@ -115,7 +118,7 @@ Row torch_reference(const Problem& model, int threads, const TimingPolicy& timin
 }
 
 std::vector<Row> run_models(const std::vector<Problem>& models, const std::vector<Target>& targets,
-                            const RunSettings& settings, bool torch) {
+                            const RunSettings& settings, bool torch, bool profile) {
   std::vector<Row> rows;
   for (const Problem& model : models) {
     for (const Target& target : targets) {
@@ -127,6 +130,7 @@ std::vector<Row> run_models(const std::vector<Problem>& models, const std::vecto
           const MemoryEstimate e = target.device->estimate_memory(model.graph, one.compile);
           row.params["planned_peak_bytes"] = e.peak_bytes();
           row.params["planned_activation_bytes"] = e.arena_bytes;
+          if (profile) print_model_profile(stdout, model, *target.device, one.compile);
         }
         fmt::print(stderr, "{} on {} ({}): {}\n", model.workload, row.device, row.impl,
                    row.median_s ? fmt::format("{:.2f} ms", *row.median_s * 1e3) : row.status);
@@ -141,6 +145,40 @@ std::vector<Row> run_models(const std::vector<Problem>& models, const std::vecto
     }
   }
   return rows;
+}
+
+void print_model_profile(std::FILE* out, const Problem& model, const Device& device, const CompileOptions& options) {
+  // Fused convs keep the conv's name: classify them by the source graph's weights.
+  std::map<std::string, std::string> conv_kind;
+  for (const Node& n : model.graph.nodes()) {
+    if (n.op != OpKind::Conv2d) continue;
+    const Shape& w = model.graph.shape(n.inputs[1]);
+    const auto groups = std::get<Conv2dParams>(n.params).groups;
+    conv_kind[n.name] = groups > 1 && w[1] == 1 ? "conv2d depthwise"
+                        : w[2] == 1 && w[3] == 1 ? "conv2d 1x1"
+                                                 : fmt::format("conv2d {}x{}", w[2], w[3]);
+  }
+  CompileOptions profiled = options;
+  profiled.profile = true;
+  Executable exe = device.compile(model.graph, profiled);
+  cases::set_random_inputs(exe, model.graph, 1);
+  exe.run();  // the first run pays one-time costs
+  exe.run();
+  std::map<std::string, std::pair<double, int>> by_kind;
+  double total = 0.0;
+  for (const NodeTiming& t : exe.node_timings()) {
+    const auto conv = conv_kind.find(t.name);
+    auto& [seconds, count] = by_kind[conv != conv_kind.end() ? conv->second : std::string(to_string(t.op))];
+    seconds += t.seconds, ++count, total += t.seconds;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> sorted(by_kind.begin(), by_kind.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& [kind, v] : sorted)
+    cells.push_back({kind, std::to_string(v.second), fmt::format("{:.2f}", v.first * 1e3),
+                     fmt::format("{:.1f}", total > 0 ? 100.0 * v.first / total : 0.0)});
+  fmt::print(out, "\n{} on {} ({}), one profiled run:\n", model.workload, device.info().spec, to_string(options.impl));
+  print_text_table(out, {"nodes", "count", "ms", "%"}, cells, {false, true, true, true});
 }
 
 void print_model_summary(std::FILE* out, const std::vector<Row>& rows) {

@@ -19,8 +19,13 @@ Row torch_reference(const Problem& model, int threads, const TimingPolicy& timin
 
 // Each model at each batch on each target and impl, with the plan's peak memory in the row's
 // params, and PyTorch eager beside every cpu target (same threads) when `torch` is set.
+// With `profile`, each porta row is followed by its per-node time breakdown on stdout.
 std::vector<Row> run_models(const std::vector<Problem>& models, const std::vector<Target>& targets,
-                            const RunSettings& settings, bool torch);
+                            const RunSettings& settings, bool torch, bool profile);
+
+// Where one run of `model` spends its time on `device`: the per-node device times of a profiled
+// run, summed by kind (convs split into depthwise, 1x1 and kxk), largest first.
+void print_model_profile(std::FILE* out, const Problem& model, const Device& device, const CompileOptions& options);
 
 // images/s, latency and planned peak memory, one line per row.
 void print_model_summary(std::FILE* out, const std::vector<Row>& rows);
