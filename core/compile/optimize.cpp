@@ -164,7 +164,8 @@ class EpilogueFuser {
 
   void grow(std::int32_t head) {
     const Node& h = node(head);
-    Chain chain{.head = head, .params = h.params, .end = h.output};
+    Chain chain;
+    chain.head = head, chain.params = h.params, chain.end = h.output;
     std::int32_t last = head;
     for (std::int32_t next; (next = consumer_[static_cast<std::size_t>(chain.end.id)]) != none;) {
       const Node& n = node(next);
