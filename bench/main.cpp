@@ -19,6 +19,7 @@
 #include "problems.hpp"
 #include "results.hpp"
 #include "suites.hpp"
+#include "tune.hpp"
 
 namespace {
 
@@ -322,6 +323,9 @@ int run_cli(std::vector<std::string> args) {
   fit_cmd->add_option("--memory", fit_memory, "Budget in bytes (default: the device's free memory)")
       ->check(number_check<std::uint64_t>(0, false, "BYTES"));
 
+  TuneArgs tune_args;
+  auto* tune = add_tune_command(app, tune_args);
+
   // CLI11 would only say "A subcommand is required" for a misspelt one.
   std::vector<std::string> commands;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
@@ -350,6 +354,7 @@ int run_cli(std::vector<std::string> args) {
   if (app.got_subcommand(run)) return run_suite(suite, out, measure, command_line);
   if (app.got_subcommand(model_cmd)) return run_model_command(model_names, batches, !no_torch, profile, measure, output, command_line);
   if (app.got_subcommand(fit_cmd)) return run_fit_command(fit_model, fit_device, fit_dtype, fit_memory);
+  if (app.got_subcommand(tune)) return run_tune(tune_args);
 
   const bool is_gemm = app.got_subcommand(gemm_cmd);
   const std::vector<Problem> problems = checking_arguments([&] {

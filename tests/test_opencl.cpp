@@ -10,7 +10,12 @@
 #include <fstream>
 #include <optional>
 
+#include <random>
+
+#include "backends/opencl/backend.hpp"
 #include "backends/opencl/program_cache.hpp"
+#include "core/compile/compile.hpp"
+#include "core/runtime/executable_impl.hpp"
 #include "test_util.hpp"
 
 namespace porta::test {
@@ -77,7 +82,16 @@ TEST_SUITE("opencl") {
     const Device device = Device::open("opencl:0");
     Graph g;
     g.output("y", g.relu(g.add(g.input("a", {3, 5}), g.input("b", {5}))));
-    check_error([&] { device.compile(g, {.impl = Impl::Vendor}); }, ErrorCode::Unsupported, {"vendor"});
+    // CLBlast, where built, runs f32 GEMM and conv only; without it, nothing runs as impl=vendor.
+    Graph half;
+    half.output("y", half.matmul(half.input("a", {3, 5}, DType::bf16), half.input("b", {5, 2}, DType::bf16)));
+    check_error([&] { device.compile(half, {.impl = Impl::Vendor}); }, ErrorCode::Unsupported, {"CLBlast"});
+#ifdef PORTA_HAVE_CLBLAST
+    Graph grouped;
+    grouped.output("y", grouped.conv2d(grouped.input("x", {1, 4, 5, 5}), grouped.input("w", {4, 2, 3, 3}), {.groups = 2}));
+    check_error([&] { device.compile(grouped, {.impl = Impl::Vendor}); }, ErrorCode::Unsupported, {"groups=2"});
+    CHECK_NOTHROW(device.compile(g, {.impl = Impl::Vendor}));  // porta's kernels run add and relu
+#endif
 
     Executable exe = device.compile(g, {.profile = true});
     exe.set_input("a", std::vector<float>(15, -1.0f));
@@ -150,6 +164,72 @@ TEST_SUITE("opencl") {
       fs::copy_file(other.file_for(source, "-DPORTA_OTHER_PROGRAM"), file, fs::copy_options::overwrite_existing);
     });
     for (const auto& entry : fs::directory_iterator(dir.path)) CHECK(entry.path().extension() == ".clbin");  // no temp left
+  }
+
+  TEST_CASE("opencl GEMM tiles: candidates fit and compute right; tuned tiles are stored, reloaded and checked") {
+    using detail::GemmTiles;
+    const auto found = detail::discover_opencl_devices();
+    if (found.devices.empty()) {
+      MESSAGE("skipping: " << found.reason);
+      return;
+    }
+    const detail::ClDeviceDescription& d = found.devices.front();
+    const GemmTiles defaults = detail::default_gemm_tiles(d);
+    CHECK(defaults.fits(d));
+    const std::vector<GemmTiles> shapes = detail::gemm_shape_candidates(d);
+    REQUIRE(shapes.size() >= 2);
+    for (const GemmTiles& shape : shapes) {
+      CHECK(shape.fits(d));
+      CHECK(GemmTiles::parse(shape.to_string())->to_string() == shape.to_string());
+      for (const GemmTiles& block : detail::gemm_block_candidates(d, shape)) CHECK(block.fits(d));
+    }
+    CHECK(!GemmTiles::parse("vector vw=16 nv=2"));
+    CHECK(!GemmTiles::parse("vector vw=16 nv=2 mr=12 bm=96 bn=128 kc=x"));
+    CHECK(!GemmTiles::parse("simd vw=16"));
+
+    // Another shape, with KC small enough that k takes three slices, on sizes that fit no block.
+    GemmTiles other = shapes.back();
+    other.kc = 128;
+    const std::int64_t m = 37, n = 70, k = 300;
+    std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(n * k));
+    std::mt19937 random(5);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    for (float& v : a) v = value(random);
+    for (float& v : b) v = value(random);
+    Graph g;
+    g.output("y", g.matmul(g.input("a", {m, k}), g.input("b", {n, k}), {.trans_b = true}));
+    const auto device = detail::make_opencl_device(d, other);
+    detail::ExecutableImpl exe(device, detail::compile_graph(g, *device, {.poison_memory = true}));
+    exe.set_input("a", std::as_bytes(std::span(a)), true);
+    exe.set_input("b", std::as_bytes(std::span(b)), true);
+    exe.run();
+    const std::vector<std::byte> out = exe.output_bytes("y");
+    const auto* y = reinterpret_cast<const float*>(out.data());
+    double worst = 0.0;
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double want = 0.0;
+        for (std::int64_t l = 0; l < k; ++l) want += double(a[static_cast<std::size_t>(i * k + l)]) * b[static_cast<std::size_t>(j * k + l)];
+        worst = std::max(worst, std::abs(y[i * n + j] - want));
+      }
+    CAPTURE(other.to_string());
+    CHECK(worst < 1e-4);
+
+    const TempDir dir;
+    CHECK(detail::choose_gemm_tiles(d, dir.path).to_string() == defaults.to_string());
+    const std::filesystem::path file = detail::tuned_tiles_file(dir.path, d);
+    detail::store_tuned_tiles(file, d, other);
+    CHECK(detail::choose_gemm_tiles(d, dir.path).to_string() == other.to_string());
+    detail::ClDeviceDescription elsewhere = d;
+    elsewhere.identity += " (another driver)";
+    std::filesystem::copy_file(file, detail::tuned_tiles_file(dir.path, elsewhere));
+    CHECK(detail::choose_gemm_tiles(elsewhere, dir.path).to_string() == detail::default_gemm_tiles(elsewhere).to_string());
+    GemmTiles too_big = other;
+    too_big.block_m = other.micro_m * 200;  // far more local memory than any device has
+    detail::store_tuned_tiles(file, d, too_big);
+    CHECK(detail::choose_gemm_tiles(d, dir.path).to_string() == defaults.to_string());
+    std::ofstream(file, std::ios::trunc) << "not a tuning file";
+    CHECK(detail::choose_gemm_tiles(d, dir.path).to_string() == defaults.to_string());
   }
 
   TEST_CASE("opencl: a program that does not build raises BuildFailed with the build log") {

@@ -4,8 +4,13 @@
 #include <algorithm>
 #include <cctype>
 
+#include "backends/opencl/backend.hpp"
+
 #include "backends/opencl/buffer.hpp"
 #include "backends/opencl/graph_program.hpp"
+#ifdef PORTA_HAVE_CLBLAST
+#include "backends/opencl/vendor/clblast.hpp"
+#endif
 #include "porta/error.hpp"
 
 namespace porta::detail {
@@ -13,16 +18,22 @@ namespace {
 
 class OpenClDevice final : public DeviceImpl {
  public:
-  explicit OpenClDevice(ClDeviceDescription description)
-      : device_(std::make_shared<ClDevice>(std::move(description))), programs_(*device_, default_program_cache_dir()) {}
+  OpenClDevice(ClDeviceDescription description, std::optional<GemmTiles> tiles)
+      : device_(std::make_shared<ClDevice>(std::move(description))),
+        programs_(*device_, default_program_cache_dir(), std::move(tiles)) {}
 
   const DeviceInfo& info() const override { return device_->info(); }
 
-  // Every op runs in every storage dtype: f16 is loaded and stored with vload_half/vstore_half,
-  // which OpenCL 1.2 has without cl_khr_fp16, and all arithmetic is f32.
-  std::string unsupported_reason(const Graph&, const Node&, const CompileOptions& options) const override {
-    if (options.impl == Impl::Vendor) return "the opencl backend has no vendor library provider (CLBlast) yet";
-    return {};
+  // porta's kernels run every op in every storage dtype: f16 is loaded and stored with
+  // vload_half/vstore_half, which OpenCL 1.2 has without cl_khr_fp16, and all arithmetic is f32.
+  std::string unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const override {
+    if (options.impl != Impl::Vendor) return {};
+#ifdef PORTA_HAVE_CLBLAST
+    return clblast_unsupported_reason(graph, node);
+#else
+    (void)graph, (void)node;
+    return "the opencl backend has no vendor library provider in this build (install libclblast-dev for CLBlast)";
+#endif
   }
 
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return std::make_unique<ClBuffer>(device_, bytes); }
@@ -54,31 +65,36 @@ class OpenClBackend final : public Backend {
     return status;
   }
 
-  std::shared_ptr<DeviceImpl> open(const DeviceSpec& spec) override {
-    for (const auto& [key, _] : spec.options)
-      if (key != "name")
-        throw Error(ErrorCode::InvalidArgument, "device '" + spec.text + "': unknown opencl option '" + key + "' (known: name)");
-    ClDiscovery found = discover_opencl_devices();
-    if (found.devices.empty())
-      throw Error(ErrorCode::DeviceUnavailable, "device '" + spec.text + "': " + found.reason);
-    std::string listing;
-    for (const auto& d : found.devices) listing += (listing.empty() ? "" : ", ") + d.info.spec + " '" + d.info.name + "'";
-    if (const std::string* name = spec.option("name")) {
-      if (spec.index != 0)
-        throw Error(ErrorCode::InvalidArgument, "device '" + spec.text + "': give an index or a name, not both");
-      for (auto& d : found.devices)
-        if (lower(d.info.name).find(lower(*name)) != std::string::npos) return std::make_shared<OpenClDevice>(std::move(d));
-      throw Error(ErrorCode::NotFound, "device '" + spec.text + "': no OpenCL device name contains '" + *name +
-                                           "' (devices: " + listing + ")");
-    }
-    if (static_cast<std::size_t>(spec.index) >= found.devices.size())
-      throw Error(ErrorCode::NotFound, "device '" + spec.text + "': there are " + std::to_string(found.devices.size()) +
-                                           " OpenCL device(s): " + listing);
-    return std::make_shared<OpenClDevice>(std::move(found.devices[static_cast<std::size_t>(spec.index)]));
-  }
+  std::shared_ptr<DeviceImpl> open(const DeviceSpec& spec) override { return make_opencl_device(find_opencl_device(spec)); }
 };
 
 }  // namespace
+
+ClDeviceDescription find_opencl_device(const DeviceSpec& spec) {
+  for (const auto& [key, _] : spec.options)
+    if (key != "name")
+      throw Error(ErrorCode::InvalidArgument, "device '" + spec.text + "': unknown opencl option '" + key + "' (known: name)");
+  ClDiscovery found = discover_opencl_devices();
+  if (found.devices.empty()) throw Error(ErrorCode::DeviceUnavailable, "device '" + spec.text + "': " + found.reason);
+  std::string listing;
+  for (const auto& d : found.devices) listing += (listing.empty() ? "" : ", ") + d.info.spec + " '" + d.info.name + "'";
+  if (const std::string* name = spec.option("name")) {
+    if (spec.index != 0)
+      throw Error(ErrorCode::InvalidArgument, "device '" + spec.text + "': give an index or a name, not both");
+    for (auto& d : found.devices)
+      if (lower(d.info.name).find(lower(*name)) != std::string::npos) return std::move(d);
+    throw Error(ErrorCode::NotFound, "device '" + spec.text + "': no OpenCL device name contains '" + *name +
+                                         "' (devices: " + listing + ")");
+  }
+  if (static_cast<std::size_t>(spec.index) >= found.devices.size())
+    throw Error(ErrorCode::NotFound, "device '" + spec.text + "': there are " + std::to_string(found.devices.size()) +
+                                         " OpenCL device(s): " + listing);
+  return std::move(found.devices[static_cast<std::size_t>(spec.index)]);
+}
+
+std::shared_ptr<DeviceImpl> make_opencl_device(ClDeviceDescription description, std::optional<GemmTiles> tiles) {
+  return std::make_shared<OpenClDevice>(std::move(description), std::move(tiles));
+}
 
 std::unique_ptr<Backend> make_opencl_backend() { return std::make_unique<OpenClBackend>(); }
 

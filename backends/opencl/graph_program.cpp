@@ -3,6 +3,10 @@
 #include "backends/opencl/buffer.hpp"
 #include "backends/opencl/cl_error.hpp"
 #include "backends/opencl/ops/ops.hpp"
+#include "porta/error.hpp"
+#ifdef PORTA_HAVE_CLBLAST
+#include "backends/opencl/vendor/clblast.hpp"
+#endif
 
 namespace porta::detail {
 
@@ -10,9 +14,18 @@ ClGraphProgram::ClGraphProgram(std::shared_ptr<const ClDevice> device, std::shar
                                KernelPrograms& programs)
     : device_(std::move(device)), graph_(std::move(graph)) {
   LaunchBuilder builder(programs, *graph_);
+  // unsupported_reason has turned impl=vendor away unless CLBlast is built in.
+  const bool vendor = graph_->options.impl == Impl::Vendor;
   for (std::size_t step = 0; step < graph_->order.size(); ++step) {
     const Node& node = graph_->graph.nodes()[static_cast<std::size_t>(graph_->order[step])];
     builder.set_step(step);
+#ifdef PORTA_HAVE_CLBLAST
+    if (vendor) {
+      clblast_op(node.op)(builder, node);
+      continue;
+    }
+#endif
+    if (vendor) throw Error(ErrorCode::Unsupported, "this build has no OpenCL vendor library");
     opencl_op(node.op)(builder, node);
   }
   launches_ = builder.take();
@@ -29,6 +42,7 @@ void ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span
     const auto i = static_cast<std::size_t>(id);
     return static_cast<std::size_t>(plan.constant_offset[i] >= 0 ? plan.constant_offset[i] : plan.offset[i]);
   };
+  const LocateTensor locate = [&](Tensor t) { return ClTensorRef{mem_of(t.id), offset_of(t.id)}; };
   const bool profile = !node_seconds.empty();
   cl_command_queue queue = device_->queue.get();
   for (std::size_t i = 0; i < launches_.size(); ++i) {
@@ -42,6 +56,8 @@ void ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span
       check_cl(clEnqueueNDRangeKernel(queue, k->kernel.get(), k->dims, nullptr, k->global.data(), k->local.data(), 0,
                                       nullptr, event_out),
                "clEnqueueNDRangeKernel");
+    } else if (const auto* call = std::get_if<LibraryLaunch>(&launches_[i].work)) {
+      call->enqueue(queue, locate, event_out);
     } else {
       const auto& c = std::get<CopyLaunch>(launches_[i].work);
       check_cl(clEnqueueCopyBuffer(queue, mem_of(c.source), mem_of(c.destination), offset_of(c.source),
@@ -54,6 +70,7 @@ void ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span
   if (!profile) return;
   std::fill(node_seconds.begin(), node_seconds.end(), 0.0);
   for (std::size_t i = 0; i < launches_.size(); ++i) {
+    if (!events_[i]) continue;  // a library call that gave no event
     cl_ulong start = 0, end = 0;
     check_cl(clGetEventProfilingInfo(events_[i].get(), CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr),
              "clGetEventProfilingInfo");

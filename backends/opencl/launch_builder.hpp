@@ -4,6 +4,7 @@
 // through a LaunchBuilder.
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -26,9 +27,22 @@ struct CopyLaunch {
   std::size_t bytes = 0;
 };
 
+// Where a tensor is at run time: its buffer and byte offset.
+struct ClTensorRef {
+  cl_mem mem = nullptr;
+  std::size_t offset = 0;
+};
+using LocateTensor = std::function<ClTensorRef(Tensor)>;
+
+// A vendor library call (CLBlast) that enqueues its own commands on the queue. `event` is null,
+// or receives the event of its last command (per-node timing).
+struct LibraryLaunch {
+  std::function<void(cl_command_queue queue, const LocateTensor& locate, cl_event* event)> enqueue;
+};
+
 struct Launch {
   std::size_t step = 0;  // index into CompiledGraph::order, for per-node timing
-  std::variant<KernelLaunch, CopyLaunch> work;
+  std::variant<KernelLaunch, CopyLaunch, LibraryLaunch> work;
 };
 
 using Long8 = std::array<std::int64_t, 8>;
@@ -67,6 +81,7 @@ class LaunchBuilder {
   void enqueue_1d(KernelArgs args, std::int64_t items);
   void enqueue(KernelArgs args, cl_uint dims, std::array<std::size_t, 3> global, std::array<std::size_t, 3> local);
   void copy(Tensor source, Tensor destination);  // same bytes, e.g. a reshape
+  void library(LibraryLaunch call) { launches_.push_back({step_, std::move(call)}); }
 
   std::vector<Launch> take() { return std::move(launches_); }
 

@@ -60,6 +60,8 @@ std::string env(const char* name) {
 
 }  // namespace
 
+std::string stable_hash_hex(std::string_view bytes) { return hex(fnv1a(bytes)); }
+
 std::optional<std::filesystem::path> default_program_cache_dir() {
   if (const std::string dir = env("PORTA_CACHE_DIR"); !dir.empty()) return std::filesystem::path(dir) / "opencl";
   if (const std::string dir = env("XDG_CACHE_HOME"); !dir.empty()) return std::filesystem::path(dir) / "porta" / "opencl";

@@ -18,6 +18,9 @@ namespace porta::detail {
 // ~/.cache/porta/opencl; nullopt when none of those variables is set (memory cache only).
 std::optional<std::filesystem::path> default_program_cache_dir();
 
+// A hash that is the same in every process and on every platform (FNV-1a), as 16 hex digits.
+std::string stable_hash_hex(std::string_view bytes);
+
 class ProgramCache {
  public:
   struct Stats {

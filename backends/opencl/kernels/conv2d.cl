@@ -27,63 +27,66 @@ __kernel void conv2d(TENSOR(x), TENSOR(wt), TENSOR(bias), TENSOR(residual), TENS
   store_value(TENSOR_PTR(storage_t, y), i, activate(act, sum, 0.0f, 0.0f));
 }
 
+// im2col(x)'s rows [k0, k0 + kc) x columns [col0, col0 + BLOCK_N), gathered straight into
+// b_pack: row gk is (channel, filter row, filter column), column gc is (output row, column).
+// Each row's division is done once, and the columns walk (output row, column) by increments.
+static inline void gather_im2col(__local float (*b_pack)[BLOCK_N], __global const storage_t* xp, long h, long w,
+                                 long r, long s, long q, long sh, long sw, long pt, long pl, long dh, long dw,
+                                 long k0, int kc, long col0, int cols) {
+  const long oh0 = col0 / q, ow0 = col0 % q;
+  for (int kk = 0; kk < kc; ++kk) {
+    const long gk = k0 + kk, ci = gk / (r * s), ri = gk / s % r, si = gk % s;
+    __global const storage_t* plane = xp + ci * h * w;
+    const long ih0 = ri * dh - pt, iw0 = si * dw - pl;
+    long oh = oh0, ow = ow0;
+    for (int j = 0; j < BLOCK_N; ++j) {
+      const long ih = oh * sh + ih0, iw = ow * sw + iw0;
+      b_pack[kk][j] = j < cols && ih >= 0 && ih < h && iw >= 0 && iw < w ? load_value(plane, ih * w + iw) : 0.0f;
+      if (++ow == q) {
+        ow = 0;
+        ++oh;
+      }
+    }
+  }
+}
+
 // Convolution as an implicit GEMM on CPU devices (see gemm_block.cl): per image and group,
 // y[K/groups, P*Q] = w[K/groups, C/groups*R*S] x im2col(x)[C/groups*R*S, P*Q], where the im2col
-// matrix is never stored: its KC-deep slices are gathered straight into local memory. A 1x1,
-// stride-1, unpadded convolution's im2col matrix is x itself, and packs a vector at a time.
-__kernel __attribute__((reqd_work_group_size(GROUP_X, GROUP_Y, 1)))
+// matrix is never stored: its slices are gathered into local memory. A 1x1, stride-1, unpadded
+// convolution's im2col matrix is x itself, and packs a vector at a time.
+__kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void conv2d_gemm(TENSOR(x), TENSOR(wt), TENSOR(bias), TENSOR(residual), TENSOR(y), int has_bias,
                  int has_residual, long c, long h, long w, long k,
                  long r, long s, long p, long q, long sh, long sw, long pt, long pl, long dh, long dw, long groups,
                  long c_per_group, long k_per_group, int act) {
-  __local float a_pack[BLOCK_M][KC];
+  __local float a_pack[BLOCK_M / MR][KC][MR];
   __local float b_pack[KC][BLOCK_N];
+  __local float c_block[BLOCK_M][BLOCK_N];
   const long image = get_group_id(2) / groups, group = get_group_id(2) % groups;
   const long gemm_m = k_per_group, gemm_n = p * q, gemm_k = c_per_group * r * s;
   __global const storage_t* xp = TENSOR_PTR(storage_t, x) + (image * c + group * c_per_group) * h * w;
   __global const storage_t* wp = TENSOR_PTR(storage_t, wt) + group * k_per_group * gemm_k;
   const long first_filter = group * k_per_group;
-  const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * GROUP_X + lx;
-  const long block_row = get_group_id(1) * (long)BLOCK_M, block_col = get_group_id(0) * (long)BLOCK_N;
+  const long row0 = get_group_id(1) * (long)BLOCK_M, col0 = get_group_id(0) * (long)BLOCK_N;
+  const int rows = (int)min((long)BLOCK_M, gemm_m - row0), cols = (int)min((long)BLOCK_N, gemm_n - col0);
   const bool pointwise = r == 1 && s == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && p == h && q == w;
-
-  floatv acc[WORK_M];
-  for (int i = 0; i < WORK_M; ++i) acc[i] = (floatv)(0.0f);
   for (long k0 = 0; k0 < gemm_k; k0 += KC) {
-    pack_a(a_pack, wp, gemm_m, gemm_k, block_row, k0, lid);
-    if (pointwise) {
-      pack_b(b_pack, xp, gemm_k, gemm_n, k0, block_col, lid);
-    } else {
-      for (int l = lid; l < KC * BLOCK_N; l += GROUP_SIZE) {
-        const int kk = l / BLOCK_N, col = l % BLOCK_N;
-        const long gc = block_col + col, gk = k0 + kk;
-        float v = 0.0f;
-        if (gc < gemm_n && gk < gemm_k) {
-          const long ci = gk / (r * s), ri = gk / s % r, si = gk % s;
-          const long ih = gc / q * sh - pt + ri * dh, iw = gc % q * sw - pl + si * dw;
-          if (ih >= 0 && ih < h && iw >= 0 && iw < w) v = load_value(xp, (ci * h + ih) * w + iw);
-        }
-        b_pack[kk][col] = v;
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    multiply_packed(a_pack, b_pack, acc, lx, ly);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    const int kc = (int)min((long)KC, gemm_k - k0);
+    pack_a(a_pack, wp, gemm_m, gemm_k, row0, k0, kc, 0);
+    if (pointwise) pack_b(b_pack, xp, gemm_k, gemm_n, k0, col0, kc, 0);
+    else gather_im2col(b_pack, xp, h, w, r, s, q, sh, sw, pt, pl, dh, dw, k0, kc, col0, cols);
+    multiply_block(a_pack, b_pack, c_block, kc, k0 > 0, rows, cols);
   }
 
   __global storage_t* yp = TENSOR_PTR(storage_t, y) + (image * k + first_filter) * gemm_n;
   __global const storage_t* rp = TENSOR_PTR(storage_t, residual) + (image * k + first_filter) * gemm_n;
-  for (int i = 0; i < WORK_M; ++i) {
-    const long row = block_row + ly * WORK_M + i;
-    if (row >= gemm_m) break;
+  for (int i = 0; i < rows; ++i) {
+    const long row = row0 + i;
     const float b = has_bias ? load_value(TENSOR_PTR(storage_t, bias), first_filter + row) : 0.0f;
-    float values[VW];
-    CAT(vstore, VW)(acc[i], 0, values);
-    for (int j = 0; j < VW; ++j) {
-      const long col = block_col + lx * VW + j;
-      if (col >= gemm_n) break;
-      const float sum = values[j] + b + (has_residual ? load_value(rp, row * gemm_n + col) : 0.0f);
-      store_value(yp, row * gemm_n + col, activate(act, sum, 0.0f, 0.0f));
+    for (int j = 0; j < cols; ++j) {
+      const long at = row * gemm_n + col0 + j;
+      const float sum = c_block[i][j] + b + (has_residual ? load_value(rp, at) : 0.0f);
+      store_value(yp, at, activate(act, sum, 0.0f, 0.0f));
     }
   }
 }

@@ -1,62 +1,86 @@
-// The CPU GEMM block shared by matmul_vector and conv2d_gemm: a CPU core runs a work-item's loop,
-// so the work-item does the SIMD, in float vectors. A work-group computes a BLOCK_M x BLOCK_N
-// block of the product; each KC-deep slice of A and B is first packed into local memory (on a
-// CPU, a buffer that stays in L1/L2), which also removes the cache-set conflicts of walking B's
-// columns at a power-of-two stride. Each work-item keeps WORK_M rows x VW columns in registers.
-// Build options: VW, WORK_M, GROUP_X, GROUP_Y, KC (a multiple of VW). The helpers are inline so
-// that the accumulators stay in registers.
-#define BLOCK_M (GROUP_Y * WORK_M)
-#define BLOCK_N (GROUP_X * VW)
-#define GROUP_SIZE (GROUP_X * GROUP_Y)
+// The CPU GEMM block shared by matmul_vector and conv2d_gemm. A CPU device runs a work-group on
+// one core, and a work-group of many work-items becomes loops whose private values live in
+// memory; so here a work-group is one work-item, written the way a CPU GEMM is: it computes a
+// BLOCK_M x BLOCK_N block of the product one KC-deep slice at a time, with op(A)'s slice packed
+// into MR-row micro-panels and op(B)'s into rows, both in local memory (on a CPU, buffers that
+// stay in L1/L2), and a micro-kernel whose MR x NV float vectors (VW lanes each) stay in
+// registers. The block's sums wait in local memory between slices, in f32 whatever the storage.
+// Build options: VW, NV, MR, BLOCK_M (a multiple of MR), BLOCK_N (a multiple of VW * NV), KC.
+#define NR (VW * NV)
 
-// Rows [row0, row0 + BLOCK_M) x columns [k0, k0 + KC) of row-major A [m, k]. Elements outside A
-// pack as zero, so edge blocks need no other special case; inside, a vector at a time.
-static inline void pack_a(__local float (*a_pack)[KC], __global const storage_t* ap, long m, long k, long row0, long k0, int lid) {
-  if (k0 + KC <= k && row0 + BLOCK_M <= m) {
-    for (int l = lid; l < BLOCK_M * (KC / VW); l += GROUP_SIZE) {
-      const int row = l / (KC / VW), kk = l % (KC / VW) * VW;
-      CAT(vstore, VW)(load_vector(ap, (row0 + row) * k + k0 + kk), 0, &a_pack[row][kk]);
+// Rows [row0, row0 + BLOCK_M) x columns [k0, k0 + kc) of op(A) into micro-panels
+// a_pack[panel][kk][row in panel]. A is stored [m, k], or [k, m] when trans; rows past m pack as zero.
+static inline void pack_a(__local float (*a_pack)[KC][MR], __global const storage_t* ap, long m, long k, long row0,
+                          long k0, int kc, int trans) {
+  for (int p = 0; p < BLOCK_M / MR; ++p) {
+    for (int i = 0; i < MR; ++i) {
+      const long row = row0 + p * MR + i;
+      if (row >= m) {
+        for (int kk = 0; kk < kc; ++kk) a_pack[p][kk][i] = 0.0f;
+      } else if (trans) {
+        for (int kk = 0; kk < kc; ++kk) a_pack[p][kk][i] = load_value(ap, (k0 + kk) * m + row);
+      } else {
+        __global const storage_t* src = ap + row * k + k0;
+        for (int kk = 0; kk < kc; ++kk) a_pack[p][kk][i] = load_value(src, kk);
+      }
+    }
+  }
+}
+
+// Rows [k0, k0 + kc) x columns [col0, col0 + BLOCK_N) of op(B). B is stored [k, n], or [n, k]
+// when trans; columns past n pack as zero.
+static inline void pack_b(__local float (*b_pack)[BLOCK_N], __global const storage_t* bp, long k, long n, long k0,
+                          long col0, int kc, int trans) {
+  const int cols = (int)min((long)BLOCK_N, n - col0);
+  if (trans) {
+    for (int c = 0; c < BLOCK_N; ++c) {
+      if (c >= cols) {
+        for (int kk = 0; kk < kc; ++kk) b_pack[kk][c] = 0.0f;
+        continue;
+      }
+      __global const storage_t* src = bp + (col0 + c) * k + k0;
+      for (int kk = 0; kk < kc; ++kk) b_pack[kk][c] = load_value(src, kk);
     }
     return;
   }
-  for (int l = lid; l < BLOCK_M * KC; l += GROUP_SIZE) {
-    const int row = l / KC, kk = l % KC;
-    const long gr = row0 + row, gk = k0 + kk;
-    a_pack[row][kk] = gr < m && gk < k ? load_value(ap, gr * k + gk) : 0.0f;
-  }
-}
-
-// The same block of op(A) when A is stored [k, m].
-static inline void pack_a_transposed(__local float (*a_pack)[KC], __global const storage_t* ap, long m, long k, long row0, long k0,
-                       int lid) {
-  for (int l = lid; l < BLOCK_M * KC; l += GROUP_SIZE) {
-    const int row = l % BLOCK_M, kk = l / BLOCK_M;  // neighbouring work-items read neighbouring rows
-    const long gr = row0 + row, gk = k0 + kk;
-    a_pack[row][kk] = gr < m && gk < k ? load_value(ap, gk * m + gr) : 0.0f;
-  }
-}
-
-// Rows [k0, k0 + KC) x columns [col0, col0 + BLOCK_N) of row-major B [k, n].
-static inline void pack_b(__local float (*b_pack)[BLOCK_N], __global const storage_t* bp, long k, long n, long k0, long col0, int lid) {
-  if (k0 + KC <= k && col0 + BLOCK_N <= n) {
-    for (int l = lid; l < KC * GROUP_X; l += GROUP_SIZE) {
-      const int kk = l / GROUP_X, col = l % GROUP_X * VW;
-      CAT(vstore, VW)(load_vector(bp, (k0 + kk) * n + col0 + col), 0, &b_pack[kk][col]);
+  for (int kk = 0; kk < kc; ++kk) {
+    __global const storage_t* src = bp + (k0 + kk) * n + col0;
+    if (cols == BLOCK_N) {
+      for (int c = 0; c < BLOCK_N; c += VW) CAT(vstore, VW)(load_vector(src, c), 0, &b_pack[kk][c]);
+    } else {
+      for (int c = 0; c < BLOCK_N; ++c) b_pack[kk][c] = c < cols ? load_value(src, c) : 0.0f;
     }
-    return;
-  }
-  for (int l = lid; l < KC * BLOCK_N; l += GROUP_SIZE) {
-    const int kk = l / BLOCK_N, col = l % BLOCK_N;
-    const long gc = col0 + col, gk = k0 + kk;
-    b_pack[kk][col] = gc < n && gk < k ? load_value(bp, gk * n + gc) : 0.0f;
   }
 }
 
-// acc += this work-item's WORK_M x VW part of a_pack x b_pack.
-static inline void multiply_packed(__local const float (*a_pack)[KC], __local const float (*b_pack)[BLOCK_N], floatv* acc, int lx,
-                     int ly) {
-  for (int kk = 0; kk < KC; ++kk) {
-    const floatv bv = CAT(vload, VW)(0, &b_pack[kk][lx * VW]);
-    for (int i = 0; i < WORK_M; ++i) acc[i] = fma((floatv)(a_pack[ly * WORK_M + i][kk]), bv, acc[i]);
+// c_block (+)= a_pack x b_pack over the first `rows` x `cols` of the block (micro-tiles wholly
+// outside are skipped). The unrolled loops keep the MR x NV accumulators in registers.
+static inline void multiply_block(__local const float (*a_pack)[KC][MR], __local const float (*b_pack)[BLOCK_N],
+                                  __local float (*c_block)[BLOCK_N], int kc, int accumulate, int rows, int cols) {
+  for (int i0 = 0; i0 < rows; i0 += MR) {
+    __local const float (*panel)[MR] = a_pack[i0 / MR];
+    for (int j0 = 0; j0 < cols; j0 += NR) {
+      floatv acc[MR][NV];
+#pragma unroll
+      for (int i = 0; i < MR; ++i)
+#pragma unroll
+        for (int j = 0; j < NV; ++j)
+          acc[i][j] = accumulate ? CAT(vload, VW)(0, &c_block[i0 + i][j0 + j * VW]) : (floatv)(0.0f);
+      for (int kk = 0; kk < kc; ++kk) {
+        floatv bv[NV];
+#pragma unroll
+        for (int j = 0; j < NV; ++j) bv[j] = CAT(vload, VW)(0, &b_pack[kk][j0 + j * VW]);
+#pragma unroll
+        for (int i = 0; i < MR; ++i) {
+          const floatv av = (floatv)(panel[kk][i]);
+#pragma unroll
+          for (int j = 0; j < NV; ++j) acc[i][j] = fma(av, bv[j], acc[i][j]);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < MR; ++i)
+#pragma unroll
+        for (int j = 0; j < NV; ++j) CAT(vstore, VW)(acc[i][j], 0, &c_block[i0 + i][j0 + j * VW]);
+    }
   }
 }

@@ -63,48 +63,33 @@ void matmul(TENSOR(a), TENSOR(b), TENSOR(c), TENSOR(y), long m, long n, long k, 
   }
 }
 
-// The same product for CPU devices, in float vectors (see gemm_block.cl).
-__kernel __attribute__((reqd_work_group_size(GROUP_X, GROUP_Y, 1)))
+// The same product for CPU devices, one work-item per BLOCK_M x BLOCK_N block (see gemm_block.cl).
+// The loop runs once even when k is 0, so that the block is zeroed.
+__kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void matmul_vector(TENSOR(a), TENSOR(b), TENSOR(c), TENSOR(y), long m, long n, long k, int trans_a,
                    int trans_b, int has_c, float alpha, float beta, long c_row_stride, long c_col_stride,
                    int act, long8 batch_shape, long8 a_batch_strides, long8 b_batch_strides) {
-  __local float a_pack[BLOCK_M][KC];
+  __local float a_pack[BLOCK_M / MR][KC][MR];
   __local float b_pack[KC][BLOCK_N];
+  __local float c_block[BLOCK_M][BLOCK_N];
   const long batch = get_group_id(2);
   __global const storage_t* ap = TENSOR_PTR(storage_t, a) + strided_index(batch, batch_shape, a_batch_strides);
   __global const storage_t* bp = TENSOR_PTR(storage_t, b) + strided_index(batch, batch_shape, b_batch_strides);
   __global storage_t* yp = TENSOR_PTR(storage_t, y) + batch * m * n;
-  const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * GROUP_X + lx;
-  const long block_row = get_group_id(1) * (long)BLOCK_M, block_col = get_group_id(0) * (long)BLOCK_N;
-
-  floatv acc[WORK_M];
-  for (int i = 0; i < WORK_M; ++i) acc[i] = (floatv)(0.0f);
-  for (long k0 = 0; k0 < k; k0 += KC) {
-    if (trans_a) pack_a_transposed(a_pack, ap, m, k, block_row, k0, lid);
-    else pack_a(a_pack, ap, m, k, block_row, k0, lid);
-    if (!trans_b) {
-      pack_b(b_pack, bp, k, n, k0, block_col, lid);
-    } else {  // B stored [N, K]
-      for (int l = lid; l < KC * BLOCK_N; l += GROUP_X * GROUP_Y) {
-        const int kk = l / BLOCK_N, col = l % BLOCK_N;
-        const long gc = block_col + col, gk = k0 + kk;
-        b_pack[kk][col] = gc < n && gk < k ? load_value(bp, gc * k + gk) : 0.0f;
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    multiply_packed(a_pack, b_pack, acc, lx, ly);
-    barrier(CLK_LOCAL_MEM_FENCE);
+  const long row0 = get_group_id(1) * (long)BLOCK_M, col0 = get_group_id(0) * (long)BLOCK_N;
+  const int rows = (int)min((long)BLOCK_M, m - row0), cols = (int)min((long)BLOCK_N, n - col0);
+  for (long k0 = 0; k0 == 0 || k0 < k; k0 += KC) {
+    const int kc = (int)min((long)KC, k - k0);
+    pack_a(a_pack, ap, m, k, row0, k0, kc, trans_a);
+    pack_b(b_pack, bp, k, n, k0, col0, kc, trans_b);
+    multiply_block(a_pack, b_pack, c_block, kc, k0 > 0, rows, cols);
   }
 
-  for (int i = 0; i < WORK_M; ++i) {
-    const long row = block_row + ly * WORK_M + i;
-    if (row >= m) break;
-    float values[VW];
-    CAT(vstore, VW)(acc[i], 0, values);
-    for (int j = 0; j < VW; ++j) {
-      const long col = block_col + lx * VW + j;
-      if (col >= n) break;
-      float v = alpha * values[j];
+  for (int r = 0; r < rows; ++r) {
+    const long row = row0 + r;
+    for (int j = 0; j < cols; ++j) {
+      const long col = col0 + j;
+      float v = alpha * c_block[r][j];
       if (has_c) v += beta * load_value(TENSOR_PTR(storage_t, c), row * c_row_stride + col * c_col_stride);
       store_value(yp, row * n + col, activate(act, v, 0.0f, 0.0f));
     }

@@ -21,12 +21,10 @@ void opencl_conv2d(LaunchBuilder& b, const Node& node) {
         .i32(slots.bias >= 0).i32(slots.residual >= 0).i64(d.c).i64(d.h).i64(d.w).i64(d.k).i64(d.r).i64(d.s).i64(d.p)
         .i64(d.q).i64(p.stride[0]).i64(p.stride[1]).i64(p.pad[0]).i64(p.pad[1]).i64(p.dilation[0]).i64(p.dilation[1])
         .i64(d.groups).i64(d.c_per_group).i64(d.k_per_group).i32(activation_code(p.activation));
-    const auto gx = static_cast<std::size_t>(t.group_x), gy = static_cast<std::size_t>(t.group_y);
     const auto blocks = [](std::int64_t extent, int block) { return static_cast<std::size_t>((extent + block - 1) / block); };
     b.enqueue(std::move(args), 3,
-              {blocks(d.p * d.q, t.group_x * t.vector_width) * gx, blocks(d.k_per_group, t.group_y * t.work_m) * gy,
-               static_cast<std::size_t>(d.n * d.groups)},
-              {gx, gy, 1});
+              {blocks(d.p * d.q, t.block_n), blocks(d.k_per_group, t.block_m), static_cast<std::size_t>(d.n * d.groups)},
+              {1, 1, 1});
     return;
   }
   auto args = b.kernel("conv2d", "conv2d", b.desc(node.output).dtype);

@@ -42,11 +42,8 @@ void enqueue_gemm(LaunchBuilder& b, const Node& node, const GemmCall& call) {
       .long8(call.b_batch_strides);
   const auto groups = [](std::int64_t extent, int tile) { return static_cast<std::size_t>((extent + tile - 1) / tile); };
   const auto batches = static_cast<std::size_t>(d.batch_count);
-  if (t.vector_kernel) {
-    const auto gx = static_cast<std::size_t>(t.group_x), gy = static_cast<std::size_t>(t.group_y);
-    b.enqueue(std::move(args), 3,
-              {groups(d.n, t.vector_width * t.group_x) * gx, groups(d.m, t.work_m * t.group_y) * gy, batches},
-              {gx, gy, 1});
+  if (t.vector_kernel) {  // one work-item per block
+    b.enqueue(std::move(args), 3, {groups(d.n, t.block_n), groups(d.m, t.block_m), batches}, {1, 1, 1});
     return;
   }
   const auto threads_n = static_cast<std::size_t>(t.tile_n / t.work_n);
