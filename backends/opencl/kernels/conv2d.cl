@@ -1,30 +1,42 @@
-// Direct 2-D convolution, NCHW input and [K, C/groups, R, S] weights, with the bias, residual
-// and activation fused into the store; one work-item per output element. Grouped and depthwise
-// convolutions are the same loop over their channel slice.
+// Direct 2-D convolution for depthwise and other thin groups: NCHW input, [K, C/groups, R, S]
+// weights, the bias, residual and activation fused into the store. A work-item computes ROW_CHUNK
+// neighbouring outputs of one output row (kept in step with ops/conv2d.cpp): its index divisions
+// happen once, a filter row outside the image is skipped once, and the sums stay in registers.
+#define ROW_CHUNK 16
 __kernel void conv2d(TENSOR(x), TENSOR(wt), TENSOR(bias), TENSOR(residual), TENSOR(y), int has_bias,
-                     int has_residual, long n, long c,
-                     long h, long w, long k, long r, long s, long p, long q, long sh, long sw, long pt,
-                     long pl, long dh, long dw, long c_per_group, long k_per_group, int act) {
-  const long i = get_global_id(0);
-  if (i >= n * k * p * q) return;
-  const long ow = i % q, oh = (i / q) % p, kk = (i / (p * q)) % k, nn = i / (k * p * q);
-  const long first_channel = (kk / k_per_group) * c_per_group;
-  __global const storage_t* xp = TENSOR_PTR(storage_t, x) + (nn * c + first_channel) * h * w;
-  __global const storage_t* wp = TENSOR_PTR(storage_t, wt) + kk * c_per_group * r * s;
-  float sum = has_bias ? load_value(TENSOR_PTR(storage_t, bias), kk) : 0.0f;
+                     int has_residual, long n, long c, long h, long w, long k, long r, long s, long p, long q,
+                     long sh, long sw, long pt, long pl, long dh, long dw, long c_per_group, long k_per_group,
+                     int act) {
+  const long chunks = (q + ROW_CHUNK - 1) / ROW_CHUNK;
+  const long item = get_global_id(0);
+  if (item >= n * k * p * chunks) return;
+  const long first_ow = item % chunks * ROW_CHUNK, row = item / chunks;  // row: (image * k + filter) * p + oh
+  const long oh = row % p, filter = row / p % k, image = row / (p * k);
+  __global const storage_t* xp = TENSOR_PTR(storage_t, x) + (image * c + filter / k_per_group * c_per_group) * h * w;
+  __global const storage_t* wp = TENSOR_PTR(storage_t, wt) + filter * c_per_group * r * s;
+  float acc[ROW_CHUNK];
+  for (int j = 0; j < ROW_CHUNK; ++j) acc[j] = 0.0f;
   for (long ci = 0; ci < c_per_group; ++ci) {
     for (long ri = 0; ri < r; ++ri) {
       const long ih = oh * sh - pt + ri * dh;
       if (ih < 0 || ih >= h) continue;  // zero padding
+      __global const storage_t* x_row = xp + (ci * h + ih) * w;
       for (long si = 0; si < s; ++si) {
-        const long iw = ow * sw - pl + si * dw;
-        if (iw < 0 || iw >= w) continue;
-        sum = fma(load_value(xp, (ci * h + ih) * w + iw), load_value(wp, (ci * r + ri) * s + si), sum);
+        const float weight = load_value(wp, (ci * r + ri) * s + si);
+        const long first_iw = first_ow * sw - pl + si * dw;
+#pragma unroll
+        for (int j = 0; j < ROW_CHUNK; ++j) {
+          const long iw = first_iw + j * sw;
+          if (iw >= 0 && iw < w) acc[j] = fma(load_value(x_row, iw), weight, acc[j]);
+        }
       }
     }
   }
-  if (has_residual) sum += load_value(TENSOR_PTR(storage_t, residual), i);
-  store_value(TENSOR_PTR(storage_t, y), i, activate(act, sum, 0.0f, 0.0f));
+  const float b = has_bias ? load_value(TENSOR_PTR(storage_t, bias), filter) : 0.0f;
+  __global storage_t* yp = TENSOR_PTR(storage_t, y) + row * q + first_ow;
+  __global const storage_t* rp = TENSOR_PTR(storage_t, residual) + row * q + first_ow;
+  for (int j = 0; j < ROW_CHUNK && first_ow + j < q; ++j)
+    store_value(yp, j, activate(act, acc[j] + b + (has_residual ? load_value(rp, j) : 0.0f), 0.0f, 0.0f));
 }
 
 // im2col(x)'s rows [k0, k0 + kc) x columns [col0, col0 + BLOCK_N), gathered straight into
