@@ -449,12 +449,14 @@ class Importer {
       if (!t->t) invalid("attribute 'value' holds no tensor");
       *lit = decode_literal(*t->t, "Constant value");
     } else if (const Attribute* f = a.find("value_float", AttrType::Float)) {
-      lit->bytes.resize(4);
-      store_from_f32(lit->bytes.data(), 0, DType::f32, f->f);
+      std::vector<std::byte> data(4);
+      store_from_f32(data.data(), 0, DType::f32, f->f);
+      lit->own(std::move(data));
     } else if (const Attribute* fs = a.find("value_floats", AttrType::Floats)) {
       lit->dims = {static_cast<std::int64_t>(fs->floats.size())};
-      lit->bytes.resize(4 * fs->floats.size());
-      for (std::size_t i = 0; i < fs->floats.size(); ++i) store_from_f32(lit->bytes.data(), i, DType::f32, fs->floats[i]);
+      std::vector<std::byte> data(4 * fs->floats.size());
+      for (std::size_t i = 0; i < fs->floats.size(); ++i) store_from_f32(data.data(), i, DType::f32, fs->floats[i]);
+      lit->own(std::move(data));
     } else if (const Attribute* i = a.find("value_int", AttrType::Int)) {
       lit->is_float = false;
       lit->ints = {i->i};
@@ -529,13 +531,14 @@ Graph load(const std::filesystem::path& path, const LoadOptions& options) {
   if (std::filesystem::is_directory(path, ec)) throw Error(ErrorCode::IoError, "ONNX: '" + path.string() + "' is a directory");
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) throw Error(ErrorCode::IoError, "ONNX: cannot open '" + path.string() + "'");
-  std::vector<std::byte> data(static_cast<std::size_t>(std::max<std::streamoff>(0, file.tellg())));
+  const auto size = static_cast<std::size_t>(std::max<std::streamoff>(0, file.tellg()));
+  const std::unique_ptr<std::byte[]> data(new std::byte[size]);  // not zeroed: models run to gigabytes
   file.seekg(0);
-  if (!file.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size())))
+  if (!file.read(reinterpret_cast<char*>(data.get()), static_cast<std::streamsize>(size)))
     throw Error(ErrorCode::IoError, "ONNX: reading '" + path.string() + "' failed");
-  const std::byte* p = data.data();
+  const std::byte* p = data.get();
   try {
-    return load_bytes({p, data.size()}, options);
+    return load_bytes({p, size}, options);
   } catch (const Error& e) {
     throw Error(e.code(), path.filename().string() + ": " + e.what());
   }

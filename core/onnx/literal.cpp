@@ -41,7 +41,15 @@ std::vector<float> Literal::floats() const {
   if (!is_float) {
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(ints[i]);
   } else {
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = load_as_f32(bytes.data(), i, dtype);
+    for (std::size_t i = 0; i < out.size(); ++i) {  // memcpy: a view of raw_data may be unaligned
+      if (dtype == DType::f32) {
+        std::memcpy(&out[i], bytes.data() + 4 * i, 4);
+      } else {
+        std::uint16_t bits;
+        std::memcpy(&bits, bytes.data() + 2 * i, 2);
+        out[i] = dtype == DType::f16 ? f16_to_f32(bits) : bf16_to_f32(bits);
+      }
+    }
   }
   return out;
 }
@@ -80,26 +88,28 @@ Literal decode_literal(const TensorProto& t, const std::string& what) {
   switch (type) {
     case ElemType::Float: case ElemType::Float16: case ElemType::BFloat16: case ElemType::Double: {
       lit.dtype = type == ElemType::Float16 ? DType::f16 : type == ElemType::BFloat16 ? DType::bf16 : DType::f32;
-      lit.bytes.resize(n * size_of(lit.dtype));
       if (t.has_raw_data && type != ElemType::Double) {
-        std::memcpy(lit.bytes.data(), t.raw_data.data(), lit.bytes.size());
-      } else if (t.has_raw_data) {
+        lit.bytes = std::as_bytes(t.raw_data);
+        return lit;
+      }
+      std::vector<std::byte> data(n * size_of(lit.dtype));
+      if (t.has_raw_data) {
         for (std::size_t i = 0; i < n; ++i) {
           double v;
           std::memcpy(&v, t.raw_data.data() + 8 * i, 8);
-          store_from_f32(lit.bytes.data(), i, DType::f32, static_cast<float>(v));
+          store_from_f32(data.data(), i, DType::f32, static_cast<float>(v));
         }
       } else if (type == ElemType::Float) {
-        std::memcpy(lit.bytes.data(), t.float_data.data(), lit.bytes.size());
+        std::memcpy(data.data(), t.float_data.data(), data.size());
       } else if (type == ElemType::Double) {
-        for (std::size_t i = 0; i < n; ++i)
-          store_from_f32(lit.bytes.data(), i, DType::f32, static_cast<float>(t.double_data[i]));
+        for (std::size_t i = 0; i < n; ++i) store_from_f32(data.data(), i, DType::f32, static_cast<float>(t.double_data[i]));
       } else {  // 16-bit floats travel as their bit patterns in int32_data
         for (std::size_t i = 0; i < n; ++i) {
           const auto bits = static_cast<std::uint16_t>(t.int_data[i]);
-          std::memcpy(lit.bytes.data() + 2 * i, &bits, 2);
+          std::memcpy(data.data() + 2 * i, &bits, 2);
         }
       }
+      lit.own(std::move(data));
       return lit;
     }
     default: break;

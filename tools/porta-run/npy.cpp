@@ -19,7 +19,8 @@ constexpr std::size_t magic_size = 6;
 
 // The value text after `'key':` in the header dict, up to the next top-level comma or brace.
 std::string_view dict_value(std::string_view header, std::string_view key, const std::string& what) {
-  const std::string quoted = "'" + std::string(key) + "'";
+  std::string quoted = "'";
+  quoted.append(key).append("'");
   const auto at = header.find(quoted);
   if (at == std::string_view::npos) bad(what, "the header has no " + quoted + " entry");
   auto pos = header.find(':', at + quoted.size());
