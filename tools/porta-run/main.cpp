@@ -92,6 +92,23 @@ npy::Array output_array(const Executable& exe, const std::string& name) {
   return a;
 }
 
+// CLI11's own range checks print the whole double range; this says in a few words what is wrong.
+CLI::Validator at_least(long long bound) {
+  return CLI::Validator(
+      [bound](std::string& text) -> std::string {
+        std::size_t used = 0;
+        long long value = 0;
+        try {
+          value = std::stoll(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size()) return fmt::format("'{}' is not a whole number", text);
+        return value < bound ? fmt::format("{} must be >= {}", text, bound) : std::string();
+      },
+      fmt::format("INT>={}", bound));
+}
+
 int run(const Args& args) {
   onnx::LoadOptions options;
   options.batch = args.batch;
@@ -200,8 +217,8 @@ int main(int argc, char** argv) {
                                          "inputs not given are seeded uniform random in [-1, 1)");
   app.add_option("--shape", args.shapes, "NAME=DIMS, e.g. input=1x3x224x224: an input's shape, replacing the model's");
   app.add_option("--seed", args.seed, "Seed of the random inputs")->capture_default_str();
-  app.add_option("--batch", args.batch, "Size of symbolic (dynamic) batch dimensions")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--iterations", args.iterations, "Timed runs after the first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--batch", args.batch, "Size of symbolic (dynamic) batch dimensions")->check(at_least(1))->capture_default_str();
+  app.add_option("--iterations", args.iterations, "Timed runs after the first")->check(at_least(0))->capture_default_str();
   app.add_option("--output-dir", args.output_dir, "Write each output as NAME.npy here");
   try {
     app.parse(argc, argv);
