@@ -1,5 +1,6 @@
 #include "core/onnx/literal.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -100,7 +101,7 @@ Literal decode_literal(const TensorProto& t, const std::string& what) {
           store_from_f32(data.data(), i, DType::f32, static_cast<float>(v));
         }
       } else if (type == ElemType::Float) {
-        std::memcpy(data.data(), t.float_data.data(), data.size());
+        std::copy(t.float_data.begin(), t.float_data.end(), reinterpret_cast<float*>(data.data()));
       } else if (type == ElemType::Double) {
         for (std::size_t i = 0; i < n; ++i) store_from_f32(data.data(), i, DType::f32, static_cast<float>(t.double_data[i]));
       } else {  // 16-bit floats travel as their bit patterns in int32_data
