@@ -16,6 +16,25 @@ SKIP = 77
 TOLERANCE = 1e-4
 
 
+def check_bad_inputs(np, args, model_path, name):
+    """porta-run must reject a wrong shape, another dtype and Fortran order with a clear message."""
+    cases = {
+        "shape": (np.zeros((1, 3, 32, 32), np.float32), "does not match input 'input'"),
+        "dtype": (np.zeros((1, 3, 224, 224), np.float64), "'<f8' is not supported"),
+        "fortran": (np.asfortranarray(np.zeros((1, 3, 224, 224), np.float32)), "Fortran order"),
+    }
+    failures = 0
+    for case, (array, message) in cases.items():
+        path = os.path.join(args.work_dir, f"{name}.bad_{case}.npy")
+        np.save(path, array)
+        run = subprocess.run([args.porta_run, model_path, "--input", f"input={path}", "--iterations", "0"],
+                             capture_output=True, text=True)
+        good = run.returncode == 1 and message in run.stderr and "Traceback" not in run.stderr
+        failures += not good
+        print(f"{'ok' if good else 'FAIL'} porta-run rejects a bad input ({case}): exit {run.returncode}: {run.stderr.strip()}")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--porta-run", required=True)
@@ -50,6 +69,7 @@ def main():
         print(f"{name}: exported with opset {args.opset} in {time.time() - start:.1f} s")
         x_path = os.path.join(args.work_dir, f"{name}.input.npy")
         np.save(x_path, x.numpy())
+        failures += check_bad_inputs(np, args, path, name) if name == args.models.split(",")[0] else 0
 
         for device in args.devices.split(","):
             out_dir = os.path.join(args.work_dir, f"{name}.{device.replace(':', '_')}")

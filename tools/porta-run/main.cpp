@@ -151,7 +151,7 @@ int run(const Args& args) {
         throw Error(ErrorCode::ShapeMismatch,
                     fmt::format("{}: shape {} does not match input '{}' {}{}", it->second, to_string(a.shape), name,
                                 to_string(desc.shape),
-                                a.shape.size() == desc.shape.size() && !a.shape.empty() ? " (--batch or --shape set the model's)" : ""));
+                                a.shape.size() == desc.shape.size() && !a.shape.empty() ? " (--batch or --shape change the model's input shape)" : ""));
       if (a.dtype == desc.dtype) {
         exe.set_input_bytes(name, a.data);
       } else {
