@@ -56,8 +56,10 @@ inline Proto tensor(const std::string& name, const std::vector<std::int64_t>& di
   Proto t;
   for (auto d : dims) t.varint(1, d);  // unpacked, as some writers do
   t.varint(2, FLOAT).string(8, name);
-  if (raw) t.data(9, values.data(), values.size() * 4);
-  else t.packed_floats(4, values);
+  if (raw)
+    t.data(9, values.data(), values.size() * 4);
+  else
+    t.packed_floats(4, values);
   return t;
 }
 inline Proto int64_tensor(const std::string& name, const std::vector<std::int64_t>& values) {
@@ -66,14 +68,35 @@ inline Proto int64_tensor(const std::string& name, const std::vector<std::int64_
   return t;
 }
 
-inline Proto attr_int(const std::string& name, std::int64_t v) { Proto a; a.string(1, name).varint(20, 2).varint(3, v); return a; }
-inline Proto attr_float(const std::string& name, float v) { Proto a; a.string(1, name).varint(20, 1).fixed32(2, v); return a; }
-inline Proto attr_string(const std::string& name, const std::string& v) { Proto a; a.string(1, name).varint(20, 3).string(4, v); return a; }
-inline Proto attr_ints(const std::string& name, const std::vector<std::int64_t>& v) { Proto a; a.string(1, name).varint(20, 7).packed_ints(8, v); return a; }
-inline Proto attr_tensor(const std::string& name, const Proto& t) { Proto a; a.string(1, name).varint(20, 4).message(5, t); return a; }
+inline Proto attr_int(const std::string& name, std::int64_t v) {
+  Proto a;
+  a.string(1, name).varint(20, 2).varint(3, v);
+  return a;
+}
+inline Proto attr_float(const std::string& name, float v) {
+  Proto a;
+  a.string(1, name).varint(20, 1).fixed32(2, v);
+  return a;
+}
+inline Proto attr_string(const std::string& name, const std::string& v) {
+  Proto a;
+  a.string(1, name).varint(20, 3).string(4, v);
+  return a;
+}
+inline Proto attr_ints(const std::string& name, const std::vector<std::int64_t>& v) {
+  Proto a;
+  a.string(1, name).varint(20, 7).packed_ints(8, v);
+  return a;
+}
+inline Proto attr_tensor(const std::string& name, const Proto& t) {
+  Proto a;
+  a.string(1, name).varint(20, 4).message(5, t);
+  return a;
+}
 
-inline Proto node(const std::string& op, std::initializer_list<std::string> inputs, std::initializer_list<std::string> outputs,
-                  const std::string& name = {}, std::initializer_list<Proto> attrs = {}, const std::string& domain = {}) {
+inline Proto node(const std::string& op, std::initializer_list<std::string> inputs,
+                  std::initializer_list<std::string> outputs, const std::string& name = {},
+                  std::initializer_list<Proto> attrs = {}, const std::string& domain = {}) {
   Proto n;
   for (const auto& i : inputs) n.string(1, i);
   for (const auto& o : outputs) n.string(2, o);
@@ -89,8 +112,10 @@ inline Proto value_info(const std::string& name, const std::vector<std::int64_t>
   Proto shape;
   for (auto d : dims) {
     Proto dim;
-    if (d < 0) dim.string(2, "batch");
-    else dim.varint(1, d);
+    if (d < 0)
+      dim.string(2, "batch");
+    else
+      dim.varint(1, d);
     shape.message(1, dim);
   }
   Proto tensor_type;

@@ -70,13 +70,16 @@ TEST_SUITE("npy") {
                 ErrorCode::InvalidArgument, {"d.npy", "'<f8'"});
     check_error([] { npy::parse(npy_file("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8), "e.npy"); },
                 ErrorCode::InvalidArgument, {"'>f4'"});
-    check_error([] { npy::parse(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20), "t.npy"); },
-                ErrorCode::InvalidArgument, {"t.npy", "24 data bytes", "has 20", "truncated"});
-    check_error([] { npy::parse(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", 0), "s.npy"); },
-                ErrorCode::InvalidArgument, {"s.npy", "dimension"});
+    check_error(
+        [] { npy::parse(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20), "t.npy"); },
+        ErrorCode::InvalidArgument, {"t.npy", "24 data bytes", "has 20", "truncated"});
+    check_error(
+        [] { npy::parse(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", 0), "s.npy"); },
+        ErrorCode::InvalidArgument, {"s.npy", "dimension"});
     check_error([] { npy::parse(npy_file("{'descr': '<f4', 'fortran_order': False}", 0), "n.npy"); },
                 ErrorCode::InvalidArgument, {"'shape'"});
-    check_error([] { npy::parse(bytes_of("PK\x03\x04 not npy"), "z.npy"); }, ErrorCode::InvalidArgument, {"z.npy", "magic"});
+    check_error([] { npy::parse(bytes_of("PK\x03\x04 not npy"), "z.npy"); }, ErrorCode::InvalidArgument,
+                {"z.npy", "magic"});
     check_error([] { npy::read("/nonexistent/x.npy"); }, ErrorCode::IoError, {"/nonexistent/x.npy"});
     // Every prefix of a valid file is an error, never a crash.
     const auto full = npy::serialize({DType::f32, {3}, std::vector<std::byte>(12, std::byte{1})});

@@ -110,7 +110,8 @@ class Importer {
   }
   std::string node_label(const NodeProto& n) const {
     if (!n.name.empty()) return "'" + n.name + "' (" + n.op_type + ")";
-    return "#" + std::to_string(index_) + " (" + n.op_type + (n.outputs.empty() ? "" : " -> '" + n.outputs[0] + "'") + ")";
+    return "#" + std::to_string(index_) + " (" + n.op_type + (n.outputs.empty() ? "" : " -> '" + n.outputs[0] + "'") +
+           ")";
   }
   std::string base_name(const NodeProto& n) const {
     if (!n.name.empty()) return n.name;
@@ -126,9 +127,7 @@ class Importer {
       invalid("input '" + n.inputs[i] + "' is not a graph input, an initializer or an earlier node's output");
     return &it->second;
   }
-  Tensor optional_tensor(const NodeProto& n, std::size_t i) {
-    return find(n, i) ? materialize(n.inputs[i]) : Tensor{};
-  }
+  Tensor optional_tensor(const NodeProto& n, std::size_t i) { return find(n, i) ? materialize(n.inputs[i]) : Tensor{}; }
   // The value as a graph tensor: a literal becomes a constant the first time an op reads it as data.
   Tensor materialize(const std::string& name) {
     Value& v = values_.at(name);
@@ -148,13 +147,15 @@ class Importer {
   const Literal* optional_literal(const NodeProto& n, std::size_t i, std::string_view what) const {
     const Value* v = find(n, i);
     if (v && !v->literal)
-      unsupported(std::string(what) + " '" + n.inputs[i] + "' must be known at load time (an initializer or a Constant)");
+      unsupported(std::string(what) + " '" + n.inputs[i] +
+                  "' must be known at load time (an initializer or a Constant)");
     return v ? v->literal.get() : nullptr;
   }
   float scalar(const NodeProto& n, std::size_t i, std::string_view what, float fallback) const {
     const Literal* lit = optional_literal(n, i, what);
     if (!lit) return fallback;
-    if (lit->numel() != 1) invalid(std::string(what) + " '" + n.inputs[i] + "' must hold one value, it has dims " + to_string(lit->dims));
+    if (lit->numel() != 1)
+      invalid(std::string(what) + " '" + n.inputs[i] + "' must hold one value, it has dims " + to_string(lit->dims));
     return lit->floats()[0];
   }
   void define(const NodeProto& n, Value v) {
@@ -167,7 +168,8 @@ class Importer {
   static void no_extra_outputs(const NodeProto& n) {
     for (std::size_t i = 1; i < n.outputs.size(); ++i)
       if (!n.outputs[i].empty())
-        unsupported("output " + std::to_string(i) + " ('" + n.outputs[i] + "') is not supported; only the first output is");
+        unsupported("output " + std::to_string(i) + " ('" + n.outputs[i] +
+                    "') is not supported; only the first output is");
   }
   Tensor scalar_constant(const NodeProto& n, const char* suffix, float value, DType dtype) {
     const float values[] = {value};
@@ -182,8 +184,8 @@ class Importer {
       const NodeProto& n = graph_.nodes[i];
       const bool known = is_default_domain(n.domain) && handlers().contains(n.op_type);
       if (known) continue;
-      list += std::string(count++ ? ", " : "") + (n.name.empty() ? "#" + std::to_string(i) : "'" + n.name + "'") + " (" +
-              (is_default_domain(n.domain) ? "" : n.domain + ":") + n.op_type + ")";
+      list += std::string(count++ ? ", " : "") + (n.name.empty() ? "#" + std::to_string(i) : "'" + n.name + "'") +
+              " (" + (is_default_domain(n.domain) ? "" : n.domain + ":") + n.op_type + ")";
     }
     if (count)
       unsupported(std::to_string(count) + " node" + (count > 1 ? "s use ops" : " uses an op") +
@@ -194,9 +196,8 @@ class Importer {
   void add_inputs() {
     if (options_.batch < 1) invalid("LoadOptions::batch " + std::to_string(options_.batch) + " must be >= 1");
     for (const auto& [name, shape] : options_.input_shapes) {
-      const bool known = std::any_of(graph_.inputs.begin(), graph_.inputs.end(), [&](const ValueInfo& v) {
-        return v.name == name && !values_.contains(v.name);
-      });
+      const bool known = std::any_of(graph_.inputs.begin(), graph_.inputs.end(),
+                                     [&](const ValueInfo& v) { return v.name == name && !values_.contains(v.name); });
       if (!known) invalid("a shape is given for input '" + name + "', which the model does not have");
     }
     for (const ValueInfo& in : graph_.inputs) {
@@ -207,7 +208,9 @@ class Importer {
         case ElemType::Float: dtype = DType::f32; break;
         case ElemType::Float16: dtype = DType::f16; break;
         case ElemType::BFloat16: dtype = DType::bf16; break;
-        default: unsupported(what + " has element type " + elem_type_name(in.elem_type) + "; porta takes float, float16 or bfloat16 inputs");
+        default:
+          unsupported(what + " has element type " + elem_type_name(in.elem_type) +
+                      "; porta takes float, float16 or bfloat16 inputs");
       }
       Shape shape;
       if (const auto it = options_.input_shapes.find(in.name); it != options_.input_shapes.end()) {
@@ -218,11 +221,12 @@ class Importer {
           const auto& dim = in.dims[d];
           if (dim.value && *dim.value > 0) {
             shape.push_back(*dim.value);
-          } else if (d == 0 && (!dim.value || *dim.value == 0) ) {
+          } else if (d == 0 && (!dim.value || *dim.value == 0)) {
             shape.push_back(options_.batch);  // symbolic or unknown batch
           } else {
             invalid(what + " dimension " + std::to_string(d) + " is " +
-                    (dim.param.empty() ? (dim.value ? std::to_string(*dim.value) : std::string("unknown")) : "'" + dim.param + "'") +
+                    (dim.param.empty() ? (dim.value ? std::to_string(*dim.value) : std::string("unknown"))
+                                       : "'" + dim.param + "'") +
                     "; give the input's shape in LoadOptions::input_shapes");
           }
         }
@@ -271,7 +275,8 @@ class Importer {
       if (std::min({stride[i], kernel[i], dilation[i]}) < 1 || std::max({stride[i], kernel[i], dilation[i]}) > limit)
         invalid("kernel, strides and dilations must be in [1, 2^31] for auto_pad");
       const std::int64_t out = (in + stride[i] - 1) / stride[i];
-      const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 - in);
+      const std::int64_t total =
+          std::max<std::int64_t>(0, (out - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 - in);
       const std::int64_t small = total / 2, large = total - small;
       p[i] = mode == "SAME_UPPER" ? small : large;
       p[i + 2] = mode == "SAME_UPPER" ? large : small;
@@ -439,7 +444,8 @@ class Importer {
   }
   void dropout(const NodeProto& n, const Attrs& a) {
     no_extra_outputs(n);
-    if (opset_ >= 12 && scalar(n, 2, "training_mode", 0.0f) != 0.0f) unsupported("training_mode true is not supported; porta runs inference");
+    if (opset_ >= 12 && scalar(n, 2, "training_mode", 0.0f) != 0.0f)
+      unsupported("training_mode true is not supported; porta runs inference");
     identity(n, a);
   }
   void constant(const NodeProto& n, const Attrs& a) {
@@ -513,8 +519,7 @@ const std::unordered_map<std::string_view, Importer::Handler>& Importer::handler
 }  // namespace
 
 Graph load_bytes(std::span<const std::byte> bytes, const LoadOptions& options) {
-  const ModelProto model =
-      decode_model({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+  const ModelProto model = decode_model({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
   if (!model.graph) invalid("the model has no graph (" + std::to_string(bytes.size()) + " bytes read)");
   std::int64_t opset = -1;
   for (const auto& [domain, version] : model.opsets)
@@ -528,7 +533,8 @@ Graph load_bytes(std::span<const std::byte> bytes, const LoadOptions& options) {
 
 Graph load(const std::filesystem::path& path, const LoadOptions& options) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(ErrorCode::IoError, "ONNX: '" + path.string() + "' is a directory");
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(ErrorCode::IoError, "ONNX: '" + path.string() + "' is a directory");
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) throw Error(ErrorCode::IoError, "ONNX: cannot open '" + path.string() + "'");
   const auto size = static_cast<std::size_t>(std::max<std::streamoff>(0, file.tellg()));

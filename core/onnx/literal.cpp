@@ -21,10 +21,19 @@ void read_ints(std::span<const std::uint8_t> raw, std::vector<std::int64_t>& out
 
 std::size_t elem_size(ElemType t) {
   switch (t) {
-    case ElemType::Uint8: case ElemType::Int8: case ElemType::Bool: return 1;
-    case ElemType::Uint16: case ElemType::Int16: case ElemType::Float16: case ElemType::BFloat16: return 2;
-    case ElemType::Float: case ElemType::Int32: case ElemType::Uint32: return 4;
-    case ElemType::Int64: case ElemType::Uint64: case ElemType::Double: return 8;
+    case ElemType::Uint8:
+    case ElemType::Int8:
+    case ElemType::Bool: return 1;
+    case ElemType::Uint16:
+    case ElemType::Int16:
+    case ElemType::Float16:
+    case ElemType::BFloat16: return 2;
+    case ElemType::Float:
+    case ElemType::Int32:
+    case ElemType::Uint32: return 4;
+    case ElemType::Int64:
+    case ElemType::Uint64:
+    case ElemType::Double: return 8;
     default: return 0;
   }
 }
@@ -75,19 +84,27 @@ Literal decode_literal(const TensorProto& t, const std::string& what) {
                                             "; porta reads float, float16, bfloat16, double, integer and bool tensors");
   const auto n = static_cast<std::size_t>(numel);
   // Every count is checked against the data actually present before anything is allocated.
-  const char* field = type == ElemType::Float ? "float_data" : type == ElemType::Double ? "double_data" : "int32_data/int64_data/uint64_data";
-  std::size_t have = type == ElemType::Float ? t.float_data.size() : type == ElemType::Double ? t.double_data.size() : t.int_data.size();
+  const char* field = type == ElemType::Float    ? "float_data"
+                      : type == ElemType::Double ? "double_data"
+                                                 : "int32_data/int64_data/uint64_data";
+  std::size_t have = type == ElemType::Float    ? t.float_data.size()
+                     : type == ElemType::Double ? t.double_data.size()
+                                                : t.int_data.size();
   if (t.has_raw_data) {
     field = "raw_data";
     have = t.raw_data.size() % esize == 0 ? t.raw_data.size() / esize : SIZE_MAX;
   }
   if (have != n)
-    throw Error(ErrorCode::InvalidArgument, at + " has dims " + to_string(lit.dims) + " (" + std::to_string(n) +
-                                                " elements of " + elem_type_name(t.data_type) + ") but its " + field +
-                                                " holds " + (t.has_raw_data ? std::to_string(t.raw_data.size()) + " bytes" : std::to_string(have) + " values"));
+    throw Error(ErrorCode::InvalidArgument,
+                at + " has dims " + to_string(lit.dims) + " (" + std::to_string(n) + " elements of " +
+                    elem_type_name(t.data_type) + ") but its " + field + " holds " +
+                    (t.has_raw_data ? std::to_string(t.raw_data.size()) + " bytes" : std::to_string(have) + " values"));
 
   switch (type) {
-    case ElemType::Float: case ElemType::Float16: case ElemType::BFloat16: case ElemType::Double: {
+    case ElemType::Float:
+    case ElemType::Float16:
+    case ElemType::BFloat16:
+    case ElemType::Double: {
       lit.dtype = type == ElemType::Float16 ? DType::f16 : type == ElemType::BFloat16 ? DType::bf16 : DType::f32;
       if (t.has_raw_data && type != ElemType::Double) {
         lit.bytes = std::as_bytes(t.raw_data);
@@ -103,7 +120,8 @@ Literal decode_literal(const TensorProto& t, const std::string& what) {
       } else if (type == ElemType::Float) {
         std::copy(t.float_data.begin(), t.float_data.end(), reinterpret_cast<float*>(data.data()));
       } else if (type == ElemType::Double) {
-        for (std::size_t i = 0; i < n; ++i) store_from_f32(data.data(), i, DType::f32, static_cast<float>(t.double_data[i]));
+        for (std::size_t i = 0; i < n; ++i)
+          store_from_f32(data.data(), i, DType::f32, static_cast<float>(t.double_data[i]));
       } else {  // 16-bit floats travel as their bit patterns in int32_data
         for (std::size_t i = 0; i < n; ++i) {
           const auto bits = static_cast<std::uint16_t>(t.int_data[i]);
@@ -122,7 +140,8 @@ Literal decode_literal(const TensorProto& t, const std::string& what) {
     return lit;
   }
   switch (type) {
-    case ElemType::Uint8: case ElemType::Bool: read_ints<std::uint8_t>(t.raw_data, lit.ints); break;
+    case ElemType::Uint8:
+    case ElemType::Bool: read_ints<std::uint8_t>(t.raw_data, lit.ints); break;
     case ElemType::Int8: read_ints<std::int8_t>(t.raw_data, lit.ints); break;
     case ElemType::Uint16: read_ints<std::uint16_t>(t.raw_data, lit.ints); break;
     case ElemType::Int16: read_ints<std::int16_t>(t.raw_data, lit.ints); break;

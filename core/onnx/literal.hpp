@@ -14,9 +14,9 @@ namespace porta::onnx {
 
 struct Literal {
   std::string name;
-  Shape dims;                      // ONNX dims: empty for a scalar
+  Shape dims;  // ONNX dims: empty for a scalar
   bool is_float = true;
-  DType dtype = DType::f32;        // float literals: the storage dtype of `bytes`
+  DType dtype = DType::f32;  // float literals: the storage dtype of `bytes`
   // Float literals (f64 is narrowed to f32): a view of the model's bytes when they are already in
   // storage form, so that weights are copied once (into the graph), else of `owned`.
   std::span<const std::byte> bytes;

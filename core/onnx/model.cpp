@@ -28,7 +28,9 @@ TensorProto decode_tensor(const Field& message, const std::string& where) {
       case 1: r.append_int64s(f, t.dims); break;
       case 2: t.data_type = int32(r, f); break;
       case 4: r.append_floats(f, t.float_data); break;
-      case 5: case 7: case 11: r.append_int64s(f, t.int_data); break;  // int32, int64, uint64 data
+      case 5:
+      case 7:
+      case 11: r.append_int64s(f, t.int_data); break;  // int32, int64, uint64 data
       case 6: t.has_strings = true; break;
       case 8: t.name = r.string(f); break;
       case 9:
@@ -54,11 +56,21 @@ Attribute decode_attribute(const Field& message, const std::string& where) {
     switch (f.number) {
       case 1: a.name = r.string(f); break;
       case 20: a.type = int32(r, f); break;
-      case 2: a.f = r.float32(f); a.has_f = true; break;
-      case 3: a.i = r.int64(f); a.has_i = true; break;
-      case 4: a.s = r.string(f); a.has_s = true; break;
+      case 2:
+        a.f = r.float32(f);
+        a.has_f = true;
+        break;
+      case 3:
+        a.i = r.int64(f);
+        a.has_i = true;
+        break;
+      case 4:
+        a.s = r.string(f);
+        a.has_s = true;
+        break;
       case 5: a.t = decode_tensor(f, where + ".t"); break;
-      case 6: case 11: a.has_subgraph = true; break;  // subgraphs belong to control-flow ops, unsupported
+      case 6:
+      case 11: a.has_subgraph = true; break;  // subgraphs belong to control-flow ops, unsupported
       case 7: r.append_floats(f, a.floats); break;
       case 8: r.append_int64s(f, a.ints); break;
       default: break;

@@ -12,8 +12,21 @@ namespace porta::onnx {
 
 // TensorProto.DataType values the importer knows by name.
 enum class ElemType : std::int32_t {
-  Undefined = 0, Float = 1, Uint8 = 2, Int8 = 3, Uint16 = 4, Int16 = 5, Int32 = 6, Int64 = 7,
-  String = 8, Bool = 9, Float16 = 10, Double = 11, Uint32 = 12, Uint64 = 13, BFloat16 = 16,
+  Undefined = 0,
+  Float = 1,
+  Uint8 = 2,
+  Int8 = 3,
+  Uint16 = 4,
+  Int16 = 5,
+  Int32 = 6,
+  Int64 = 7,
+  String = 8,
+  Bool = 9,
+  Float16 = 10,
+  Double = 11,
+  Uint32 = 12,
+  Uint64 = 13,
+  BFloat16 = 16,
 };
 
 std::string elem_type_name(std::int32_t type);
@@ -27,13 +40,21 @@ struct TensorProto {
   std::vector<float> float_data;
   std::vector<std::int64_t> int_data;  // int32_data, int64_data and uint64_data
   std::vector<double> double_data;
-  bool external = false;               // data_location EXTERNAL or external_data present
+  bool external = false;  // data_location EXTERNAL or external_data present
   bool has_strings = false;
-  std::size_t offset = 0;              // byte offset of the message, for errors
+  std::size_t offset = 0;  // byte offset of the message, for errors
 };
 
 enum class AttrType : std::int32_t {
-  Undefined = 0, Float = 1, Int = 2, String = 3, Tensor = 4, Graph = 5, Floats = 6, Ints = 7, Strings = 8,
+  Undefined = 0,
+  Float = 1,
+  Int = 2,
+  String = 3,
+  Tensor = 4,
+  Graph = 5,
+  Floats = 6,
+  Ints = 7,
+  Strings = 8,
 };
 
 struct Attribute {

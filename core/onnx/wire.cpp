@@ -56,8 +56,8 @@ std::uint64_t Reader::varint(std::size_t& pos) const {
     value |= static_cast<std::uint64_t>(b & 0x7f) << shift;
     if ((b & 0x80) == 0) return value;
   }
-  throw Error(ErrorCode::InvalidArgument, "ONNX: " + where_ + ": varint at byte " + std::to_string(base_ + start) +
-                                              " is longer than 10 bytes");
+  throw Error(ErrorCode::InvalidArgument,
+              "ONNX: " + where_ + ": varint at byte " + std::to_string(base_ + start) + " is longer than 10 bytes");
 }
 
 Field Reader::next() {
@@ -75,7 +75,10 @@ Field Reader::next() {
                   std::to_string(base_ + bytes_.size()) + ")");
   };
   switch (type) {
-    case 0: f.type = WireType::Varint; f.value = varint(pos_); break;
+    case 0:
+      f.type = WireType::Varint;
+      f.value = varint(pos_);
+      break;
     case 1:
       f.type = WireType::Fixed64;
       need(8);
@@ -136,7 +139,8 @@ void Reader::append_floats(const Field& f, std::vector<float>& out) const {
     out.push_back(float32(f));
     return;
   }
-  if (f.bytes.size() % 4 != 0) fail(f, "packed floats take " + std::to_string(f.bytes.size()) + " bytes, not a multiple of 4");
+  if (f.bytes.size() % 4 != 0)
+    fail(f, "packed floats take " + std::to_string(f.bytes.size()) + " bytes, not a multiple of 4");
   for (std::size_t i = 0; i < f.bytes.size(); i += 4) out.push_back(load<float>(f.bytes.data() + i));
 }
 
@@ -146,7 +150,8 @@ void Reader::append_doubles(const Field& f, std::vector<double>& out) const {
     out.push_back(std::bit_cast<double>(f.value));
     return;
   }
-  if (f.bytes.size() % 8 != 0) fail(f, "packed doubles take " + std::to_string(f.bytes.size()) + " bytes, not a multiple of 8");
+  if (f.bytes.size() % 8 != 0)
+    fail(f, "packed doubles take " + std::to_string(f.bytes.size()) + " bytes, not a multiple of 8");
   for (std::size_t i = 0; i < f.bytes.size(); i += 8) out.push_back(load<double>(f.bytes.data() + i));
 }
 

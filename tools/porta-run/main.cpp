@@ -64,7 +64,8 @@ Shape parse_dims(const std::string& text) {  // "1x3x224x224" or "1,3,224,224"
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != part.size() || d < 1) throw ArgumentError(fmt::format("shape '{}' must be positive dims like 1x3x224x224", text));
+    if (used == 0 || used != part.size() || d < 1)
+      throw ArgumentError(fmt::format("shape '{}' must be positive dims like 1x3x224x224", text));
     shape.push_back(d);
     if (end == std::string::npos) break;
     pos = end + 1;
@@ -148,10 +149,11 @@ int run(const Args& args) {
     if (const auto it = files.find(name); it != files.end()) {
       const npy::Array a = npy::read(it->second);
       if (a.shape != desc.shape)
-        throw Error(ErrorCode::ShapeMismatch,
-                    fmt::format("{}: shape {} does not match input '{}' {}{}", it->second, to_string(a.shape), name,
-                                to_string(desc.shape),
-                                a.shape.size() == desc.shape.size() && !a.shape.empty() ? " (--batch or --shape change the model's input shape)" : ""));
+        throw Error(ErrorCode::ShapeMismatch, fmt::format("{}: shape {} does not match input '{}' {}{}", it->second,
+                                                          to_string(a.shape), name, to_string(desc.shape),
+                                                          a.shape.size() == desc.shape.size() && !a.shape.empty()
+                                                              ? " (--batch or --shape change the model's input shape)"
+                                                              : ""));
       if (a.dtype == desc.dtype) {
         exe.set_input_bytes(name, a.data);
       } else {
@@ -212,13 +214,20 @@ int main(int argc, char** argv) {
   CLI::App app{"porta-run: run an ONNX model on a device and time it"};
   app.add_option("model", args.model, "The .onnx file")->required();
   app.add_option("--device", args.device, "Device spec: cpu, cpu:threads=N, opencl:0, ref, ...")->capture_default_str();
-  app.add_option("--impl", args.impl, "Kernel provider")->check(CLI::IsMember({"native", "vendor"}))->capture_default_str();
-  app.add_option("--input", args.inputs, "NAME=FILE.npy: an input's values (float32 or float16, C order); "
-                                         "inputs not given are seeded uniform random in [-1, 1)");
+  app.add_option("--impl", args.impl, "Kernel provider")
+      ->check(CLI::IsMember({"native", "vendor"}))
+      ->capture_default_str();
+  app.add_option("--input", args.inputs,
+                 "NAME=FILE.npy: an input's values (float32 or float16, C order); "
+                 "inputs not given are seeded uniform random in [-1, 1)");
   app.add_option("--shape", args.shapes, "NAME=DIMS, e.g. input=1x3x224x224: an input's shape, replacing the model's");
   app.add_option("--seed", args.seed, "Seed of the random inputs")->capture_default_str();
-  app.add_option("--batch", args.batch, "Size of symbolic (dynamic) batch dimensions")->check(at_least(1))->capture_default_str();
-  app.add_option("--iterations", args.iterations, "Timed runs after the first")->check(at_least(0))->capture_default_str();
+  app.add_option("--batch", args.batch, "Size of symbolic (dynamic) batch dimensions")
+      ->check(at_least(1))
+      ->capture_default_str();
+  app.add_option("--iterations", args.iterations, "Timed runs after the first")
+      ->check(at_least(0))
+      ->capture_default_str();
   app.add_option("--output-dir", args.output_dir, "Write each output as NAME.npy here");
   try {
     app.parse(argc, argv);

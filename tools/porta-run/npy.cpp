@@ -86,7 +86,8 @@ Array parse(std::span<const std::byte> bytes, const std::string& what) {
   } else if (descr == "'<f2'" || descr == "'f2'") {
     a.dtype = DType::f16;
   } else {
-    bad(what, "dtype " + std::string(descr) + " is not supported; use little-endian float32 ('<f4') or float16 ('<f2')");
+    bad(what,
+        "dtype " + std::string(descr) + " is not supported; use little-endian float32 ('<f4') or float16 ('<f2')");
   }
   const std::string_view order = dict_value(header, "fortran_order", what);
   if (order == "True") bad(what, "the array is in Fortran order; save it in C order (np.ascontiguousarray)");
@@ -98,11 +99,13 @@ Array parse(std::span<const std::byte> bytes, const std::string& what) {
     if (__builtin_mul_overflow(count, static_cast<std::size_t>(d), &count))
       bad(what, "shape " + to_string(a.shape) + " is too large");
   std::size_t size = 0;
-  if (__builtin_mul_overflow(count, size_of(a.dtype), &size)) bad(what, "shape " + to_string(a.shape) + " is too large");
+  if (__builtin_mul_overflow(count, size_of(a.dtype), &size))
+    bad(what, "shape " + to_string(a.shape) + " is too large");
   const std::size_t have = bytes.size() - header_start - header_len;
   if (have != size)
-    bad(what, "shape " + to_string(a.shape) + " of " + std::string(to_string(a.dtype)) + " needs " + std::to_string(size) +
-                  " data bytes, the file has " + std::to_string(have) + (have < size ? " (truncated)" : ""));
+    bad(what, "shape " + to_string(a.shape) + " of " + std::string(to_string(a.dtype)) + " needs " +
+                  std::to_string(size) + " data bytes, the file has " + std::to_string(have) +
+                  (have < size ? " (truncated)" : ""));
   const auto* data = bytes.data() + header_start + header_len;
   a.data.assign(data, data + size);
   return a;

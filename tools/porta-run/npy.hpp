@@ -22,7 +22,7 @@ struct Array {
 Array parse(std::span<const std::byte> bytes, const std::string& what);
 std::vector<std::byte> serialize(const Array& array);  // format 1.0; bf16 is not representable
 
-Array read(const std::filesystem::path& path);   // IoError if unreadable, else as parse
+Array read(const std::filesystem::path& path);  // IoError if unreadable, else as parse
 void write(const std::filesystem::path& path, const Array& array);
 
 }  // namespace porta::npy
