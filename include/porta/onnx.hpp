@@ -26,6 +26,8 @@ struct LoadOptions {
 
 // Throws IoError when the file cannot be read.
 Graph load(const std::filesystem::path& path, const LoadOptions& options = {});
+// Any bytes at all: the only exceptions are porta::Error and, for a model too large for memory,
+// std::bad_alloc; every allocation is bounded by the size of `bytes`.
 Graph load_bytes(std::span<const std::byte> bytes, const LoadOptions& options = {});
 
 }  // namespace porta::onnx
