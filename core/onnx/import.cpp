@@ -2,7 +2,6 @@
 // params (which then check shapes and values as for any caller). Ops porta has no node for are
 // decomposed here: HardSigmoid and HardSwish into mul/add/clip.
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <limits>
 #include <memory>
