@@ -1,0 +1,552 @@
+// ONNX graph -> porta::Graph: one handler per op type, each mapping attributes onto the builder's
+// params (which then check shapes and values as for any caller). Ops porta has no node for are
+// decomposed here: HardSigmoid and HardSwish into mul/add/clip.
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/onnx/literal.hpp"
+#include "core/onnx/model.hpp"
+#include "porta/error.hpp"
+#include "porta/onnx.hpp"
+
+namespace porta::onnx {
+namespace {
+
+// Default-domain opsets whose semantics for the supported ops are handled below.
+constexpr std::int64_t min_opset = 7, max_opset = 22;
+
+[[noreturn]] void invalid(const std::string& message) { throw Error(ErrorCode::InvalidArgument, "ONNX: " + message); }
+[[noreturn]] void unsupported(const std::string& message) { throw Error(ErrorCode::Unsupported, "ONNX: " + message); }
+
+bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+// A node's attributes, looked up by name with ONNX's defaults and a type check.
+class Attrs {
+ public:
+  explicit Attrs(const NodeProto& n) : node_(n) {}
+
+  const Attribute* find(std::string_view name, AttrType type) const {
+    for (const auto& a : node_.attributes) {
+      if (a.name != name) continue;
+      if (a.type != 0 && a.type != static_cast<std::int32_t>(type))
+        invalid("attribute '" + a.name + "' has type " + std::to_string(a.type) + ", expected " +
+                std::to_string(static_cast<int>(type)));
+      return &a;
+    }
+    return nullptr;
+  }
+  std::int64_t int64(std::string_view name, std::int64_t fallback) const {
+    const Attribute* a = find(name, AttrType::Int);
+    return a ? a->i : fallback;
+  }
+  float float32(std::string_view name, float fallback) const {
+    const Attribute* a = find(name, AttrType::Float);
+    return a ? a->f : fallback;
+  }
+  std::string string(std::string_view name, std::string fallback) const {
+    const Attribute* a = find(name, AttrType::String);
+    return a ? a->s : fallback;
+  }
+  std::vector<std::int64_t> ints(std::string_view name, std::vector<std::int64_t> fallback) const {
+    const Attribute* a = find(name, AttrType::Ints);
+    return a ? a->ints : fallback;
+  }
+  template <std::size_t N>
+  std::array<std::int64_t, N> array(std::string_view name, std::int64_t fallback) const {
+    std::array<std::int64_t, N> out;
+    out.fill(fallback);
+    if (const Attribute* a = find(name, AttrType::Ints)) {
+      if (a->ints.size() != N)
+        unsupported("attribute '" + std::string(name) + "' has " + std::to_string(a->ints.size()) + " values; porta " +
+                    "supports 2-D windows only (" + std::to_string(N) + " values)");
+      std::copy(a->ints.begin(), a->ints.end(), out.begin());
+    }
+    return out;
+  }
+
+ private:
+  const NodeProto& node_;
+};
+
+struct Value {
+  Tensor tensor;                           // set once the value is in the graph
+  std::shared_ptr<const Literal> literal;  // set for values known at load time
+};
+
+class Importer {
+ public:
+  Importer(const GraphProto& graph, std::int64_t opset, const LoadOptions& options)
+      : graph_(graph), opset_(opset), options_(options) {}
+
+  Graph run() {
+    check_supported();
+    for (const auto& init : graph_.initializers) {
+      auto lit = std::make_shared<Literal>(decode_literal(init, "initializer '" + init.name + "'"));
+      if (init.name.empty()) invalid("an initializer at byte " + std::to_string(init.offset) + " has no name");
+      if (!values_.emplace(init.name, Value{{}, std::move(lit)}).second)
+        invalid("initializer '" + init.name + "' is defined twice");
+    }
+    add_inputs();
+    for (std::size_t i = 0; i < graph_.nodes.size(); ++i) import_node(graph_.nodes[i], i);
+    add_outputs();
+    return std::move(g_);
+  }
+
+ private:
+  using Handler = void (Importer::*)(const NodeProto&, const Attrs&);
+  static const std::unordered_map<std::string_view, Handler>& handlers();
+
+  // --- names ------------------------------------------------------------------------------------
+  std::string unique(std::string base) {
+    if (base.empty()) base = "onnx";
+    std::string name = base;
+    for (int k = 1; !names_.insert(name).second; ++k) name = base + "#" + std::to_string(k);
+    return name;
+  }
+  std::string node_label(const NodeProto& n) const {
+    if (!n.name.empty()) return "'" + n.name + "' (" + n.op_type + ")";
+    return "#" + std::to_string(index_) + " (" + n.op_type + (n.outputs.empty() ? "" : " -> '" + n.outputs[0] + "'") +
+           ")";
+  }
+  std::string base_name(const NodeProto& n) const {
+    if (!n.name.empty()) return n.name;
+    if (!n.outputs.empty() && !n.outputs[0].empty()) return n.outputs[0];
+    return n.op_type + "_" + std::to_string(index_);
+  }
+
+  // --- values -----------------------------------------------------------------------------------
+  const Value* find(const NodeProto& n, std::size_t i) const {
+    if (i >= n.inputs.size() || n.inputs[i].empty()) return nullptr;
+    const auto it = values_.find(n.inputs[i]);
+    if (it == values_.end())
+      invalid("input '" + n.inputs[i] + "' is not a graph input, an initializer or an earlier node's output");
+    return &it->second;
+  }
+  Tensor optional_tensor(const NodeProto& n, std::size_t i) { return find(n, i) ? materialize(n.inputs[i]) : Tensor{}; }
+  // The value as a graph tensor: a literal becomes a constant the first time an op reads it as data.
+  Tensor materialize(const std::string& name) {
+    Value& v = values_.at(name);
+    if (v.tensor) return v.tensor;
+    const Literal& lit = *v.literal;
+    if (!lit.is_float)
+      unsupported("input '" + name + "' is an integer tensor used as data; porta graphs hold float tensors");
+    Shape shape = lit.dims.empty() ? Shape{1} : lit.dims;  // porta has no rank 0: a scalar is [1]
+    v.tensor = g_.constant_bytes(unique(name), std::move(shape), lit.dtype, lit.bytes);
+    return v.tensor;
+  }
+  Tensor tensor(const NodeProto& n, std::size_t i) {
+    const Tensor t = optional_tensor(n, i);
+    if (!t) invalid("input " + std::to_string(i) + " is required");
+    return t;
+  }
+  const Literal* optional_literal(const NodeProto& n, std::size_t i, std::string_view what) const {
+    const Value* v = find(n, i);
+    if (v && !v->literal)
+      unsupported(std::string(what) + " '" + n.inputs[i] +
+                  "' must be known at load time (an initializer or a Constant)");
+    return v ? v->literal.get() : nullptr;
+  }
+  float scalar(const NodeProto& n, std::size_t i, std::string_view what, float fallback) const {
+    const Literal* lit = optional_literal(n, i, what);
+    if (!lit) return fallback;
+    if (lit->numel() != 1)
+      invalid(std::string(what) + " '" + n.inputs[i] + "' must hold one value, it has dims " + to_string(lit->dims));
+    return lit->floats()[0];
+  }
+  void define(const NodeProto& n, Value v) {
+    if (n.outputs.empty() || n.outputs[0].empty()) invalid("the node has no output");
+    if (!values_.emplace(n.outputs[0], std::move(v)).second)
+      invalid("output '" + n.outputs[0] + "' is already defined elsewhere in the graph");
+  }
+  void define(const NodeProto& n, Tensor t) { define(n, Value{t, nullptr}); }
+  // Extra outputs (BatchNormalization's running stats, MaxPool's indices, Dropout's mask).
+  static void no_extra_outputs(const NodeProto& n) {
+    for (std::size_t i = 1; i < n.outputs.size(); ++i)
+      if (!n.outputs[i].empty())
+        unsupported("output " + std::to_string(i) + " ('" + n.outputs[i] +
+                    "') is not supported; only the first output is");
+  }
+  Tensor scalar_constant(const NodeProto& n, const char* suffix, float value, DType dtype) {
+    const float values[] = {value};
+    return g_.constant(unique(base_name(n) + "/" + suffix), {1}, values, dtype);
+  }
+
+  // --- graph boundary ---------------------------------------------------------------------------
+  void check_supported() const {
+    std::string list;
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < graph_.nodes.size(); ++i) {
+      const NodeProto& n = graph_.nodes[i];
+      const bool known = is_default_domain(n.domain) && handlers().contains(n.op_type);
+      if (known) continue;
+      list += std::string(count++ ? ", " : "") + (n.name.empty() ? "#" + std::to_string(i) : "'" + n.name + "'") +
+              " (" + (is_default_domain(n.domain) ? "" : n.domain + ":") + n.op_type + ")";
+    }
+    if (count)
+      unsupported(std::to_string(count) + " node" + (count > 1 ? "s use ops" : " uses an op") +
+                  " porta does not import: " + list);
+    if (graph_.has_sparse_initializers) unsupported("sparse initializers are not supported");
+  }
+
+  void add_inputs() {
+    if (options_.batch < 1) invalid("LoadOptions::batch " + std::to_string(options_.batch) + " must be >= 1");
+    for (const auto& [name, shape] : options_.input_shapes) {
+      const bool known = std::any_of(graph_.inputs.begin(), graph_.inputs.end(),
+                                     [&](const ValueInfo& v) { return v.name == name && !values_.contains(v.name); });
+      if (!known) invalid("a shape is given for input '" + name + "', which the model does not have");
+    }
+    for (const ValueInfo& in : graph_.inputs) {
+      if (values_.contains(in.name)) continue;  // an initializer listed as an input (IR < 4): a constant
+      const std::string what = "input '" + in.name + "'";
+      DType dtype;
+      switch (static_cast<ElemType>(in.elem_type)) {
+        case ElemType::Float: dtype = DType::f32; break;
+        case ElemType::Float16: dtype = DType::f16; break;
+        case ElemType::BFloat16: dtype = DType::bf16; break;
+        default:
+          unsupported(what + " has element type " + elem_type_name(in.elem_type) +
+                      "; porta takes float, float16 or bfloat16 inputs");
+      }
+      Shape shape;
+      if (const auto it = options_.input_shapes.find(in.name); it != options_.input_shapes.end()) {
+        shape = it->second;
+      } else {
+        if (!in.has_shape) invalid(what + " declares no shape; give one in LoadOptions::input_shapes");
+        for (std::size_t d = 0; d < in.dims.size(); ++d) {
+          const auto& dim = in.dims[d];
+          if (dim.value && *dim.value > 0) {
+            shape.push_back(*dim.value);
+          } else if (d == 0 && (!dim.value || *dim.value == 0)) {
+            shape.push_back(options_.batch);  // symbolic or unknown batch
+          } else {
+            invalid(what + " dimension " + std::to_string(d) + " is " +
+                    (dim.param.empty() ? (dim.value ? std::to_string(*dim.value) : std::string("unknown"))
+                                       : "'" + dim.param + "'") +
+                    "; give the input's shape in LoadOptions::input_shapes");
+          }
+        }
+        if (shape.empty()) shape.push_back(1);
+      }
+      names_.insert(in.name);
+      if (!values_.emplace(in.name, Value{g_.input(in.name, shape, dtype), nullptr}).second)
+        invalid(what + " is declared twice");
+    }
+  }
+
+  void add_outputs() {
+    if (graph_.outputs.empty()) invalid("the graph has no outputs");
+    for (const ValueInfo& out : graph_.outputs) {
+      if (!values_.contains(out.name))
+        invalid("graph output '" + out.name + "' is not produced by any node, input or initializer");
+      g_.output(out.name, materialize(out.name));
+    }
+  }
+
+  void import_node(const NodeProto& n, std::size_t index) {
+    index_ = index;
+    try {
+      (this->*handlers().at(n.op_type))(n, Attrs(n));
+    } catch (const Error& e) {
+      std::string message = e.what();
+      if (message.starts_with("ONNX: ")) message.erase(0, 6);
+      throw Error(e.code(), "ONNX: node " + node_label(n) + " at byte " + std::to_string(n.offset) + ": " + message);
+    }
+  }
+
+  // --- windows ----------------------------------------------------------------------------------
+  // Explicit pads, or the pads auto_pad implies for this input size.
+  std::array<std::int64_t, 4> pads(const Attrs& a, const Shape& x, const std::array<std::int64_t, 2>& kernel,
+                                   const std::array<std::int64_t, 2>& stride,
+                                   const std::array<std::int64_t, 2>& dilation) const {
+    const std::string mode = a.string("auto_pad", "NOTSET");
+    if (mode == "NOTSET") return a.array<4>("pads", 0);
+    std::array<std::int64_t, 4> p{0, 0, 0, 0};
+    if (mode == "VALID") return p;
+    if (mode != "SAME_UPPER" && mode != "SAME_LOWER")
+      invalid("auto_pad '" + mode + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+    for (int i = 0; i < 2; ++i) {
+      const std::int64_t in = x[2 + i];
+      constexpr std::int64_t limit = std::int64_t{1} << 31;
+      if (std::min({stride[i], kernel[i], dilation[i]}) < 1 || std::max({stride[i], kernel[i], dilation[i]}) > limit)
+        invalid("kernel, strides and dilations must be in [1, 2^31] for auto_pad");
+      const std::int64_t out = (in + stride[i] - 1) / stride[i];
+      const std::int64_t total =
+          std::max<std::int64_t>(0, (out - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 - in);
+      const std::int64_t small = total / 2, large = total - small;
+      p[i] = mode == "SAME_UPPER" ? small : large;
+      p[i + 2] = mode == "SAME_UPPER" ? large : small;
+    }
+    return p;
+  }
+  Tensor spatial_input(const NodeProto& n) {
+    const Tensor x = tensor(n, 0);
+    if (g_.shape(x).size() != 4)
+      unsupported("input " + to_string(g_.shape(x)) + " is not 4-D; porta supports 2-D (NCHW) windows only");
+    return x;
+  }
+
+  // --- ops --------------------------------------------------------------------------------------
+  void conv(const NodeProto& n, const Attrs& a) {
+    const Tensor x = spatial_input(n), w = tensor(n, 1), bias = optional_tensor(n, 2);
+    const Shape& sw = g_.shape(w);
+    if (sw.size() != 4) invalid("weights " + to_string(sw) + " must be 4-D for a 2-D convolution");
+    const std::array<std::int64_t, 2> kernel{sw[2], sw[3]};
+    if (a.find("kernel_shape", AttrType::Ints) && a.array<2>("kernel_shape", 0) != kernel)
+      invalid("kernel_shape " + to_string(a.ints("kernel_shape", {})) + " does not match the weights " + to_string(sw));
+    Conv2dParams p;
+    p.stride = a.array<2>("strides", 1);
+    p.dilation = a.array<2>("dilations", 1);
+    p.groups = a.int64("group", 1);
+    p.pad = pads(a, g_.shape(x), kernel, p.stride, p.dilation);
+    define(n, g_.conv2d(x, w, p, bias, unique(base_name(n))));
+  }
+
+  void pool(const NodeProto& n, const Attrs& a, bool max) {
+    const Tensor x = spatial_input(n);
+    no_extra_outputs(n);
+    if (!a.find("kernel_shape", AttrType::Ints)) invalid("kernel_shape is required");
+    if (a.int64("storage_order", 0) != 0) unsupported("storage_order 1 (column-major indices) is not supported");
+    Pool2dParams p;
+    p.kernel = a.array<2>("kernel_shape", 1);
+    p.stride = a.array<2>("strides", 1);
+    p.dilation = a.array<2>("dilations", 1);
+    p.ceil_mode = a.int64("ceil_mode", 0) != 0;
+    p.count_include_pad = a.int64("count_include_pad", 0) != 0;
+    p.pad = pads(a, g_.shape(x), p.kernel, p.stride, p.dilation);
+    const std::string name = unique(base_name(n));
+    define(n, max ? g_.max_pool2d(x, p, name) : g_.avg_pool2d(x, p, name));
+  }
+  void max_pool(const NodeProto& n, const Attrs& a) { pool(n, a, true); }
+  void average_pool(const NodeProto& n, const Attrs& a) { pool(n, a, false); }
+  void global_average_pool(const NodeProto& n, const Attrs&) {
+    define(n, g_.global_avg_pool(spatial_input(n), unique(base_name(n))));
+  }
+
+  void gemm(const NodeProto& n, const Attrs& a) {
+    GemmParams p;
+    p.trans_a = a.int64("transA", 0) != 0;
+    p.trans_b = a.int64("transB", 0) != 0;
+    p.alpha = a.float32("alpha", 1.0f);
+    p.beta = a.float32("beta", 1.0f);
+    const Tensor x = tensor(n, 0), w = tensor(n, 1), c = optional_tensor(n, 2);
+    define(n, g_.gemm(x, w, p, c, unique(base_name(n))));
+  }
+  void matmul(const NodeProto& n, const Attrs&) {
+    const Tensor x = tensor(n, 0), y = tensor(n, 1);
+    define(n, g_.matmul(x, y, {}, unique(base_name(n))));
+  }
+
+  template <Tensor (Graph::*Op)(Tensor, Tensor, std::string)>
+  void binary(const NodeProto& n, const Attrs&) {
+    const Tensor x = tensor(n, 0), y = tensor(n, 1);
+    define(n, (g_.*Op)(x, y, unique(base_name(n))));
+  }
+  template <Tensor (Graph::*Op)(Tensor, std::string)>
+  void unary(const NodeProto& n, const Attrs&) {
+    define(n, (g_.*Op)(tensor(n, 0), unique(base_name(n))));
+  }
+
+  void clip(const NodeProto& n, const Attrs& a) {
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    const Tensor x = tensor(n, 0);
+    float lo = -inf, hi = inf;
+    if (opset_ < 11) {
+      lo = a.float32("min", -inf);
+      hi = a.float32("max", inf);
+    } else {
+      lo = scalar(n, 1, "min", -inf);
+      hi = scalar(n, 2, "max", inf);
+    }
+    define(n, g_.clip(x, lo, hi, unique(base_name(n))));
+  }
+  // max(0, min(1, alpha * x + beta))
+  Tensor hard_sigmoid(const NodeProto& n, Tensor x, float alpha, float beta) {
+    const DType dt = g_.dtype(x);
+    const std::string base = base_name(n);
+    const Tensor scaled = g_.mul(x, scalar_constant(n, "alpha", alpha, dt), unique(base + "/mul"));
+    const Tensor shifted = g_.add(scaled, scalar_constant(n, "beta", beta, dt), unique(base + "/add"));
+    return g_.clip(shifted, 0.0f, 1.0f, unique(base + "/clip"));
+  }
+  void hard_sigmoid(const NodeProto& n, const Attrs& a) {
+    define(n, hard_sigmoid(n, tensor(n, 0), a.float32("alpha", 0.2f), a.float32("beta", 0.5f)));
+  }
+  void hard_swish(const NodeProto& n, const Attrs&) {  // x * HardSigmoid(x) with alpha 1/6, beta 1/2
+    const Tensor x = tensor(n, 0);
+    const Tensor gate = hard_sigmoid(n, x, 1.0f / 6.0f, 0.5f);
+    define(n, g_.mul(x, gate, unique(base_name(n))));
+  }
+
+  void batch_norm(const NodeProto& n, const Attrs& a) {
+    no_extra_outputs(n);
+    if (a.int64("training_mode", 0) != 0) unsupported("training_mode 1 is not supported; porta runs inference");
+    if (opset_ < 9 && a.int64("spatial", 1) == 0) unsupported("spatial 0 (per-element statistics) is not supported");
+    const Tensor x = tensor(n, 0), scale = tensor(n, 1), bias = tensor(n, 2), mean = tensor(n, 3), var = tensor(n, 4);
+    define(n, g_.batchnorm(x, scale, bias, mean, var, {a.float32("epsilon", 1e-5f)}, unique(base_name(n))));
+  }
+
+  void softmax(const NodeProto& n, const Attrs& a) {
+    const Tensor x = tensor(n, 0);
+    const Shape shape = g_.shape(x);
+    const auto rank = static_cast<std::int64_t>(shape.size());
+    std::int64_t axis = a.int64("axis", opset_ < 13 ? 1 : -1);
+    if (axis < -rank || axis >= rank)
+      invalid("axis " + std::to_string(axis) + " is out of range for input " + to_string(shape));
+    if (axis < 0) axis += rank;
+    if (opset_ >= 13 || axis == rank - 1) {
+      define(n, g_.softmax(x, axis, unique(base_name(n))));
+      return;
+    }
+    // Before opset 13, Softmax normalises over all dimensions from `axis` on, as one.
+    const std::string base = base_name(n);
+    const Tensor flat = g_.flatten(x, axis, unique(base + "/flatten"));
+    const Tensor y = g_.softmax(flat, -1, unique(base + "/softmax"));
+    define(n, g_.reshape(y, shape, unique(base)));
+  }
+
+  void flatten(const NodeProto& n, const Attrs& a) {
+    define(n, g_.flatten(tensor(n, 0), a.int64("axis", 1), unique(base_name(n))));
+  }
+  void reshape(const NodeProto& n, const Attrs& a) {
+    const Tensor x = tensor(n, 0);
+    std::vector<std::int64_t> shape;
+    if (opset_ < 5) {
+      shape = a.ints("shape", {});
+    } else {
+      const Literal* lit = optional_literal(n, 1, "shape");
+      if (!lit) invalid("input 1 (shape) is required");
+      if (lit->is_float) invalid("shape '" + n.inputs[1] + "' must be an int64 tensor");
+      shape = lit->ints;
+    }
+    if (a.int64("allowzero", 0) != 0 && std::count(shape.begin(), shape.end(), 0))
+      unsupported("allowzero 1 with a 0 in the shape would make an empty tensor");
+    define(n, g_.reshape(x, Shape(shape.begin(), shape.end()), unique(base_name(n))));
+  }
+  void transpose(const NodeProto& n, const Attrs& a) {
+    define(n, g_.transpose(tensor(n, 0), a.ints("perm", {}), unique(base_name(n))));
+  }
+  void concat(const NodeProto& n, const Attrs& a) {
+    if (!a.find("axis", AttrType::Int)) invalid("attribute 'axis' is required");
+    std::vector<Tensor> xs;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) xs.push_back(tensor(n, i));
+    define(n, g_.concat(xs, a.int64("axis", 0), unique(base_name(n))));
+  }
+
+  // Identity and inference-mode Dropout pass their input on, constant or not.
+  void identity(const NodeProto& n, const Attrs&) {
+    const Value* v = find(n, 0);
+    if (!v) invalid("input 0 is required");
+    define(n, *v);
+  }
+  void dropout(const NodeProto& n, const Attrs& a) {
+    no_extra_outputs(n);
+    if (opset_ >= 12 && scalar(n, 2, "training_mode", 0.0f) != 0.0f)
+      unsupported("training_mode true is not supported; porta runs inference");
+    identity(n, a);
+  }
+  void constant(const NodeProto& n, const Attrs& a) {
+    auto lit = std::make_shared<Literal>();
+    lit->name = n.outputs.empty() ? std::string() : n.outputs[0];
+    if (const Attribute* t = a.find("value", AttrType::Tensor)) {
+      if (!t->t) invalid("attribute 'value' holds no tensor");
+      *lit = decode_literal(*t->t, "Constant value");
+    } else if (const Attribute* f = a.find("value_float", AttrType::Float)) {
+      std::vector<std::byte> data(4);
+      store_from_f32(data.data(), 0, DType::f32, f->f);
+      lit->own(std::move(data));
+    } else if (const Attribute* fs = a.find("value_floats", AttrType::Floats)) {
+      lit->dims = {static_cast<std::int64_t>(fs->floats.size())};
+      std::vector<std::byte> data(4 * fs->floats.size());
+      for (std::size_t i = 0; i < fs->floats.size(); ++i) store_from_f32(data.data(), i, DType::f32, fs->floats[i]);
+      lit->own(std::move(data));
+    } else if (const Attribute* i = a.find("value_int", AttrType::Int)) {
+      lit->is_float = false;
+      lit->ints = {i->i};
+    } else if (const Attribute* is = a.find("value_ints", AttrType::Ints)) {
+      lit->is_float = false;
+      lit->dims = {static_cast<std::int64_t>(is->ints.size())};
+      lit->ints = is->ints;
+    } else {
+      unsupported("only value, value_float(s) and value_int(s) constants are supported");
+    }
+    define(n, Value{{}, std::move(lit)});
+  }
+
+  const GraphProto& graph_;
+  std::int64_t opset_;
+  const LoadOptions& options_;
+  Graph g_;
+  std::unordered_map<std::string, Value> values_;
+  std::unordered_set<std::string> names_;
+  std::size_t index_ = 0;  // the node being imported
+};
+
+const std::unordered_map<std::string_view, Importer::Handler>& Importer::handlers() {
+  static const std::unordered_map<std::string_view, Handler> table{
+      {"Conv", &Importer::conv},
+      {"Gemm", &Importer::gemm},
+      {"MatMul", &Importer::matmul},
+      {"Add", &Importer::binary<&Graph::add>},
+      {"Sub", &Importer::binary<&Graph::sub>},
+      {"Mul", &Importer::binary<&Graph::mul>},
+      {"Div", &Importer::binary<&Graph::div>},
+      {"Relu", &Importer::unary<&Graph::relu>},
+      {"Sigmoid", &Importer::unary<&Graph::sigmoid>},
+      {"Tanh", &Importer::unary<&Graph::tanh>},
+      {"Clip", &Importer::clip},
+      {"HardSigmoid", &Importer::hard_sigmoid},
+      {"HardSwish", &Importer::hard_swish},
+      {"MaxPool", &Importer::max_pool},
+      {"AveragePool", &Importer::average_pool},
+      {"GlobalAveragePool", &Importer::global_average_pool},
+      {"Flatten", &Importer::flatten},
+      {"Reshape", &Importer::reshape},
+      {"Transpose", &Importer::transpose},
+      {"Concat", &Importer::concat},
+      {"BatchNormalization", &Importer::batch_norm},
+      {"Softmax", &Importer::softmax},
+      {"Identity", &Importer::identity},
+      {"Dropout", &Importer::dropout},
+      {"Constant", &Importer::constant},
+  };
+  return table;
+}
+
+}  // namespace
+
+Graph load_bytes(std::span<const std::byte> bytes, const LoadOptions& options) {
+  const ModelProto model = decode_model({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+  if (!model.graph) invalid("the model has no graph (" + std::to_string(bytes.size()) + " bytes read)");
+  std::int64_t opset = -1;
+  for (const auto& [domain, version] : model.opsets)
+    if (is_default_domain(domain)) opset = version;
+  if (opset < 0) invalid("the model imports no version of the default ONNX opset");
+  if (opset < min_opset || opset > max_opset)
+    unsupported("opset " + std::to_string(opset) + " is outside the range porta imports (" + std::to_string(min_opset) +
+                " to " + std::to_string(max_opset) + ")");
+  return Importer(*model.graph, opset, options).run();
+}
+
+Graph load(const std::filesystem::path& path, const LoadOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(ErrorCode::IoError, "ONNX: '" + path.string() + "' is a directory");
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) throw Error(ErrorCode::IoError, "ONNX: cannot open '" + path.string() + "'");
+  const auto size = static_cast<std::size_t>(std::max<std::streamoff>(0, file.tellg()));
+  const std::unique_ptr<std::byte[]> data(new std::byte[size]);  // not zeroed: models run to gigabytes
+  file.seekg(0);
+  if (!file.read(reinterpret_cast<char*>(data.get()), static_cast<std::streamsize>(size)))
+    throw Error(ErrorCode::IoError, "ONNX: reading '" + path.string() + "' failed");
+  const std::byte* p = data.get();
+  try {
+    return load_bytes({p, size}, options);
+  } catch (const Error& e) {
+    throw Error(e.code(), path.filename().string() + ": " + e.what());
+  }
+}
+
+}  // namespace porta::onnx

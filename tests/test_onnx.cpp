@@ -1,0 +1,405 @@
+// ONNX import: the wire decoder's error paths, each supported op against the builder call it maps
+// to (or its formula), and the importer's errors. Models are written by onnx_writer.hpp.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "onnx_writer.hpp"
+#include "porta/onnx.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using namespace porta;
+using namespace porta::test;
+using namespace porta::test::onnx_writer;
+using Inputs = std::vector<std::pair<std::string, std::vector<float>>>;
+
+std::vector<float> random_values(std::int64_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+std::int64_t numel(const Shape& s) {
+  std::int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+std::vector<float> run_ref(const Graph& g, const Inputs& inputs, std::string_view output) {
+  Executable exe = Device::open("ref").compile(g);
+  for (const auto& [name, values] : inputs) exe.set_input(name, values);
+  exe.run();
+  return exe.output(output);
+}
+
+// A model of one node reading input "x" of `shape` and writing "y".
+Model one_node(const Proto& node, const Shape& shape, std::vector<Proto> initializers = {}, std::int64_t opset = 13) {
+  Model m;
+  m.nodes = {node};
+  m.initializers = std::move(initializers);
+  m.inputs = {value_info("x", shape)};
+  m.outputs = {value_info("y", {})};
+  m.opset = opset;
+  return m;
+}
+
+// Loads `m`, runs it on ref with random x, and returns {x, y}.
+std::pair<std::vector<float>, std::vector<float>> run_model(const Model& m, const Shape& x_shape) {
+  const Graph g = onnx::load_bytes(m.bytes());
+  const auto x = random_values(numel(x_shape), 7);
+  return {x, run_ref(g, {{"x", x}}, "y")};
+}
+
+// The same op built directly with the graph API must give the same values as the imported one.
+template <class Build>
+void check_against_builder(const Model& m, const Shape& x_shape, Build build) {
+  const Graph imported = onnx::load_bytes(m.bytes());
+  Graph direct;
+  const Tensor x = direct.input("x", x_shape);
+  direct.output("y", build(direct, x));
+  const auto xv = random_values(numel(x_shape), 11);
+  const auto got = run_ref(imported, {{"x", xv}}, "y");
+  const auto want = run_ref(direct, {{"x", xv}}, "y");
+  CHECK(imported.shape(imported.outputs()[0].second) == direct.shape(direct.outputs()[0].second));
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == doctest::Approx(want[i]).epsilon(1e-6));
+}
+
+template <class F>
+void check_elementwise(const Model& m, const Shape& shape, F formula) {
+  const auto [x, y] = run_model(m, shape);
+  REQUIRE(x.size() == y.size());
+  for (std::size_t i = 0; i < x.size(); ++i) REQUIRE(y[i] == doctest::Approx(formula(x[i])).epsilon(1e-5));
+}
+
+}  // namespace
+
+TEST_SUITE("onnx") {
+  TEST_CASE("conv: strides, asymmetric pads, dilations, groups and bias") {
+    const Shape xs{2, 4, 9, 8};
+    const auto w = random_values(6 * 2 * 3 * 2, 1), b = random_values(6, 2);
+    const Model m =
+        one_node(node("Conv", {"x", "w", "b"}, {"y"}, "conv",
+                      {attr_ints("strides", {2, 1}), attr_ints("pads", {1, 0, 2, 1}), attr_ints("dilations", {1, 2}),
+                       attr_int("group", 2), attr_ints("kernel_shape", {3, 2})}),
+                 xs, {tensor("w", {6, 2, 3, 2}, w), tensor("b", {6}, b, false)});
+    check_against_builder(m, xs, [&](Graph& g, Tensor x) {
+      return g.conv2d(x, g.constant("w", {6, 2, 3, 2}, w),
+                      {.stride = {2, 1}, .pad = {1, 0, 2, 1}, .dilation = {1, 2}, .groups = 2},
+                      g.constant("b", {6}, b));
+    });
+  }
+
+  TEST_CASE("conv: auto_pad SAME_UPPER, SAME_LOWER and VALID") {
+    const Shape xs{1, 2, 7, 8};
+    const auto w = random_values(3 * 2 * 3 * 3, 3);
+    // Stride 2 over 7 rows needs 2 rows of padding (1 + 1), over 8 columns 1 (the odd one at the end for UPPER).
+    const std::pair<std::string, std::array<std::int64_t, 4>> cases[] = {
+        {"SAME_UPPER", {1, 0, 1, 1}}, {"SAME_LOWER", {1, 1, 1, 0}}, {"VALID", {0, 0, 0, 0}}};
+    for (const auto& [mode, pad] : cases) {
+      CAPTURE(mode);
+      const Model m = one_node(
+          node("Conv", {"x", "w"}, {"y"}, "conv", {attr_ints("strides", {2, 2}), attr_string("auto_pad", mode)}), xs,
+          {tensor("w", {3, 2, 3, 3}, w)});
+      check_against_builder(m, xs, [&](Graph& g, Tensor x) {
+        return g.conv2d(x, g.constant("w", {3, 2, 3, 3}, w), {.stride = {2, 2}, .pad = pad});
+      });
+    }
+    const Model bad = one_node(node("Conv", {"x", "w"}, {"y"}, "conv", {attr_string("auto_pad", "SAME")}), xs,
+                               {tensor("w", {3, 2, 3, 3}, w)});
+    check_error([&] { onnx::load_bytes(bad.bytes()); }, ErrorCode::InvalidArgument, {"'conv'", "auto_pad 'SAME'"});
+  }
+
+  TEST_CASE("gemm, matmul") {
+    const auto w = random_values(5 * 3, 4), c = random_values(5, 5);
+    const Model gemm = one_node(node("Gemm", {"x", "w", "c"}, {"y"}, "fc",
+                                     {attr_int("transB", 1), attr_float("alpha", 0.5f), attr_float("beta", 2.0f)}),
+                                {4, 3}, {tensor("w", {5, 3}, w), tensor("c", {5}, c)});
+    check_against_builder(gemm, {4, 3}, [&](Graph& g, Tensor x) {
+      return g.gemm(x, g.constant("w", {5, 3}, w), {.trans_b = true, .alpha = 0.5f, .beta = 2.0f},
+                    g.constant("c", {5}, c));
+    });
+    const auto b = random_values(3 * 2, 6);
+    const Model matmul = one_node(node("MatMul", {"x", "b"}, {"y"}), {2, 4, 3}, {tensor("b", {3, 2}, b)});
+    check_against_builder(matmul, {2, 4, 3}, [&](Graph& g, Tensor x) {
+      return g.matmul(x, g.constant("b", {3, 2}, b));
+    });
+  }
+
+  TEST_CASE("binary ops broadcast against scalar and vector initializers") {
+    const auto v = random_values(4, 8);
+    const std::pair<std::string, Tensor (Graph::*)(Tensor, Tensor, std::string)> ops[] = {
+        {"Add", &Graph::add}, {"Sub", &Graph::sub}, {"Mul", &Graph::mul}, {"Div", &Graph::div}};
+    for (const auto& [op, method] : ops) {
+      CAPTURE(op);
+      const Model vec = one_node(node(op, {"x", "v"}, {"y"}), {2, 3, 4}, {tensor("v", {4}, v)});
+      check_against_builder(vec, {2, 3, 4},
+                            [&](Graph& g, Tensor x) { return (g.*method)(x, g.constant("v", {4}, v), {}); });
+      // A rank-0 initializer first: porta holds it as [1].
+      const Model scalar = one_node(node(op, {"s", "x"}, {"y"}), {2, 3}, {tensor("s", {}, {1.5f})});
+      check_against_builder(scalar, {2, 3}, [&](Graph& g, Tensor x) {
+        return (g.*method)(g.constant("s", {1}, std::vector{1.5f}), x, {});
+      });
+    }
+  }
+
+  TEST_CASE("activations: Relu, Sigmoid, Clip, HardSigmoid, HardSwish") {
+    const Shape s{3, 5};
+    check_elementwise(one_node(node("Relu", {"x"}, {"y"}), s), s, [](float x) { return std::max(x, 0.0f); });
+    check_elementwise(one_node(node("Sigmoid", {"x"}, {"y"}), s), s,
+                      [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
+    // Clip from opset 11 takes its bounds as inputs; an empty name skips one.
+    check_elementwise(one_node(node("Clip", {"x", "lo"}, {"y"}), s, {tensor("lo", {}, {-0.5f})}), s,
+                      [](float x) { return std::max(x, -0.5f); });
+    check_elementwise(one_node(node("Clip", {"x", "", "hi"}, {"y"}), s, {tensor("hi", {}, {0.25f})}), s,
+                      [](float x) { return std::min(x, 0.25f); });
+    check_elementwise(
+        one_node(node("Clip", {"x"}, {"y"}, "c", {attr_float("min", 0.0f), attr_float("max", 6.0f)}), s, {}, 9), s,
+        [](float x) { return std::clamp(x, 0.0f, 6.0f); });
+    check_elementwise(
+        one_node(node("HardSigmoid", {"x"}, {"y"}, "hs", {attr_float("alpha", 0.3f), attr_float("beta", 0.4f)}), s), s,
+        [](float x) { return std::clamp(0.3f * x + 0.4f, 0.0f, 1.0f); });
+    check_elementwise(one_node(node("HardSwish", {"x"}, {"y"}), s, {}, 14), s,
+                      [](float x) { return x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); });
+    // Clip bounds computed at run time cannot be read at load time.
+    const Model dynamic = one_node(node("Clip", {"x", "x"}, {"y"}, "clip"), s);
+    check_error([&] { onnx::load_bytes(dynamic.bytes()); }, ErrorCode::Unsupported, {"'clip'", "min 'x'", "load time"});
+  }
+
+  TEST_CASE("pooling") {
+    const Shape xs{1, 3, 9, 10};
+    const Model max = one_node(node("MaxPool", {"x"}, {"y"}, "pool",
+                                    {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
+                                     attr_ints("pads", {1, 1, 1, 0}), attr_int("ceil_mode", 1)}),
+                               xs);
+    check_against_builder(max, xs, [](Graph& g, Tensor x) {
+      return g.max_pool2d(x, {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1, 1, 0}, .ceil_mode = true});
+    });
+    const Model avg = one_node(
+        node("AveragePool", {"x"}, {"y"}, "pool",
+             {attr_ints("kernel_shape", {2, 3}), attr_ints("pads", {1, 1, 0, 1}), attr_int("count_include_pad", 1)}),
+        xs);
+    check_against_builder(avg, xs, [](Graph& g, Tensor x) {
+      return g.avg_pool2d(x, {.kernel = {2, 3}, .pad = {1, 1, 0, 1}, .count_include_pad = true});
+    });
+    check_against_builder(one_node(node("GlobalAveragePool", {"x"}, {"y"}), xs), xs,
+                          [](Graph& g, Tensor x) { return g.global_avg_pool(x); });
+    const Model indices =
+        one_node(node("MaxPool", {"x"}, {"y", "idx"}, "pool", {attr_ints("kernel_shape", {2, 2})}), xs);
+    check_error([&] { onnx::load_bytes(indices.bytes()); }, ErrorCode::Unsupported, {"'pool'", "'idx'"});
+    const Model three_d =
+        one_node(node("MaxPool", {"x"}, {"y"}, "pool3", {attr_ints("kernel_shape", {2, 2, 2})}), {1, 1, 4, 4, 4});
+    check_error([&] { onnx::load_bytes(three_d.bytes()); }, ErrorCode::Unsupported, {"'pool3'", "2-D"});
+  }
+
+  TEST_CASE("shape ops: Flatten, Reshape, Transpose, Concat") {
+    const Shape xs{2, 3, 4, 5};
+    check_against_builder(one_node(node("Flatten", {"x"}, {"y"}, "f", {attr_int("axis", 2)}), xs), xs,
+                          [](Graph& g, Tensor x) { return g.flatten(x, 2); });
+    check_against_builder(one_node(node("Reshape", {"x", "shape"}, {"y"}), xs, {int64_tensor("shape", {0, -1, 5})}), xs,
+                          [](Graph& g, Tensor x) {
+                            return g.reshape(x, {2, 12, 5});
+                          });
+    check_against_builder(one_node(node("Transpose", {"x"}, {"y"}, "t", {attr_ints("perm", {0, 2, 3, 1})}), xs), xs,
+                          [](Graph& g, Tensor x) {
+                            return g.transpose(x, {0, 2, 3, 1});
+                          });
+    const auto c = random_values(2 * 2 * 4 * 5, 9);
+    check_against_builder(
+        one_node(node("Concat", {"x", "c"}, {"y"}, "cat", {attr_int("axis", -3)}), xs, {tensor("c", {2, 2, 4, 5}, c)}),
+        xs, [&](Graph& g, Tensor x) {
+          const Tensor parts[] = {x, g.constant("c", {2, 2, 4, 5}, c)};
+          return g.concat(parts, 1);
+        });
+    const Model float_shape =
+        one_node(node("Reshape", {"x", "shape"}, {"y"}, "r"), xs, {tensor("shape", {2}, {6.0f, 20.0f})});
+    check_error([&] { onnx::load_bytes(float_shape.bytes()); }, ErrorCode::InvalidArgument, {"'r'", "int64"});
+    const Model bad_shape = one_node(node("Reshape", {"x", "shape"}, {"y"}, "r"), xs, {int64_tensor("shape", {7, -1})});
+    check_error([&] { onnx::load_bytes(bad_shape.bytes()); }, ErrorCode::ShapeMismatch, {"'r'"});
+  }
+
+  TEST_CASE("BatchNormalization and Softmax") {
+    const Shape xs{2, 3, 4, 4};
+    const auto sc = random_values(3, 1), bi = random_values(3, 2), mean = random_values(3, 3);
+    std::vector<float> var = random_values(3, 4);
+    for (float& v : var) v = std::abs(v) + 0.1f;
+    const Model bn =
+        one_node(node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, "bn", {attr_float("epsilon", 1e-3f)}), xs,
+                 {tensor("s", {3}, sc), tensor("b", {3}, bi), tensor("m", {3}, mean), tensor("v", {3}, var)});
+    check_against_builder(bn, xs, [&](Graph& g, Tensor x) {
+      return g.batchnorm(x, g.constant("s", {3}, sc), g.constant("b", {3}, bi), g.constant("m", {3}, mean),
+                         g.constant("v", {3}, var), {1e-3f});
+    });
+    check_against_builder(one_node(node("Softmax", {"x"}, {"y"}, "sm", {attr_int("axis", 1)}), xs), xs,
+                          [](Graph& g, Tensor x) { return g.softmax(x, 1); });
+    // Before opset 13 the default axis is 1 and the dimensions from it on are normalised as one.
+    const auto [x, y] = run_model(one_node(node("Softmax", {"x"}, {"y"}), {2, 3, 4}, {}, 11), {2, 3, 4});
+    for (int row = 0; row < 2; ++row) {
+      double sum = 0;
+      for (int i = 0; i < 12; ++i) sum += std::exp(x[row * 12 + i]);
+      for (int i = 0; i < 12; ++i)
+        CHECK(y[row * 12 + i] == doctest::Approx(std::exp(x[row * 12 + i]) / sum).epsilon(1e-5));
+    }
+  }
+
+  TEST_CASE("Identity, Dropout and Constant pass values on") {
+    Model m;
+    Proto value = tensor("", {3}, {1.0f, 2.0f, 3.0f});
+    m.nodes = {node("Constant", {}, {"k"}, "k", {attr_tensor("value", value)}),
+               node("Identity", {"k"}, {"k2"}),
+               node("Dropout", {"x"}, {"xd"}),
+               node("Add", {"xd", "k2"}, {"s"}),
+               node("Constant", {}, {"half"}, "half", {attr_float("value_float", 0.5f)}),
+               node("Mul", {"s", "half"}, {"y"})};
+    m.inputs = {value_info("x", {2, 3})};
+    m.outputs = {value_info("y", {})};
+    const auto [x, y] = run_model(m, {2, 3});
+    for (std::size_t i = 0; i < x.size(); ++i)
+      CHECK(y[i] == doctest::Approx((x[i] + static_cast<float>(i % 3 + 1)) * 0.5f));
+  }
+
+  TEST_CASE("float16 models") {
+    Model m = one_node(node("Add", {"x", "b"}, {"y"}), {2, 2});
+    m.inputs = {value_info("x", {2, 2}, FLOAT16)};
+    Proto b;
+    b.varint(1, 2).varint(2, FLOAT16).string(8, "b");
+    for (float v : {1.0f, -2.0f}) b.varint(5, f32_to_f16(v));  // 16-bit values travel in int32_data
+    m.initializers = {b};
+    const Graph g = onnx::load_bytes(m.bytes());
+    CHECK(g.dtype(g.outputs()[0].second) == DType::f16);
+    const auto y = run_ref(g, {{"x", {1.0f, 1.0f, 0.5f, 0.5f}}}, "y");
+    CHECK(y == std::vector<float>{2.0f, -1.0f, 1.5f, -1.5f});
+  }
+
+  TEST_CASE("inputs: names, symbolic batch, shape overrides, initializers listed as inputs") {
+    Model m = one_node(node("Relu", {"x"}, {"y"}), {-1, 3, 8});
+    m.initializers = {tensor("unused", {1}, {1.0f})};
+    m.inputs.push_back(value_info("unused", {1}));  // IR < 4 lists initializers as inputs too
+    CHECK(onnx::load_bytes(m.bytes()).shape(Tensor{0}) == Shape{1, 3, 8});
+    onnx::LoadOptions batch5;
+    batch5.batch = 5;
+    const Graph g = onnx::load_bytes(m.bytes(), batch5);
+    REQUIRE(g.inputs().size() == 1);
+    CHECK(g.info(g.inputs()[0]).name == "x");
+    CHECK(g.shape(g.inputs()[0]) == Shape{5, 3, 8});
+    CHECK(g.outputs()[0].first == "y");
+    onnx::LoadOptions options;
+    options.input_shapes["x"] = {2, 3, 9};
+    const Graph overridden = onnx::load_bytes(m.bytes(), options);
+    CHECK(overridden.shape(overridden.inputs()[0]) == Shape{2, 3, 9});
+    options.input_shapes["z"] = {1};
+    check_error([&] { onnx::load_bytes(m.bytes(), options); }, ErrorCode::InvalidArgument, {"'z'"});
+    onnx::LoadOptions batch0;
+    batch0.batch = 0;
+    check_error([&] { onnx::load_bytes(m.bytes(), batch0); }, ErrorCode::InvalidArgument, {"batch 0"});
+    Model sym = one_node(node("Relu", {"x"}, {"y"}), {1, -1});
+    check_error([&] { onnx::load_bytes(sym.bytes()); }, ErrorCode::InvalidArgument,
+                {"input 'x'", "dimension 1", "'batch'"});
+    Model ints = one_node(node("Relu", {"x"}, {"y"}), {2});
+    ints.inputs = {value_info("x", {2}, INT64)};
+    check_error([&] { onnx::load_bytes(ints.bytes()); }, ErrorCode::Unsupported, {"input 'x'", "int64"});
+  }
+
+  TEST_CASE("every unsupported node is listed in one error") {
+    Model m;
+    m.nodes = {node("Relu", {"x"}, {"a"}, "ok"), node("LSTM", {"a"}, {"b"}, "lstm_1"), node("Relu", {"b"}, {"c"}),
+               node("Resize", {"c"}, {"d"}), node("FusedConv", {"d"}, {"y"}, "fused", {}, "com.microsoft")};
+    m.inputs = {value_info("x", {1, 4})};
+    m.outputs = {value_info("y", {})};
+    check_error([&] { onnx::load_bytes(m.bytes()); }, ErrorCode::Unsupported,
+                {"3 nodes", "'lstm_1' (LSTM)", "#3 (Resize)", "'fused' (com.microsoft:FusedConv)"});
+  }
+
+  TEST_CASE("malformed graphs name the node and the value") {
+    Model m = one_node(node("Relu", {"nope"}, {"y"}, "r1"), {2});
+    check_error([&] { onnx::load_bytes(m.bytes()); }, ErrorCode::InvalidArgument, {"'r1'", "'nope'"});
+    Model twice;
+    twice.nodes = {node("Relu", {"x"}, {"y"}, "a"), node("Relu", {"x"}, {"y"}, "b")};
+    twice.inputs = {value_info("x", {2})};
+    twice.outputs = {value_info("y", {})};
+    check_error([&] { onnx::load_bytes(twice.bytes()); }, ErrorCode::InvalidArgument,
+                {"'b'", "'y'", "already defined"});
+    Model no_output = one_node(node("Relu", {"x"}, {"y"}), {2});
+    no_output.outputs = {value_info("z", {})};
+    check_error([&] { onnx::load_bytes(no_output.bytes()); }, ErrorCode::InvalidArgument, {"'z'"});
+    Model short_data = one_node(node("Add", {"x", "b"}, {"y"}), {3}, {tensor("b", {3}, {1.0f, 2.0f})});
+    check_error([&] { onnx::load_bytes(short_data.bytes()); }, ErrorCode::InvalidArgument,
+                {"'b'", "3 elements", "8 bytes"});
+    Model old = one_node(node("Relu", {"x"}, {"y"}), {2}, {}, 6);
+    check_error([&] { onnx::load_bytes(old.bytes()); }, ErrorCode::Unsupported, {"opset 6"});
+    Proto external = tensor("w", {2}, {1.0f, 2.0f});
+    external.varint(14, 1);
+    Model ext = one_node(node("Add", {"x", "w"}, {"y"}), {2}, {external});
+    check_error([&] { onnx::load_bytes(ext.bytes()); }, ErrorCode::Unsupported, {"'w'", "external"});
+  }
+
+  TEST_CASE("wire format errors name the byte offset") {
+    const std::vector<std::byte> empty;
+    check_error([&] { onnx::load_bytes(empty); }, ErrorCode::InvalidArgument, {"no graph"});
+    const std::vector<std::byte> bad_varint(11, std::byte{0xff});
+    check_error([&] { onnx::load_bytes(bad_varint); }, ErrorCode::InvalidArgument,
+                {"varint at byte 0", "longer than 10"});
+    const std::vector<std::byte> group{std::byte{0x0b}};  // field 1, wire type 3 (start group)
+    check_error([&] { onnx::load_bytes(group); }, ErrorCode::InvalidArgument, {"byte 0", "wire type 3"});
+    const std::vector<std::byte> long_field{std::byte{0x3a}, std::byte{0x05},
+                                            std::byte{0x00}};  // graph: 5 bytes, 1 present
+    check_error([&] { onnx::load_bytes(long_field); }, ErrorCode::InvalidArgument,
+                {"byte 0", "5 bytes", "past the end"});
+    const std::vector<std::byte> wrong_type{std::byte{0x3d}, std::byte{0}, std::byte{0}, std::byte{0},
+                                            std::byte{0}};  // graph as fixed32
+    check_error([&] { onnx::load_bytes(wrong_type); }, ErrorCode::InvalidArgument, {"graph", "fixed32"});
+  }
+
+  TEST_CASE("every truncation is an error and corrupted bytes never crash") {
+    Model m;
+    m.nodes = {node("Conv", {"x", "w", "b"}, {"c"}, "conv", {attr_ints("pads", {1, 1, 1, 1})}),
+               node("Relu", {"c"}, {"r"}), node("GlobalAveragePool", {"r"}, {"p"}), node("Flatten", {"p"}, {"f"}),
+               node("Gemm", {"f", "fw", "fb"}, {"y"}, "fc", {attr_int("transB", 1)})};
+    m.initializers = {tensor("w", {4, 2, 3, 3}, random_values(72, 1)), tensor("b", {4}, random_values(4, 2), false),
+                      tensor("fw", {3, 4}, random_values(12, 3)), tensor("fb", {3}, random_values(3, 4))};
+    m.inputs = {value_info("x", {-1, 2, 5, 5})};
+    m.outputs = {value_info("y", {-1, 3})};
+    const auto bytes = m.bytes();
+    REQUIRE(onnx::load_bytes(bytes).nodes().size() == 5);
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      CAPTURE(n);
+      try {
+        onnx::load_bytes(std::span(bytes).first(n));
+        FAIL("a model cut to " << n << " of " << bytes.size() << " bytes loaded");
+      } catch (const Error& e) {
+        REQUIRE(e.code() == ErrorCode::InvalidArgument);
+      }
+    }
+    // Each byte replaced by a few values: porta::Error or a valid graph, nothing else.
+    int errors = 0, graphs = 0;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      for (const std::uint8_t v : {0x00, 0x7f, 0x80, 0xff}) {
+        auto copy = bytes;
+        copy[i] = std::byte{v};
+        try {
+          onnx::load_bytes(copy);
+          ++graphs;
+        } catch (const Error&) {
+          ++errors;
+        }
+      }
+    }
+    CHECK(errors > 0);
+    CHECK(graphs > 0);  // e.g. changed weight bytes
+  }
+
+  TEST_CASE("files: missing and directories are IoError") {
+    check_error([] { onnx::load("/nonexistent/model.onnx"); }, ErrorCode::IoError, {"/nonexistent/model.onnx"});
+    check_error([] { onnx::load(std::filesystem::temp_directory_path()); }, ErrorCode::IoError, {"directory"});
+    const auto path = std::filesystem::temp_directory_path() / "porta_test_onnx_garbage.onnx";
+    std::ofstream(path) << "not a model";
+    check_error([&] { onnx::load(path); }, ErrorCode::InvalidArgument, {"porta_test_onnx_garbage.onnx"});
+    std::filesystem::remove(path);
+  }
+}

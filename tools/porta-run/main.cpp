@@ -1,0 +1,249 @@
+// porta-run: load an ONNX model, compile it for a device, run it and time it, as trtexec does.
+#include <algorithm>
+#include <chrono>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "npy.hpp"
+#include "porta/onnx.hpp"
+#include "porta/porta.hpp"
+
+namespace {
+
+using namespace porta;
+using Clock = std::chrono::steady_clock;
+
+// A mistake in the command line: one line on stderr and exit code 2.
+struct ArgumentError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Args {
+  std::string model;
+  std::string device = "cpu";
+  std::string impl = "native";
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::vector<std::string> shapes;  // NAME=DIMS
+  std::uint64_t seed = 42;
+  std::int64_t batch = 1;
+  int iterations = 10;
+  std::string output_dir;
+};
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::pair<std::string, std::string> split_assignment(const std::string& text, const char* option) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw ArgumentError(fmt::format("{} '{}' must be NAME=VALUE", option, text));
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+Shape parse_dims(const std::string& text) {  // "1x3x224x224" or "1,3,224,224"
+  Shape shape;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const auto end = text.find_first_of("x,", pos);
+    const std::string part = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    std::size_t used = 0;
+    long long d = 0;
+    try {
+      d = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != part.size() || d < 1)
+      throw ArgumentError(fmt::format("shape '{}' must be positive dims like 1x3x224x224", text));
+    shape.push_back(d);
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return shape;
+}
+
+// Output names may hold '/' or ':'; file names keep letters, digits, '-', '_' and '.'.
+std::string file_name(const std::string& name) {
+  std::string out = name;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return out.empty() || out[0] == '.' ? "_" + out : out;
+}
+
+npy::Array output_array(const Executable& exe, const std::string& name) {
+  const TensorDesc& desc = exe.output_desc(name);
+  npy::Array a{desc.dtype, desc.shape, exe.output_bytes(name)};
+  if (a.dtype == DType::bf16) {  // .npy has no bfloat16: widen to float32
+    const std::vector<float> values = exe.output(name);
+    a.dtype = DType::f32;
+    a.data.resize(values.size() * sizeof(float));
+    std::memcpy(a.data.data(), values.data(), a.data.size());
+  }
+  return a;
+}
+
+// CLI11's own range checks print the whole double range; this says in a few words what is wrong.
+CLI::Validator at_least(long long bound) {
+  return CLI::Validator(
+      [bound](std::string& text) -> std::string {
+        std::size_t used = 0;
+        long long value = 0;
+        try {
+          value = std::stoll(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size()) return fmt::format("'{}' is not a whole number", text);
+        return value < bound ? fmt::format("{} must be >= {}", text, bound) : std::string();
+      },
+      fmt::format("INT>={}", bound));
+}
+
+int run(const Args& args) {
+  onnx::LoadOptions options;
+  options.batch = args.batch;
+  for (const auto& text : args.shapes) {
+    auto [name, dims] = split_assignment(text, "--shape");
+    options.input_shapes[name] = parse_dims(dims);
+  }
+  std::map<std::string, std::string> files;
+  for (const auto& text : args.inputs) {
+    auto [name, file] = split_assignment(text, "--input");
+    if (!files.emplace(name, file).second) throw ArgumentError(fmt::format("--input gives '{}' twice", name));
+  }
+
+  auto start = Clock::now();
+  const Graph graph = onnx::load(args.model, options);
+  const double load_ms = ms_since(start);
+  for (const auto& [name, file] : files) {
+    const auto inputs = graph.inputs();
+    if (std::none_of(inputs.begin(), inputs.end(), [&](Tensor t) { return graph.info(t).name == name; })) {
+      std::string known;
+      for (Tensor t : inputs) known += (known.empty() ? "" : ", ") + graph.info(t).name;
+      throw ArgumentError(fmt::format("--input '{}': the model has no such input (its inputs: {})", name, known));
+    }
+  }
+
+  const Device device = Device::open(args.device);
+  CompileOptions compile_options;
+  if (args.impl == "vendor") compile_options.impl = Impl::Vendor;
+  start = Clock::now();
+  Executable exe = device.compile(graph, compile_options);
+  const double compile_ms = ms_since(start);
+
+  std::mt19937_64 rng(args.seed);
+  for (const Tensor t : graph.inputs()) {
+    const std::string& name = graph.info(t).name;
+    const TensorDesc& desc = graph.desc(t);
+    if (const auto it = files.find(name); it != files.end()) {
+      const npy::Array a = npy::read(it->second);
+      if (a.shape != desc.shape)
+        throw Error(ErrorCode::ShapeMismatch, fmt::format("{}: shape {} does not match input '{}' {}{}", it->second,
+                                                          to_string(a.shape), name, to_string(desc.shape),
+                                                          a.shape.size() == desc.shape.size() && !a.shape.empty()
+                                                              ? " (--batch or --shape change the model's input shape)"
+                                                              : ""));
+      if (a.dtype == desc.dtype) {
+        exe.set_input_bytes(name, a.data);
+      } else {
+        std::vector<float> values(a.data.size() / size_of(a.dtype));
+        for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(a.data.data(), i, a.dtype);
+        exe.set_input(name, values);
+      }
+      fmt::print("input  {} {} {} from {}\n", name, to_string(desc.shape), to_string(desc.dtype), it->second);
+    } else {
+      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+      std::vector<float> values(static_cast<std::size_t>(desc.numel()));
+      for (float& v : values) v = dist(rng);
+      exe.set_input(name, values);
+      fmt::print("input  {} {} {} random (seed {})\n", name, to_string(desc.shape), to_string(desc.dtype), args.seed);
+    }
+  }
+
+  start = Clock::now();
+  exe.run();
+  const double first_ms = ms_since(start);
+  std::vector<double> times;
+  for (int i = 0; i < args.iterations; ++i) {
+    start = Clock::now();
+    exe.run();
+    times.push_back(ms_since(start));
+  }
+  std::sort(times.begin(), times.end());
+
+  fmt::print("model  {} ({} nodes) on {} [{}]\n", args.model, graph.nodes().size(), exe.device().spec, args.impl);
+  fmt::print("load {:.1f} ms, compile {:.1f} ms, first run {:.3f} ms, planned peak {:.1f} MiB\n", load_ms, compile_ms,
+             first_ms, static_cast<double>(exe.planned_peak_bytes()) / (1 << 20));
+  if (!times.empty())
+    fmt::print("latency over {} runs: median {:.3f} ms, min {:.3f} ms\n", times.size(), times[times.size() / 2],
+               times.front());
+  if (!args.output_dir.empty()) std::filesystem::create_directories(args.output_dir);
+  for (const auto& [name, t] : graph.outputs()) {
+    const TensorDesc& desc = exe.output_desc(name);
+    std::string where;
+    if (!args.output_dir.empty()) {
+      const auto path = std::filesystem::path(args.output_dir) / (file_name(name) + ".npy");
+      npy::write(path, output_array(exe, name));
+      where = " -> " + path.string();
+    }
+    fmt::print("output {} {} {}{}\n", name, to_string(desc.shape), to_string(desc.dtype), where);
+  }
+  return 0;
+}
+
+std::string single_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  CLI::App app{"porta-run: run an ONNX model on a device and time it"};
+  app.add_option("model", args.model, "The .onnx file")->required();
+  app.add_option("--device", args.device, "Device spec: cpu, cpu:threads=N, opencl:0, ref, ...")->capture_default_str();
+  app.add_option("--impl", args.impl, "Kernel provider")
+      ->check(CLI::IsMember({"native", "vendor"}))
+      ->capture_default_str();
+  app.add_option("--input", args.inputs,
+                 "NAME=FILE.npy: an input's values (float32 or float16, C order); "
+                 "inputs not given are seeded uniform random in [-1, 1)");
+  app.add_option("--shape", args.shapes, "NAME=DIMS, e.g. input=1x3x224x224: an input's shape, replacing the model's");
+  app.add_option("--seed", args.seed, "Seed of the random inputs")->capture_default_str();
+  app.add_option("--batch", args.batch, "Size of symbolic (dynamic) batch dimensions")
+      ->check(at_least(1))
+      ->capture_default_str();
+  app.add_option("--iterations", args.iterations, "Timed runs after the first")
+      ->check(at_least(0))
+      ->capture_default_str();
+  app.add_option("--output-dir", args.output_dir, "Write each output as NAME.npy here");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    fmt::print(stderr, "porta-run: error: {} (see --help)\n", single_line(e.what()));
+    return 2;
+  }
+  // One clear line and a non-zero exit for anything that goes wrong; never a crash.
+  try {
+    return run(args);
+  } catch (const ArgumentError& e) {
+    fmt::print(stderr, "porta-run: error: {}\n", single_line(e.what()));
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "porta-run: error: {}\n", single_line(e.what()));
+    return 1;
+  }
+}
