@@ -85,7 +85,7 @@ class CpuBackend final : public Backend {
     auto arena = std::make_shared<tbb::task_arena>(threads);
     auto execute = [arena](const std::function<void()>& body) { arena->execute(body); };
     return std::make_shared<HostDevice>(cpu_info(threads, spec.option("threads") == nullptr), cpu_kernels(), execute,
-                                        vendor_provider());
+                                        vendor_provider(), &cpu_preparers());
   }
 };
 

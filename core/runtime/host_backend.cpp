@@ -40,8 +40,16 @@ void HostBuffer::fill(std::size_t offset, std::size_t bytes, std::byte value) {
   std::memset(data_.get() + offset, static_cast<int>(value), bytes);
 }
 
-HostProgram::HostProgram(std::shared_ptr<const CompiledGraph> graph, const HostKernelTable& kernels, Executor execute)
-    : graph_(std::move(graph)), kernels_(kernels), execute_(std::move(execute)) {}
+HostProgram::HostProgram(std::shared_ptr<const CompiledGraph> graph, const HostKernelTable& kernels, Executor execute,
+                         const HostPrepareTable* prepare)
+    : graph_(std::move(graph)), kernels_(kernels), execute_(std::move(execute)) {
+  if (prepare == nullptr) return;
+  for (const std::int32_t index : graph_->order) {
+    const Node& node = graph_->graph.nodes()[static_cast<std::size_t>(index)];
+    const HostPrepare fn = (*prepare)[static_cast<std::size_t>(node.op)];
+    states_.push_back(fn ? fn(graph_->graph, node) : nullptr);
+  }
+}
 
 void HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
   std::byte* const arena_base = static_cast<HostBuffer&>(arena).data();
@@ -60,7 +68,8 @@ void HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<do
       inputs.clear();
       for (const Tensor t : node.inputs) inputs.push_back(view(t));
       const auto start = std::chrono::steady_clock::now();
-      kernels_[static_cast<std::size_t>(node.op)](HostOpArgs{node, inputs, view(node.output)});
+      const HostNodeState* state = states_.empty() ? nullptr : states_[step].get();
+      kernels_[static_cast<std::size_t>(node.op)](HostOpArgs{node, inputs, view(node.output), state});
       if (!node_seconds.empty())
         node_seconds[step] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
@@ -72,8 +81,12 @@ void HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<do
 }
 
 HostDevice::HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute,
-                       const HostVendorProvider* vendor)
-    : info_(std::move(info)), kernels_(kernels), execute_(std::move(execute)), vendor_(vendor) {}
+                       const HostVendorProvider* vendor, const HostPrepareTable* prepare)
+    : info_(std::move(info)), kernels_(kernels), execute_(std::move(execute)), vendor_(vendor), prepare_(prepare) {
+  if (vendor_ == nullptr || prepare_ == nullptr) return;
+  for (std::size_t op = 0; op < op_kind_count; ++op)
+    if (vendor_->kernels[op] == kernels_[op]) vendor_prepare_[op] = (*prepare_)[op];
+}
 
 std::string HostDevice::unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const {
   const bool vendor = options.impl == Impl::Vendor;
@@ -88,7 +101,8 @@ std::unique_ptr<DeviceBuffer> HostDevice::allocate(std::size_t bytes) { return s
 
 std::unique_ptr<Program> HostDevice::prepare(std::shared_ptr<const CompiledGraph> graph) {
   const bool vendor = graph->options.impl == Impl::Vendor && vendor_ != nullptr;
-  return std::make_unique<HostProgram>(std::move(graph), vendor ? vendor_->kernels : kernels_, execute_);
+  return std::make_unique<HostProgram>(std::move(graph), vendor ? vendor_->kernels : kernels_, execute_,
+                                       vendor ? &vendor_prepare_ : prepare_);
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "core/runtime/backend.hpp"
 
@@ -24,14 +25,24 @@ struct HostTensor {
   void store(std::size_t i, float v) const noexcept { store_from_f32(data, i, desc->dtype, v); }
 };
 
+// What a backend works out once per node when it prepares a graph (constant weights repacked
+// into the layout its kernel reads, say), handed to the node's kernel on every run.
+struct HostNodeState {
+  virtual ~HostNodeState() = default;
+};
+
 struct HostOpArgs {
   const Node& node;
   std::span<const HostTensor> inputs;  // in the order of node.inputs
   HostTensor output;
+  const HostNodeState* state = nullptr;  // what the backend prepared for this node, if anything
 };
 
 using HostKernel = void (*)(const HostOpArgs& args);
 using HostKernelTable = std::array<HostKernel, op_kind_count>;  // nullptr: unsupported
+// Runs once per node when a graph is prepared; constants' values are in the graph. May return null.
+using HostPrepare = std::shared_ptr<const HostNodeState> (*)(const Graph& graph, const Node& node);
+using HostPrepareTable = std::array<HostPrepare, op_kind_count>;  // nullptr: nothing to prepare
 
 class HostBuffer final : public DeviceBuffer {
  public:
@@ -56,13 +67,14 @@ class HostProgram final : public Program {
  public:
   using Executor = std::function<void(const std::function<void()>&)>;
   HostProgram(std::shared_ptr<const CompiledGraph> graph, const HostKernelTable& kernels,
-              Executor execute);
+              Executor execute, const HostPrepareTable* prepare = nullptr);
   void run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
 
  private:
   std::shared_ptr<const CompiledGraph> graph_;
   const HostKernelTable& kernels_;
   Executor execute_;
+  std::vector<std::shared_ptr<const HostNodeState>> states_;  // per step of the order
 };
 
 // The kernels a host device runs for CompileOptions::impl == Vendor: a vendor library's where it
@@ -77,8 +89,9 @@ struct HostVendorProvider {
 // A host device: everything but the kernel tables and the device description is shared.
 class HostDevice : public DeviceImpl {
  public:
+  // `prepare` runs for the nodes that the device's own kernels run, vendor provider or not.
   HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute = {},
-             const HostVendorProvider* vendor = nullptr);
+             const HostVendorProvider* vendor = nullptr, const HostPrepareTable* prepare = nullptr);
   const DeviceInfo& info() const override { return info_; }
   std::string unsupported_reason(const Graph& graph, const Node& node,
                                  const CompileOptions& options) const override;
@@ -91,6 +104,8 @@ class HostDevice : public DeviceImpl {
   const HostKernelTable& kernels_;
   HostProgram::Executor execute_;
   const HostVendorProvider* vendor_;
+  const HostPrepareTable* prepare_;
+  HostPrepareTable vendor_prepare_{};  // prepare_ where the vendor provider runs the device's kernel
 };
 
 // Physical memory of this machine, total and available, in bytes.

@@ -17,11 +17,18 @@ using MicroKernelFn = void (*)(std::int64_t depth, const float* a, const float* 
 using MicroKernelUnpackedAFn = void (*)(std::int64_t depth, const float* a, std::int64_t lda, const float* b,
                                         float* c, std::int64_t ldc, bool accumulate);
 
+// The same with B read in place at a shift per step of k: element (p, j) at b[shift[p] + j], for
+// j < cols only (lanes past cols are neither read nor stored), and only rows < rows of C stored.
+// A convolution's input is B this way, each filter tap a shift (backends/cpu/ops/conv2d.cpp).
+using MicroKernelShiftedBFn = void (*)(std::int64_t depth, const float* a, const float* b, const std::int64_t* shift,
+                                       float* c, std::int64_t ldc, int rows, int cols, bool accumulate);
+
 struct MicroKernel {
   std::string_view isa;  // "avx512", "avx2", "generic"
   std::int64_t mr, nr;
   MicroKernelFn run;
   MicroKernelUnpackedAFn run_unpacked_a;
+  MicroKernelShiftedBFn run_shifted_b;
 };
 
 MicroKernel avx512_micro_kernel();

@@ -50,9 +50,42 @@ __attribute__((target("avx2,fma"))) void packed(std::int64_t depth, const float*
   kernel<true>(depth, a, mr, b, c, ldc, accumulate);
 }
 
+// B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and
+// masked stores keep them out of C.
+__attribute__((target("avx2,fma"))) void shifted_b(std::int64_t depth, const float* a, const float* b,
+                                                   const std::int64_t* shift, float* c, std::int64_t ldc, int rows,
+                                                   int cols, bool accumulate) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i m_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
+  const __m256i m_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
+  __m256 lo[mr], hi[mr];
+#pragma GCC unroll 6
+  for (int i = 0; i < mr; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
+  for (std::int64_t p = 0; p < depth; ++p, a += mr) {
+    const float* b_p = b + shift[p];
+    const __m256 b_lo = _mm256_maskload_ps(b_p, m_lo), b_hi = _mm256_maskload_ps(b_p + 8, m_hi);
+#pragma GCC unroll 6
+    for (int i = 0; i < mr; ++i) {
+      const __m256 a_i = _mm256_broadcast_ss(a + i);
+      lo[i] = _mm256_fmadd_ps(a_i, b_lo, lo[i]);
+      hi[i] = _mm256_fmadd_ps(a_i, b_hi, hi[i]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < mr; ++i, c += ldc) {
+    if (i >= rows) break;
+    if (accumulate) {
+      lo[i] = _mm256_add_ps(lo[i], _mm256_maskload_ps(c, m_lo));
+      hi[i] = _mm256_add_ps(hi[i], _mm256_maskload_ps(c + 8, m_hi));
+    }
+    _mm256_maskstore_ps(c, m_lo, lo[i]);
+    _mm256_maskstore_ps(c + 8, m_hi, hi[i]);
+  }
+}
+
 }  // namespace
 
-MicroKernel avx2_micro_kernel() { return {
-      .isa = "avx2", .mr = mr, .nr = nr, .run = packed, .run_unpacked_a = kernel<false>}; }
+MicroKernel avx2_micro_kernel() { return {.isa = "avx2", .mr = mr, .nr = nr, .run = packed,
+                                          .run_unpacked_a = kernel<false>, .run_shifted_b = shifted_b}; }
 
 }  // namespace porta::detail

@@ -51,9 +51,41 @@ __attribute__((target("avx512f,fma"))) void packed(std::int64_t depth, const flo
   kernel<true>(depth, a, mr, b, c, ldc, accumulate);
 }
 
+// B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and
+// masked stores keep them out of C.
+__attribute__((target("avx512f,fma"))) void shifted_b(std::int64_t depth, const float* a, const float* b,
+                                                      const std::int64_t* shift, float* c, std::int64_t ldc,
+                                                      int rows, int cols, bool accumulate) {
+  const auto lanes = [](int n) -> __mmask16 { return n >= 16 ? 0xFFFF : n <= 0 ? 0 : (1u << n) - 1; };
+  const __mmask16 m_lo = lanes(cols), m_hi = lanes(cols - 16);
+  __m512 lo[mr], hi[mr];
+#pragma GCC unroll 14
+  for (int i = 0; i < mr; ++i) lo[i] = hi[i] = _mm512_setzero_ps();
+  for (std::int64_t p = 0; p < depth; ++p, a += mr) {
+    const float* b_p = b + shift[p];
+    const __m512 b_lo = _mm512_maskz_loadu_ps(m_lo, b_p), b_hi = _mm512_maskz_loadu_ps(m_hi, b_p + 16);
+#pragma GCC unroll 14
+    for (int i = 0; i < mr; ++i) {
+      const __m512 a_i = _mm512_set1_ps(a[i]);
+      lo[i] = _mm512_fmadd_ps(a_i, b_lo, lo[i]);
+      hi[i] = _mm512_fmadd_ps(a_i, b_hi, hi[i]);
+    }
+  }
+#pragma GCC unroll 14
+  for (int i = 0; i < mr; ++i, c += ldc) {
+    if (i >= rows) break;
+    if (accumulate) {
+      lo[i] = _mm512_add_ps(lo[i], _mm512_maskz_loadu_ps(m_lo, c));
+      hi[i] = _mm512_add_ps(hi[i], _mm512_maskz_loadu_ps(m_hi, c + 16));
+    }
+    _mm512_mask_storeu_ps(c, m_lo, lo[i]);
+    _mm512_mask_storeu_ps(c + 16, m_hi, hi[i]);
+  }
+}
+
 }  // namespace
 
-MicroKernel avx512_micro_kernel() { return {
-      .isa = "avx512", .mr = mr, .nr = nr, .run = packed, .run_unpacked_a = kernel<false>}; }
+MicroKernel avx512_micro_kernel() { return {.isa = "avx512", .mr = mr, .nr = nr, .run = packed,
+                                            .run_unpacked_a = kernel<false>, .run_shifted_b = shifted_b}; }
 
 }  // namespace porta::detail

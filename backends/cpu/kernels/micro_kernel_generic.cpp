@@ -30,9 +30,25 @@ void packed(std::int64_t depth, const float* a, const float* b, float* c, std::i
   kernel<true>(depth, a, mr, b, c, ldc, accumulate);
 }
 
+// B read at a shift per step of k; only the tile's rows x cols corner is read and written.
+void shifted_b(std::int64_t depth, const float* a, const float* b, const std::int64_t* shift, float* c,
+               std::int64_t ldc, int rows, int cols, bool accumulate) {
+  float acc[mr][nr] = {};
+  for (std::int64_t p = 0; p < depth; ++p, a += mr) {
+    const float* b_p = b + shift[p];
+#pragma GCC unroll 16
+    for (std::int64_t i = 0; i < mr; ++i) {
+      for (std::int64_t j = 0; j < cols; ++j) acc[i][j] += a[i] * b_p[j];
+    }
+  }
+  for (std::int64_t i = 0; i < rows; ++i, c += ldc) {
+    for (std::int64_t j = 0; j < cols; ++j) c[j] = accumulate ? c[j] + acc[i][j] : acc[i][j];
+  }
+}
+
 }  // namespace
 
-MicroKernel generic_micro_kernel() { return {
-      .isa = "generic", .mr = mr, .nr = nr, .run = packed, .run_unpacked_a = kernel<false>}; }
+MicroKernel generic_micro_kernel() { return {.isa = "generic", .mr = mr, .nr = nr, .run = packed,
+                                             .run_unpacked_a = kernel<false>, .run_shifted_b = shifted_b}; }
 
 }  // namespace porta::detail

@@ -1,6 +1,7 @@
 // Conv2d, with the algorithm chosen per layer: depthwise convolutions have too little reuse for a
-// GEMM and get a direct vectorised kernel; every other one is an implicit GEMM, whose B panels
-// are packed straight from the input (or are the input, for 1x1 stride-1 layers).
+// GEMM and get a direct vectorised kernel; every other one is a direct convolution run by the
+// GEMM micro-kernel, Y[K, pixels] = W[K, C*R*S] x X, whose B operand is never packed or
+// expanded (no im2col): it is the input itself, read at one shift per filter tap.
 #include <algorithm>
 #include <optional>
 #include <variant>
@@ -8,15 +9,21 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
+#include "backends/cpu/kernels/cache_sizes.hpp"
 #include "backends/cpu/kernels/depthwise_row.hpp"
-#include "backends/cpu/kernels/gemm_f32.hpp"
+#include "backends/cpu/kernels/epilogue.hpp"
+#include "backends/cpu/kernels/micro_kernel.hpp"
+#include "backends/cpu/kernels/scratch_pool.hpp"
 #include "backends/cpu/ops/ops.hpp"
 #include "backends/cpu/ops/tensor_io.hpp"
 #include "core/runtime/op_math.hpp"
 
 namespace porta::detail {
 namespace {
+
+constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
 
 struct ConvOperands {
   const ConvDims& d;
@@ -36,88 +43,215 @@ struct ConvOperands {
   }
 };
 
-// Output columns [first, last) whose input column ow * stride + offset lies in [0, width).
-std::pair<std::int64_t, std::int64_t> inside_columns(std::int64_t offset, std::int64_t stride, std::int64_t width,
-                                                     std::int64_t columns) {
-  const std::int64_t first = std::min(columns, offset >= 0 ? 0 : (-offset + stride - 1) / stride);
-  const std::int64_t reach = width - 1 - offset;
-  return {first, std::clamp(reach < 0 ? 0 : reach / stride + 1, first, columns)};
+// One run of output pixels of one filter from src, which may be y itself.
+void finish_run(const ConvOperands& op, std::int64_t y_index, const float* src, std::int64_t count, float bias) {
+  bias_activate(op.y.data() + y_index, src, nullptr, count, bias, op.p.activation);
+  op.y.commit(y_index, count);
 }
 
-// The column matrix of one image and group, columns[(c * R + r) * S + s][oh * Q + ow], packed
-// straight into the GEMM's B panels: implicit GEMM, with no im2col buffer.
-class Im2colPanels final : public GemmPanelSource {
- public:
-  Im2colPanels(const ConvOperands& op, const float* x_group) : op_(op), x_group_(x_group) {}
-
-  void pack(std::int64_t lane0, std::int64_t lanes, std::int64_t p0, std::int64_t depth, std::int64_t width,
-            float* dst) const override {
-    for (std::int64_t l0 = 0; l0 < lanes; l0 += width, dst += width * depth) {
-      const std::int64_t used = std::min(width, lanes - l0);
-      for (std::int64_t p = 0; p < depth; ++p) {
-        float* panel_row = dst + p * width;
-        pack_row(p0 + p, lane0 + l0, used, panel_row);
-        std::fill(panel_row + used, panel_row + width, 0.0f);
-      }
-    }
-  }
-
- private:
-  // Row `k` of the column matrix, columns [col, col + count), into out: runs along output rows.
-  void pack_row(std::int64_t k, std::int64_t col, std::int64_t count, float* out) const {
-    const ConvDims& d = op_.d;
-    const std::int64_t c = k / (d.r * d.s), r = k / d.s % d.r, s = k % d.s;
-    const auto [stride_h, stride_w] = op_.p.stride;
-    const std::int64_t offset = s * op_.p.dilation[1] - op_.p.pad[1];
-    for (const std::int64_t end = col + count; col < end;) {
-      const std::int64_t oh = col / d.q, ow0 = col % d.q, run = std::min(d.q - ow0, end - col);
-      const std::int64_t h = oh * stride_h - op_.p.pad[0] + r * op_.p.dilation[0];
-      if (h < 0 || h >= d.h) {
-        std::fill_n(out, run, 0.0f);
-      } else {
-        const float* x_row = x_group_ + (c * d.h + h) * d.w;
-        auto [first, last] = inside_columns(offset, stride_w, d.w, d.q);
-        first = std::clamp(first, ow0, ow0 + run), last = std::clamp(last, first, ow0 + run);
-        std::fill(out, out + (first - ow0), 0.0f);
-        if (stride_w == 1) {
-          std::copy(x_row + first + offset, x_row + last + offset, out + (first - ow0));
-        } else {
-          for (std::int64_t ow = first; ow < last; ++ow) out[ow - ow0] = x_row[ow * stride_w + offset];
-        }
-        std::fill(out + (last - ow0), out + run, 0.0f);
-      }
-      out += run, col += run;
-    }
-  }
-
-  const ConvOperands& op_;
-  const float* x_group_;
+// Where the shifted GEMM reads its B operand. Output pixel (n, oh, ow) of a pass is column
+// J = n * plane + oh * wph + ow, and filter tap (c, r, s) reads source[shift[(c * R + r) * S + s] + J]
+// for it. Columns with ow >= Q are computed and discarded: they let every tap be one shift.
+//  - In place, for 1x1 stride-1 unpadded layers: the source is one image of the input (wph = Q).
+//  - Otherwise a copy of the input, zero-padded and split into the stride's phases (only those
+//    some tap reads), laid out [channel][phase][image][row][column] so that a tap's rows follow
+//    each other and images follow each other: several small images then fill the micro-kernel's
+//    columns together.
+struct ShiftedSource {
+  bool in_place = false;
+  std::int64_t images = 1;               // per pass: N, or 1 in place
+  std::int64_t hph = 0, wph = 0, plane = 0;
+  std::vector<int> phase_slot;           // (row phase * stride_w + column phase) -> slot, or -1
+  std::int64_t slots = 1;
+  std::int64_t channel_stride = 0;       // between channels of the source
+  std::int64_t columns = 0;              // per pass, up to the last pixel kept
+  std::vector<std::int64_t> shift;       // per tap, from the group's first channel
 };
 
-// Y[Kg, P*Q] = W[Kg, Cg*R*S] x columns[Cg*R*S, P*Q] per image and group. The GEMM parallelises
-// each product; images and groups run side by side as well.
-void conv_as_gemm(const ConvOperands& op) {
-  const ConvDims& d = op.d;
-  const Conv2dParams& p = op.p;
-  // 1x1, stride 1, unpadded: the input plane itself is the column matrix.
-  const bool pointwise = d.r == 1 && d.s == 1 && p.stride[0] == 1 && p.stride[1] == 1 &&
+ShiftedSource shifted_source(const ConvDims& d, const Conv2dParams& p, std::int64_t nr) {
+  const auto [sh, sw] = p.stride;
+  const auto [dh, dw] = p.dilation;
+  ShiftedSource src;
+  const bool pointwise = d.r == 1 && d.s == 1 && sh == 1 && sw == 1 &&
                          std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
-  const std::int64_t depth = d.c_per_group * d.r * d.s;
-  const std::int64_t plane = d.p * d.q;
-  tbb::parallel_for(std::int64_t{0}, d.n * d.groups, [&](std::int64_t task) {
-    const std::int64_t image = task / d.groups, group = task % d.groups;
-    const float* x_group = op.x + (image * d.c + group * d.c_per_group) * d.h * d.w;
-    const Im2colPanels columns(op, x_group);
-    const GemmOperand b = pointwise ? GemmOperand::f32(x_group, plane) : GemmOperand::packed_by(columns);
-    const std::int64_t first_filter = group * d.k_per_group;
-    const std::int64_t y_offset = (image * d.k + first_filter) * plane;
-    float* y_block = op.y.data() + y_offset;
-    gemm_f32(d.k_per_group, plane, depth, GemmOperand::f32(op.w + first_filter * depth, depth), b, y_block, plane,
-             [&](const GemmTile& t) {
-               for (std::int64_t i = t.row; i < t.row + t.rows; ++i)
-                 op.finish(y_block + i * plane + t.col, y_offset + i * plane + t.col, t.cols, op.bias_of(first_filter + i));
-             });
+  // In place reads nothing twice, but one small image fills few micro-kernel columns.
+  const std::int64_t pixels = d.p * d.q;
+  src.in_place = pointwise && (d.n == 1 || pixels * 10 >= ceil_div(pixels, nr) * nr * 9);
+  src.images = src.in_place ? 1 : d.n;
+  src.hph = d.p + (d.r - 1) * dh / sh;
+  src.wph = d.q + (d.s - 1) * dw / sw;
+  src.plane = src.hph * src.wph;
+  src.phase_slot.assign(static_cast<std::size_t>(sh * sw), -1);
+  src.slots = 0;
+  for (std::int64_t r = 0; r < d.r; ++r)
+    for (std::int64_t s = 0; s < d.s; ++s) {
+      int& slot = src.phase_slot[static_cast<std::size_t>(r * dh % sh * sw + s * dw % sw)];
+      if (slot < 0) slot = static_cast<int>(src.slots++);
+    }
+  src.channel_stride = src.slots * src.images * src.plane;
+  src.columns = (src.images - 1) * src.plane + (d.p - 1) * src.wph + d.q;
+  for (std::int64_t c = 0; c < d.c_per_group; ++c)
+    for (std::int64_t r = 0; r < d.r; ++r)
+      for (std::int64_t s = 0; s < d.s; ++s) {
+        const int slot = src.phase_slot[static_cast<std::size_t>(r * dh % sh * sw + s * dw % sw)];
+        src.shift.push_back((c * src.slots + slot) * src.images * src.plane + r * dh / sh * src.wph + s * dw / sw);
+      }
+  return src;
+}
+
+// Fills the copy described by `src`: element (c, slot, n, hh, ww) is input (n, c, hh * sh + py -
+// pad_top, ww * sw + px - pad_left) for the slot's phase (py, px), or 0 in the padding.
+void copy_source(const ConvOperands& op, const ShiftedSource& src, float* dst) {
+  const ConvDims& d = op.d;
+  const auto [sh, sw] = op.p.stride;
+  const std::int64_t pad_top = op.p.pad[0], pad_left = op.p.pad[1];
+  std::vector<std::pair<std::int64_t, std::int64_t>> phases(static_cast<std::size_t>(src.slots));
+  for (std::int64_t i = 0; i < sh * sw; ++i)
+    if (const int slot = src.phase_slot[static_cast<std::size_t>(i)]; slot >= 0)
+      phases[static_cast<std::size_t>(slot)] = {i / sw, i % sw};
+  tbb::parallel_for(std::int64_t{0}, d.c * src.slots * d.n, [&](std::int64_t task) {
+    const std::int64_t c = task / (src.slots * d.n), slot = task / d.n % src.slots, n = task % d.n;
+    const auto [py, px] = phases[static_cast<std::size_t>(slot)];
+    float* out = dst + ((c * src.slots + slot) * d.n + n) * src.plane;
+    const float* x_plane = op.x + (n * d.c + c) * d.h * d.w;
+    // Columns [first, last) of a row read inside the input; the rest is padding.
+    const std::int64_t offset = px - pad_left;
+    const std::int64_t first = std::min(src.wph, offset >= 0 ? 0 : ceil_div(-offset, sw));
+    const std::int64_t last = std::clamp(d.w - offset <= 0 ? 0 : ceil_div(d.w - offset, sw), first, src.wph);
+    for (std::int64_t hh = 0; hh < src.hph; ++hh, out += src.wph) {
+      const std::int64_t h = hh * sh + py - pad_top;
+      if (h < 0 || h >= d.h) {
+        std::fill_n(out, src.wph, 0.0f);
+        continue;
+      }
+      const float* x_row = x_plane + h * d.w + offset;
+      std::fill(out, out + first, 0.0f);
+      for (std::int64_t ww = first; ww < last; ++ww) out[ww] = x_row[ww * sw];
+      std::fill(out + last, out + src.wph, 0.0f);
+    }
   });
+}
+
+// Filters packed as the micro-kernel's A panels: per group, panels of mr filters, each
+// [tap][mr], zero-padded past the group's last filter.
+std::int64_t packed_filters_size(const ConvDims& d, std::int64_t mr) {
+  return d.groups * ceil_div(d.k_per_group, mr) * mr * d.c_per_group * d.r * d.s;
+}
+
+void pack_filters(const float* w, const ConvDims& d, std::int64_t mr, float* dst) {
+  const std::int64_t depth = d.c_per_group * d.r * d.s, panels = ceil_div(d.k_per_group, mr);
+  tbb::parallel_for(std::int64_t{0}, d.groups * panels, [&](std::int64_t task) {
+    const std::int64_t group = task / panels, row0 = task % panels * mr;
+    const std::int64_t rows = std::min(mr, d.k_per_group - row0);
+    const float* filter = w + (group * d.k_per_group + row0) * depth;
+    float* panel = dst + task * depth * mr;
+    for (std::int64_t i = 0; i < mr; ++i, filter += depth) {
+      for (std::int64_t t = 0; t < depth; ++t) panel[t * mr + i] = i < rows ? filter[t] : 0.0f;
+    }
+  });
+}
+
+// Constant filters, packed once when the graph is prepared.
+struct PackedFilters final : HostNodeState {
+  std::int64_t mr = 0;
+  std::vector<float> panels;
+};
+
+// How the GEMM of each pass and group is cut into tasks: blocks of filter panels by blocks of
+// micro-kernel column tiles. Few tasks per thread on a busy machine would leave cores waiting.
+struct ConvTasks {
+  std::int64_t panels_per_block = 0, panel_blocks = 0;
+  std::int64_t tiles_per_block = 0, tile_blocks = 0;
+  std::int64_t count = 0;
+};
+
+ConvTasks conv_tasks(std::int64_t passes, std::int64_t panels, std::int64_t tiles, std::int64_t max_panels) {
+  const int threads = tbb::this_task_arena::max_concurrency();
+  const std::int64_t wanted = threads > 1 ? 4 * std::int64_t{threads} : 1;
+  ConvTasks t{.panels_per_block = std::min(panels, max_panels), .tiles_per_block = std::min<std::int64_t>(tiles, 8)};
+  const auto count = [&] {
+    t.panel_blocks = ceil_div(panels, t.panels_per_block);
+    t.tile_blocks = ceil_div(tiles, t.tiles_per_block);
+    return t.count = passes * t.panel_blocks * t.tile_blocks;
+  };
+  while (count() < wanted && t.tiles_per_block > 1) t.tiles_per_block = ceil_div(t.tiles_per_block, 2);
+  while (count() < wanted && t.panels_per_block > 1) t.panels_per_block = ceil_div(t.panels_per_block, 2);
+  return t;
+}
+
+// Every non-depthwise convolution: per pass (one image in place, else all of them) and group,
+// C[Kg, columns] = A[Kg, Cg*R*S] x B with B read from the shifted source, in depth slices so that
+// a task's filter block stays in L2 while the input rows that a column tile reads stay in L1.
+void conv_shifted(const ConvOperands& op, const PackedFilters* prepared) {
+  const ConvDims& d = op.d;
+  const MicroKernel& kernel = gemm_micro_kernel();
+  const std::int64_t mr = kernel.mr, nr = kernel.nr;
+  const ShiftedSource src = shifted_source(d, op.p, nr);
+  const std::int64_t depth = d.c_per_group * d.r * d.s;
+  const std::int64_t panels = ceil_div(d.k_per_group, mr);
+
+  const bool packed = prepared != nullptr && prepared->mr == mr;
+  const auto packing = gemm_scratch().acquire(static_cast<std::size_t>(packed ? 1 : packed_filters_size(d, mr)));
+  if (!packed) pack_filters(op.w, d, mr, packing.data());
+  const float* filters = packed ? prepared->panels.data() : packing.data();
+  const auto copy = gemm_scratch().acquire(static_cast<std::size_t>(src.in_place ? 1 : d.c * src.channel_stride));
+  if (!src.in_place) copy_source(op, src, copy.data());
+
+  const CacheSizes& cache = host_cache_sizes();
+  const std::int64_t bytes = sizeof(float);
+  const std::int64_t kc = std::clamp(cache.l1 / (nr * bytes) / 16 * 16, std::int64_t{128}, std::int64_t{512});
+  const std::int64_t max_panels = std::max<std::int64_t>(1, cache.l2 / 4 / (kc * mr * bytes));
+  const std::int64_t passes = (src.in_place ? d.n : 1) * d.groups;
+  const ConvTasks tasks = conv_tasks(passes, panels, ceil_div(src.columns, nr), max_panels);
+  const std::int64_t out_plane = d.p * d.q;
+
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, tasks.count, 1), [&](const tbb::blocked_range<std::int64_t>& range) {
+    for (std::int64_t task = range.begin(); task != range.end(); ++task) {
+      const std::int64_t pass = task / (tasks.panel_blocks * tasks.tile_blocks);
+      const std::int64_t panel0 = task / tasks.tile_blocks % tasks.panel_blocks * tasks.panels_per_block;
+      const std::int64_t col0 = task % tasks.tile_blocks * tasks.tiles_per_block * nr;
+      const std::int64_t image = src.in_place ? pass / d.groups : 0, group = pass % d.groups;
+      const std::int64_t row0 = panel0 * mr, rows = std::min(tasks.panels_per_block * mr, d.k_per_group - row0);
+      const std::int64_t cols = std::min(tasks.tiles_per_block * nr, src.columns - col0);
+      const std::int64_t first_filter = group * d.k_per_group + row0;
+      const float* b = src.in_place ? op.x + (image * d.c + group * d.c_per_group) * out_plane
+                                    : copy.data() + group * d.c_per_group * src.channel_stride;
+      b += col0;
+      // In place, C is the output itself; otherwise a block of padded columns, kept per task.
+      const std::int64_t ldc = src.in_place ? out_plane : tasks.tiles_per_block * nr;
+      const auto block = gemm_scratch().acquire(static_cast<std::size_t>(src.in_place ? 1 : rows * ldc));
+      float* const c = src.in_place ? op.y.data() + (image * d.k + first_filter) * out_plane + col0 : block.data();
+      const float* a_block = filters + (group * panels + panel0) * depth * mr;
+      for (std::int64_t pc = 0; pc < depth; pc += kc) {
+        const std::int64_t slice = std::min(kc, depth - pc);
+        for (std::int64_t j = 0; j < cols; j += nr) {
+          for (std::int64_t i = 0; i < rows; i += mr) {
+            kernel.run_shifted_b(slice, a_block + i * depth + pc * mr, b + j, src.shift.data() + pc, c + i * ldc + j,
+                                 ldc, static_cast<int>(std::min(mr, rows - i)), static_cast<int>(std::min(nr, cols - j)),
+                                 pc > 0);
+          }
+        }
+      }
+      for (std::int64_t i = 0; i < rows; ++i) {
+        const std::int64_t k = first_filter + i;
+        const float bias = op.bias_of(k);
+        const float* c_row = c + i * ldc;
+        if (src.in_place) {
+          finish_run(op, (image * d.k + k) * out_plane + col0, c_row, cols, bias);
+          continue;
+        }
+        // Padded columns back to output pixels, one output row segment at a time.
+        for (std::int64_t j = 0; j < cols;) {
+          const std::int64_t column = col0 + j;
+          const std::int64_t n = column / src.plane, oh = column % src.plane / src.wph, ow = column % src.wph;
+          const std::int64_t run = std::min(src.wph - ow, cols - j);
+          if (oh < d.p && ow < d.q)
+            finish_run(op, ((n * d.k + k) * d.p + oh) * d.q + ow, c_row + j, std::min(run, d.q - ow), bias);
+          j += run;
+        }
+      }
+    }
+  }, tbb::simple_partitioner());
 }
 
 // groups == C == K: output plane (n, k) reads only input plane (n, k) and filter k. An output row
@@ -141,7 +275,7 @@ void depthwise(const ConvOperands& op) {
         if (h < 0 || h >= d.h) continue;
         add_row(filter + r * d.s, d.s, x_plane + h * d.w, stride_w, dil_w, -pad_left, d.w, y_row, d.q);
       }
-      op.finish(y_row, row * d.q, d.q, op.bias_of(k));
+      finish_run(op, row * d.q, y_row, d.q, op.bias_of(k));
     }
   });
 }
@@ -165,8 +299,23 @@ void cpu_conv2d(const HostOpArgs& args) {
   if (d.groups == d.c && d.groups == d.k) {
     depthwise(op);
   } else {
-    conv_as_gemm(op);
+    conv_shifted(op, dynamic_cast<const PackedFilters*>(args.state));
   }
+}
+
+std::shared_ptr<const HostNodeState> cpu_prepare_conv2d(const Graph& graph, const Node& node) {
+  const auto& p = std::get<Conv2dParams>(node.params);
+  const TensorInfo& w = graph.tensors()[static_cast<std::size_t>(node.inputs[1].id)];
+  const ConvDims d = conv_dims(graph.shape(node.inputs[0]), w.desc.shape, p);
+  const bool depthwise = d.groups == d.c && d.groups == d.k;
+  if (depthwise || w.role != Role::Constant || !w.data) return nullptr;
+  std::vector<float> values(static_cast<std::size_t>(w.desc.numel()));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(w.data->data(), i, w.desc.dtype);
+  auto packed = std::make_shared<PackedFilters>();
+  packed->mr = gemm_micro_kernel().mr;
+  packed->panels.resize(static_cast<std::size_t>(packed_filters_size(d, packed->mr)));
+  pack_filters(values.data(), d, packed->mr, packed->panels.data());
+  return packed;
 }
 
 }  // namespace porta::detail

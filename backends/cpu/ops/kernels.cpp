@@ -50,8 +50,15 @@ constexpr HostKernelTable table = [] {
   return t;
 }();
 
+const HostPrepareTable preparers = [] {
+  HostPrepareTable t{};
+  t[static_cast<std::size_t>(OpKind::Conv2d)] = cpu_prepare_conv2d;
+  return t;
+}();
+
 }  // namespace
 
 const HostKernelTable& cpu_kernels() { return table; }
+const HostPrepareTable& cpu_preparers() { return preparers; }
 
 }  // namespace porta::detail

@@ -5,6 +5,10 @@
 namespace porta::detail {
 
 const HostKernelTable& cpu_kernels();
+// What the kernels above work out once per node, when a graph is prepared.
+const HostPrepareTable& cpu_preparers();
+
+std::shared_ptr<const HostNodeState> cpu_prepare_conv2d(const Graph& graph, const Node& node);
 
 void cpu_matmul(const HostOpArgs& args);
 void cpu_gemm(const HostOpArgs& args);
