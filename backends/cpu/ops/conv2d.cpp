@@ -12,7 +12,7 @@
 #include <tbb/task_arena.h>
 
 #include "backends/cpu/kernels/cache_sizes.hpp"
-#include "backends/cpu/kernels/depthwise_row.hpp"
+#include "backends/cpu/kernels/depthwise_plane.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/scratch_pool.hpp"
@@ -254,28 +254,27 @@ void conv_shifted(const ConvOperands& op, const PackedFilters* prepared) {
   }, tbb::simple_partitioner());
 }
 
-// groups == C == K: output plane (n, k) reads only input plane (n, k) and filter k. An output row
-// gets one vectorised row update per filter row inside the image.
+// groups == C == K: output plane (n, k) reads only input plane (n, k) and filter k. Over the
+// shifted source each output plane is one vectorised sweep of padded columns, in chunks of rows
+// that stay in L1.
 void depthwise(const ConvOperands& op) {
   const ConvDims& d = op.d;
-  const auto [stride_h, stride_w] = op.p.stride;
-  const auto [dil_h, dil_w] = op.p.dilation;
-  const std::int64_t pad_top = op.p.pad[0], pad_left = op.p.pad[1];
-  const DepthwiseRowFn add_row = depthwise_row();
-  const auto output_rows = tbb::blocked_range<std::int64_t>(0, d.n * d.k * d.p);
-  tbb::parallel_for(output_rows, [&](const tbb::blocked_range<std::int64_t>& range) {
-    for (std::int64_t row = range.begin(); row != range.end(); ++row) {
-      const std::int64_t plane = row / d.p, oh = row % d.p, k = plane % d.k;
-      const float* x_plane = op.x + plane * d.h * d.w;
-      const float* filter = op.w + k * d.r * d.s;
-      float* y_row = op.y.data() + row * d.q;
-      std::fill_n(y_row, d.q, 0.0f);
-      for (std::int64_t r = 0; r < d.r; ++r) {
-        const std::int64_t h = oh * stride_h - pad_top + r * dil_h;
-        if (h < 0 || h >= d.h) continue;
-        add_row(filter + r * d.s, d.s, x_plane + h * d.w, stride_w, dil_w, -pad_left, d.w, y_row, d.q);
-      }
-      finish_run(op, row * d.q, y_row, d.q, op.bias_of(k));
+  const ShiftedSource src = shifted_source(d, op.p, 1);
+  const auto copy = gemm_scratch().acquire(static_cast<std::size_t>(src.in_place ? 1 : d.c * src.channel_stride));
+  if (!src.in_place) copy_source(op, src, copy.data());
+  const DepthwisePlaneFn sweep = depthwise_plane();
+  const std::int64_t chunk_rows = std::clamp<std::int64_t>(2048 / src.wph, 1, d.p);
+  const std::int64_t chunks = ceil_div(d.p, chunk_rows);
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.k * chunks), [&](const tbb::blocked_range<std::int64_t>& range) {
+    std::vector<float> columns(static_cast<std::size_t>(chunk_rows * src.wph));
+    for (std::int64_t task = range.begin(); task != range.end(); ++task) {
+      const std::int64_t plane = task / chunks, n = plane / d.k, k = plane % d.k;
+      const std::int64_t oh0 = task % chunks * chunk_rows, oh1 = std::min(d.p, oh0 + chunk_rows);
+      const float* x = src.in_place ? op.x + plane * d.h * d.w : copy.data() + k * src.channel_stride + n * src.plane;
+      sweep(op.w + k * d.r * d.s, src.shift.data(), d.r * d.s, x + oh0 * src.wph, columns.data(),
+            (oh1 - 1 - oh0) * src.wph + d.q);
+      for (std::int64_t oh = oh0; oh < oh1; ++oh)
+        finish_run(op, (plane * d.p + oh) * d.q, columns.data() + (oh - oh0) * src.wph, d.q, op.bias_of(k));
     }
   });
 }
