@@ -5,9 +5,9 @@
 namespace porta::detail {
 namespace {
 
-void generic_plane(const float* filter, const std::int64_t* shift, std::int64_t taps, const float* x, float* y,
-                   std::int64_t count) {
-  depthwise_plane_any(filter, shift, taps, x, y, count);
+void generic_plane(const float* filter, const std::int64_t* shift, std::int64_t taps, const float* x,
+                   std::int64_t stride, float* y, std::int64_t count) {
+  depthwise_plane_any(filter, shift, taps, x, stride, y, count);
 }
 
 DepthwisePlaneFn choose() {

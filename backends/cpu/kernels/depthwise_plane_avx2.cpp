@@ -4,8 +4,8 @@ namespace porta::detail {
 namespace {
 
 __attribute__((target("avx2,fma"))) void plane(const float* filter, const std::int64_t* shift, std::int64_t taps,
-                                         const float* x, float* y, std::int64_t count) {
-  depthwise_plane_any(filter, shift, taps, x, y, count);
+                                         const float* x, std::int64_t stride, float* y, std::int64_t count) {
+  depthwise_plane_any(filter, shift, taps, x, stride, y, count);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // GEMM micro-kernel, Y[K, pixels] = W[K, C*R*S] x X, whose B operand is never packed or
 // expanded (no im2col): it is the input itself, read at one shift per filter tap.
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <variant>
 #include <vector>
@@ -61,7 +62,7 @@ struct ShiftedSource {
   bool in_place = false;
   std::int64_t images = 1;               // per pass: N, or 1 in place
   std::int64_t hph = 0, wph = 0, plane = 0;
-  std::vector<int> phase_slot;           // (row phase * stride_w + column phase) -> slot, or -1
+  std::vector<std::pair<std::int64_t, std::int64_t>> phases;  // per slot: (row phase, column phase)
   std::int64_t slots = 1;
   std::int64_t channel_stride = 0;       // between channels of the source
   std::int64_t columns = 0;              // per pass, up to the last pixel kept
@@ -72,7 +73,7 @@ ShiftedSource shifted_source(const ConvDims& d, const Conv2dParams& p, std::int6
   const auto [sh, sw] = p.stride;
   const auto [dh, dw] = p.dilation;
   ShiftedSource src;
-  const bool pointwise = d.r == 1 && d.s == 1 && sh == 1 && sw == 1 &&
+  const bool pointwise = d.r == 1 && d.s == 1 && sh == 1 && sw == 1 && d.p == d.h && d.q == d.w &&
                          std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
   // In place reads nothing twice, but one small image fills few micro-kernel columns.
   const std::int64_t pixels = d.p * d.q;
@@ -81,54 +82,54 @@ ShiftedSource shifted_source(const ConvDims& d, const Conv2dParams& p, std::int6
   src.hph = d.p + (d.r - 1) * dh / sh;
   src.wph = d.q + (d.s - 1) * dw / sw;
   src.plane = src.hph * src.wph;
-  src.phase_slot.assign(static_cast<std::size_t>(sh * sw), -1);
-  src.slots = 0;
+  std::vector<int> phase_slot(static_cast<std::size_t>(sh * sw), -1);  // row phase * sw + column phase
   for (std::int64_t r = 0; r < d.r; ++r)
     for (std::int64_t s = 0; s < d.s; ++s) {
-      int& slot = src.phase_slot[static_cast<std::size_t>(r * dh % sh * sw + s * dw % sw)];
-      if (slot < 0) slot = static_cast<int>(src.slots++);
+      int& slot = phase_slot[static_cast<std::size_t>(r * dh % sh * sw + s * dw % sw)];
+      if (slot < 0) slot = static_cast<int>(src.phases.size()), src.phases.emplace_back(r * dh % sh, s * dw % sw);
     }
+  src.slots = static_cast<std::int64_t>(src.phases.size());
   src.channel_stride = src.slots * src.images * src.plane;
   src.columns = (src.images - 1) * src.plane + (d.p - 1) * src.wph + d.q;
   for (std::int64_t c = 0; c < d.c_per_group; ++c)
     for (std::int64_t r = 0; r < d.r; ++r)
       for (std::int64_t s = 0; s < d.s; ++s) {
-        const int slot = src.phase_slot[static_cast<std::size_t>(r * dh % sh * sw + s * dw % sw)];
+        const int slot = phase_slot[static_cast<std::size_t>(r * dh % sh * sw + s * dw % sw)];
         src.shift.push_back((c * src.slots + slot) * src.images * src.plane + r * dh / sh * src.wph + s * dw / sw);
       }
   return src;
 }
 
-// Fills the copy described by `src`: element (c, slot, n, hh, ww) is input (n, c, hh * sh + py -
-// pad_top, ww * sw + px - pad_left) for the slot's phase (py, px), or 0 in the padding.
+// One plane of the copy described by `src`: element (hh, ww) of phase slot `slot` is element
+// (hh * sh + py - pad_top, ww * sw + px - pad_left) of the input plane, or 0 in the padding,
+// which is left as it is when `padding_is_zero` (a buffer reused for planes of one shape).
+void copy_plane(const ConvOperands& op, const ShiftedSource& src, std::int64_t slot, const float* x_plane, float* out,
+                const std::array<std::int64_t, 2>& stride, bool padding_is_zero) {
+  const ConvDims& d = op.d;
+  const auto [sh, sw] = stride;
+  const auto [py, px] = src.phases[static_cast<std::size_t>(slot)];
+  // Columns [first, last) of a row read inside the input; the rest is padding.
+  const std::int64_t offset = px - op.p.pad[1];
+  const std::int64_t first = std::min(src.wph, offset >= 0 ? 0 : ceil_div(-offset, sw));
+  const std::int64_t last = std::clamp(d.w - offset <= 0 ? 0 : ceil_div(d.w - offset, sw), first, src.wph);
+  for (std::int64_t hh = 0; hh < src.hph; ++hh, out += src.wph) {
+    const std::int64_t h = hh * sh + py - op.p.pad[0];
+    if (h < 0 || h >= d.h) {
+      if (!padding_is_zero) std::fill_n(out, src.wph, 0.0f);
+      continue;
+    }
+    const float* x_row = x_plane + h * d.w + offset;
+    if (!padding_is_zero) std::fill(out, out + first, 0.0f), std::fill(out + last, out + src.wph, 0.0f);
+    for (std::int64_t ww = first; ww < last; ++ww) out[ww] = x_row[ww * sw];
+  }
+}
+
+// The whole copy, laid out [channel][slot][image][plane].
 void copy_source(const ConvOperands& op, const ShiftedSource& src, float* dst) {
   const ConvDims& d = op.d;
-  const auto [sh, sw] = op.p.stride;
-  const std::int64_t pad_top = op.p.pad[0], pad_left = op.p.pad[1];
-  std::vector<std::pair<std::int64_t, std::int64_t>> phases(static_cast<std::size_t>(src.slots));
-  for (std::int64_t i = 0; i < sh * sw; ++i)
-    if (const int slot = src.phase_slot[static_cast<std::size_t>(i)]; slot >= 0)
-      phases[static_cast<std::size_t>(slot)] = {i / sw, i % sw};
   tbb::parallel_for(std::int64_t{0}, d.c * src.slots * d.n, [&](std::int64_t task) {
     const std::int64_t c = task / (src.slots * d.n), slot = task / d.n % src.slots, n = task % d.n;
-    const auto [py, px] = phases[static_cast<std::size_t>(slot)];
-    float* out = dst + ((c * src.slots + slot) * d.n + n) * src.plane;
-    const float* x_plane = op.x + (n * d.c + c) * d.h * d.w;
-    // Columns [first, last) of a row read inside the input; the rest is padding.
-    const std::int64_t offset = px - pad_left;
-    const std::int64_t first = std::min(src.wph, offset >= 0 ? 0 : ceil_div(-offset, sw));
-    const std::int64_t last = std::clamp(d.w - offset <= 0 ? 0 : ceil_div(d.w - offset, sw), first, src.wph);
-    for (std::int64_t hh = 0; hh < src.hph; ++hh, out += src.wph) {
-      const std::int64_t h = hh * sh + py - pad_top;
-      if (h < 0 || h >= d.h) {
-        std::fill_n(out, src.wph, 0.0f);
-        continue;
-      }
-      const float* x_row = x_plane + h * d.w + offset;
-      std::fill(out, out + first, 0.0f);
-      for (std::int64_t ww = first; ww < last; ++ww) out[ww] = x_row[ww * sw];
-      std::fill(out + last, out + src.wph, 0.0f);
-    }
+    copy_plane(op, src, slot, op.x + (n * d.c + c) * d.h * d.w, dst + task * src.plane, op.p.stride, false);
   });
 }
 
@@ -254,27 +255,42 @@ void conv_shifted(const ConvOperands& op, const PackedFilters* prepared) {
   }, tbb::simple_partitioner());
 }
 
-// groups == C == K: output plane (n, k) reads only input plane (n, k) and filter k. Over the
-// shifted source each output plane is one vectorised sweep of padded columns, in chunks of rows
-// that stay in L1.
+// groups == C == K: output plane (n, k) reads only input plane (n, k) and filter k. Each task
+// copies its input plane into the shifted layout (while it is in cache) and sweeps it: one
+// vectorised pass over the padded columns of a chunk of output rows that stays in L1. With equal
+// strides the copy is only padded, and the sweep reads it at the stride: input (oh * st + r * dh,
+// ow * st + s * dw) is element st * (oh * wph + ow) + shift of the stride-1 layout that covers
+// the same input. Other strides split the copy into phases and sweep at stride 1.
 void depthwise(const ConvOperands& op) {
   const ConvDims& d = op.d;
-  const ShiftedSource src = shifted_source(d, op.p, 1);
-  const auto copy = gemm_scratch().acquire(static_cast<std::size_t>(src.in_place ? 1 : d.c * src.channel_stride));
-  if (!src.in_place) copy_source(op, src, copy.data());
+  const auto [sh, sw] = op.p.stride;
+  const std::int64_t stride = sh == sw ? sw : 1;
+  ConvDims covering = d;
+  covering.n = 1;
+  covering.p = (d.p - 1) * stride + 1, covering.q = (d.q - 1) * stride + 1;
+  Conv2dParams layout = op.p;
+  if (stride > 1) layout.stride = {1, 1};
+  const ShiftedSource src = shifted_source(covering, layout, 1);
   const DepthwisePlaneFn sweep = depthwise_plane();
   const std::int64_t chunk_rows = std::clamp<std::int64_t>(2048 / src.wph, 1, d.p);
-  const std::int64_t chunks = ceil_div(d.p, chunk_rows);
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.k * chunks), [&](const tbb::blocked_range<std::int64_t>& range) {
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.k), [&](const tbb::blocked_range<std::int64_t>& range) {
+    std::vector<float> copy(static_cast<std::size_t>(src.in_place ? 0 : src.channel_stride), 0.0f);
     std::vector<float> columns(static_cast<std::size_t>(chunk_rows * src.wph));
-    for (std::int64_t task = range.begin(); task != range.end(); ++task) {
-      const std::int64_t plane = task / chunks, n = plane / d.k, k = plane % d.k;
-      const std::int64_t oh0 = task % chunks * chunk_rows, oh1 = std::min(d.p, oh0 + chunk_rows);
-      const float* x = src.in_place ? op.x + plane * d.h * d.w : copy.data() + k * src.channel_stride + n * src.plane;
-      sweep(op.w + k * d.r * d.s, src.shift.data(), d.r * d.s, x + oh0 * src.wph, columns.data(),
-            (oh1 - 1 - oh0) * src.wph + d.q);
-      for (std::int64_t oh = oh0; oh < oh1; ++oh)
-        finish_run(op, (plane * d.p + oh) * d.q, columns.data() + (oh - oh0) * src.wph, d.q, op.bias_of(k));
+    for (std::int64_t plane = range.begin(); plane != range.end(); ++plane) {
+      const std::int64_t k = plane % d.k;
+      const float* x = op.x + plane * d.h * d.w;
+      if (!src.in_place) {
+        for (std::int64_t slot = 0; slot < src.slots; ++slot)
+          copy_plane(op, src, slot, x, copy.data() + slot * src.plane, layout.stride, true);
+        x = copy.data();
+      }
+      for (std::int64_t oh0 = 0; oh0 < d.p; oh0 += chunk_rows) {
+        const std::int64_t oh1 = std::min(d.p, oh0 + chunk_rows);
+        sweep(op.w + k * d.r * d.s, src.shift.data(), d.r * d.s, x + stride * oh0 * src.wph, stride, columns.data(),
+              (oh1 - 1 - oh0) * src.wph + d.q);
+        for (std::int64_t oh = oh0; oh < oh1; ++oh)
+          finish_run(op, (plane * d.p + oh) * d.q, columns.data() + (oh - oh0) * src.wph, d.q, op.bias_of(k));
+      }
     }
   });
 }
