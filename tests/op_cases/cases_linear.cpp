@@ -145,6 +145,22 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"wide_channels_c33", {1, 33, 6, 5}, {17, 33, 3, 3}, {.pad = {1, 1, 1, 1}}},
       // More im2col columns than the cpu backend buffers at once, and more than one GEMM block.
       {"large_c32_40x40_k17", {1, 32, 40, 40}, {17, 32, 3, 3}, {.pad = {1, 1, 1, 1}}, true},
+      // The cpu backend's direct conv: images sharing the micro-kernel's columns, filters past a
+      // whole register tile, depth past one cache slice, a pointwise layer read in place.
+      {"pointwise_n3_small_planes", {3, 5, 3, 4}, {7, 5, 1, 1}, {}, true},
+      {"pointwise_n2_in_place", {2, 3, 20, 20}, {16, 3, 1, 1}, {}},
+      {"n3_k29_3x3", {3, 3, 5, 6}, {29, 3, 3, 3}, {.pad = {1, 1, 1, 1}}, true},
+      {"deep_c48_3x3", {1, 48, 6, 7}, {15, 48, 3, 3}, {.pad = {1, 1, 1, 1}}},
+      {"groups4_k20_stride2", {1, 8, 9, 9}, {20, 2, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 4}},
+      // Depthwise sweeps: 5x5 and 7x7 filters, strides 1 and 2 and unequal, dilation, odd sizes.
+      {"depthwise_5x5_stride2_odd", {1, 4, 11, 9}, {4, 1, 5, 5}, {.stride = {2, 2}, .pad = {2, 2, 2, 2}, .groups = 4}, true},
+      {"depthwise_7x7", {1, 2, 13, 12}, {2, 1, 7, 7}, {.pad = {3, 3, 3, 3}, .groups = 2}},
+      {"depthwise_stride_1x2_dilated_asym",
+       {2, 3, 9, 10},
+       {3, 1, 3, 3},
+       {.stride = {1, 2}, .pad = {1, 2, 0, 1}, .dilation = {2, 1}, .groups = 3}},
+      {"depthwise_3x1_stride_2x1", {1, 3, 8, 5}, {3, 1, 3, 1}, {.stride = {2, 1}, .pad = {1, 0, 1, 0}, .groups = 3}},
+      {"depthwise_stride3_dilation2", {1, 2, 12, 11}, {2, 1, 3, 3}, {.stride = {3, 3}, .pad = {2, 2, 2, 2}, .dilation = {2, 2}, .groups = 2}},
       {"grouped_dilated_strided_asym",
        {2, 6, 11, 10},
        {4, 3, 3, 2},

@@ -5,9 +5,9 @@
 namespace porta::detail {
 namespace {
 
-void generic_plane(const float* filter, const std::int64_t* shift, std::int64_t taps, const float* x,
-                   std::int64_t stride, float* y, std::int64_t count) {
-  depthwise_plane_any(filter, shift, taps, x, stride, y, count);
+void generic_plane(const float* filter, std::int64_t taps_h, std::int64_t taps_w, const std::int64_t* row_shift,
+                   const float* x, std::int64_t stride, std::int64_t dilation, float* y, std::int64_t count) {
+  depthwise_plane_any(filter, taps_h, taps_w, row_shift, x, stride, dilation, y, count);
 }
 
 DepthwisePlaneFn choose() {

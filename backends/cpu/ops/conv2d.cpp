@@ -3,7 +3,6 @@
 // GEMM micro-kernel, Y[K, pixels] = W[K, C*R*S] x X, whose B operand is never packed or
 // expanded (no im2col): it is the input itself, read at one shift per filter tap.
 #include <algorithm>
-#include <array>
 #include <optional>
 #include <variant>
 #include <vector>
@@ -73,7 +72,7 @@ ShiftedSource shifted_source(const ConvDims& d, const Conv2dParams& p, std::int6
   const auto [sh, sw] = p.stride;
   const auto [dh, dw] = p.dilation;
   ShiftedSource src;
-  const bool pointwise = d.r == 1 && d.s == 1 && sh == 1 && sw == 1 && d.p == d.h && d.q == d.w &&
+  const bool pointwise = d.r == 1 && d.s == 1 && sh == 1 && sw == 1 &&
                          std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
   // In place reads nothing twice, but one small image fills few micro-kernel columns.
   const std::int64_t pixels = d.p * d.q;
@@ -101,12 +100,10 @@ ShiftedSource shifted_source(const ConvDims& d, const Conv2dParams& p, std::int6
 }
 
 // One plane of the copy described by `src`: element (hh, ww) of phase slot `slot` is element
-// (hh * sh + py - pad_top, ww * sw + px - pad_left) of the input plane, or 0 in the padding,
-// which is left as it is when `padding_is_zero` (a buffer reused for planes of one shape).
-void copy_plane(const ConvOperands& op, const ShiftedSource& src, std::int64_t slot, const float* x_plane, float* out,
-                const std::array<std::int64_t, 2>& stride, bool padding_is_zero) {
+// (hh * sh + py - pad_top, ww * sw + px - pad_left) of the input plane, or 0 in the padding.
+void copy_plane(const ConvOperands& op, const ShiftedSource& src, std::int64_t slot, const float* x_plane, float* out) {
   const ConvDims& d = op.d;
-  const auto [sh, sw] = stride;
+  const auto [sh, sw] = op.p.stride;
   const auto [py, px] = src.phases[static_cast<std::size_t>(slot)];
   // Columns [first, last) of a row read inside the input; the rest is padding.
   const std::int64_t offset = px - op.p.pad[1];
@@ -115,11 +112,12 @@ void copy_plane(const ConvOperands& op, const ShiftedSource& src, std::int64_t s
   for (std::int64_t hh = 0; hh < src.hph; ++hh, out += src.wph) {
     const std::int64_t h = hh * sh + py - op.p.pad[0];
     if (h < 0 || h >= d.h) {
-      if (!padding_is_zero) std::fill_n(out, src.wph, 0.0f);
+      std::fill_n(out, src.wph, 0.0f);
       continue;
     }
     const float* x_row = x_plane + h * d.w + offset;
-    if (!padding_is_zero) std::fill(out, out + first, 0.0f), std::fill(out + last, out + src.wph, 0.0f);
+    std::fill(out, out + first, 0.0f);
+    std::fill(out + last, out + src.wph, 0.0f);
     for (std::int64_t ww = first; ww < last; ++ww) out[ww] = x_row[ww * sw];
   }
 }
@@ -129,7 +127,7 @@ void copy_source(const ConvOperands& op, const ShiftedSource& src, float* dst) {
   const ConvDims& d = op.d;
   tbb::parallel_for(std::int64_t{0}, d.c * src.slots * d.n, [&](std::int64_t task) {
     const std::int64_t c = task / (src.slots * d.n), slot = task / d.n % src.slots, n = task % d.n;
-    copy_plane(op, src, slot, op.x + (n * d.c + c) * d.h * d.w, dst + task * src.plane, op.p.stride, false);
+    copy_plane(op, src, slot, op.x + (n * d.c + c) * d.h * d.w, dst + task * src.plane);
   });
 }
 
@@ -256,40 +254,41 @@ void conv_shifted(const ConvOperands& op, const PackedFilters* prepared) {
 }
 
 // groups == C == K: output plane (n, k) reads only input plane (n, k) and filter k. Each task
-// copies its input plane into the shifted layout (while it is in cache) and sweeps it: one
-// vectorised pass over the padded columns of a chunk of output rows that stays in L1. With equal
-// strides the copy is only padded, and the sweep reads it at the stride: input (oh * st + r * dh,
-// ow * st + s * dw) is element st * (oh * wph + ow) + shift of the stride-1 layout that covers
-// the same input. Other strides split the copy into phases and sweep at stride 1.
+// copies its input plane, zero-padded, into a buffer whose rows are `width` long, a multiple of
+// the column stride sw: input (oh * sh + r * dh, ow * sw + s * dw) is then element
+// sw * (oh * row + ow) + r * dh * width + s * dw with row = sh * width / sw, so one vectorised
+// sweep covers a chunk of output rows laid end to end (columns ow >= Q are computed and dropped),
+// and the chunk's sums stay in L1 until the epilogue stores them.
 void depthwise(const ConvOperands& op) {
   const ConvDims& d = op.d;
   const auto [sh, sw] = op.p.stride;
-  const std::int64_t stride = sh == sw ? sw : 1;
-  ConvDims covering = d;
-  covering.n = 1;
-  covering.p = (d.p - 1) * stride + 1, covering.q = (d.q - 1) * stride + 1;
-  Conv2dParams layout = op.p;
-  if (stride > 1) layout.stride = {1, 1};
-  const ShiftedSource src = shifted_source(covering, layout, 1);
+  const auto [dh, dw] = op.p.dilation;
+  const std::int64_t pad_top = op.p.pad[0], pad_left = op.p.pad[1];
+  const std::int64_t height = (d.p - 1) * sh + (d.r - 1) * dh + 1;
+  const std::int64_t width = ceil_div((d.q - 1) * sw + (d.s - 1) * dw + 1, sw) * sw;
+  const std::int64_t row = sh * width / sw;
+  std::vector<std::int64_t> row_shift;
+  for (std::int64_t r = 0; r < d.r; ++r) row_shift.push_back(r * dh * width);
+  // The input rows and columns that land inside the copy; the rest of it is padding.
+  const std::int64_t h0 = std::max<std::int64_t>(0, -pad_top), h1 = std::min(d.h, height - pad_top);
+  const std::int64_t w0 = std::max<std::int64_t>(0, -pad_left), w1 = std::min(d.w, width - pad_left);
   const DepthwisePlaneFn sweep = depthwise_plane();
-  const std::int64_t chunk_rows = std::clamp<std::int64_t>(2048 / src.wph, 1, d.p);
+  const std::int64_t chunk_rows = std::clamp<std::int64_t>(2048 / row, 1, d.p);
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.k), [&](const tbb::blocked_range<std::int64_t>& range) {
-    std::vector<float> copy(static_cast<std::size_t>(src.in_place ? 0 : src.channel_stride), 0.0f);
-    std::vector<float> columns(static_cast<std::size_t>(chunk_rows * src.wph));
+    // The padding is the same for every plane: zeroed once, then only the inside is copied.
+    std::vector<float> copy(static_cast<std::size_t>(height * width), 0.0f);
+    std::vector<float> columns(static_cast<std::size_t>(chunk_rows * row));
     for (std::int64_t plane = range.begin(); plane != range.end(); ++plane) {
       const std::int64_t k = plane % d.k;
       const float* x = op.x + plane * d.h * d.w;
-      if (!src.in_place) {
-        for (std::int64_t slot = 0; slot < src.slots; ++slot)
-          copy_plane(op, src, slot, x, copy.data() + slot * src.plane, layout.stride, true);
-        x = copy.data();
-      }
+      for (std::int64_t h = h0; h < h1; ++h)
+        std::copy(x + h * d.w + w0, x + h * d.w + w1, copy.data() + (h + pad_top) * width + w0 + pad_left);
       for (std::int64_t oh0 = 0; oh0 < d.p; oh0 += chunk_rows) {
         const std::int64_t oh1 = std::min(d.p, oh0 + chunk_rows);
-        sweep(op.w + k * d.r * d.s, src.shift.data(), d.r * d.s, x + stride * oh0 * src.wph, stride, columns.data(),
-              (oh1 - 1 - oh0) * src.wph + d.q);
+        sweep(op.w + k * d.r * d.s, d.r, d.s, row_shift.data(), copy.data() + sw * oh0 * row, sw, dw, columns.data(),
+              (oh1 - 1 - oh0) * row + d.q);
         for (std::int64_t oh = oh0; oh < oh1; ++oh)
-          finish_run(op, (plane * d.p + oh) * d.q, columns.data() + (oh - oh0) * src.wph, d.q, op.bias_of(k));
+          finish_run(op, (plane * d.p + oh) * d.q, columns.data() + (oh - oh0) * row, d.q, op.bias_of(k));
       }
     }
   });
