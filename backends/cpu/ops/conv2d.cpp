@@ -29,23 +29,19 @@ struct ConvOperands {
   const ConvDims& d;
   const Conv2dParams& p;
   const float* x;
-  const float* w;
+  const float* w;         // nullptr when the filters were packed at prepare
   const float* bias;      // nullptr without a bias
   const float* residual;  // nullptr without a residual; else shaped like y
   const F32Output& y;
 
   float bias_of(std::int64_t k) const { return bias ? bias[k] : 0.0f; }
-  // The epilogue of output elements [offset, offset + count): + bias + residual, then activation.
-  void finish(float* y_run, std::int64_t offset, std::int64_t count, float bias) const {
-    const float* r = residual ? residual + offset : nullptr;
-    for (std::int64_t j = 0; j < count; ++j) y_run[j] = activate(p.activation, y_run[j] + bias + (r ? r[j] : 0.0f));
-    y.commit(offset, count);
-  }
 };
 
-// One run of output pixels of one filter from src, which may be y itself.
+// Output elements [y_index, y_index + count), one run of pixels of one filter, from the sums in
+// src (which may be y itself): + bias + residual, then the activation.
 void finish_run(const ConvOperands& op, std::int64_t y_index, const float* src, std::int64_t count, float bias) {
-  bias_activate(op.y.data() + y_index, src, nullptr, count, bias, op.p.activation);
+  bias_activate(op.y.data() + y_index, src, op.residual ? op.residual + y_index : nullptr, count, bias,
+                op.p.activation);
   op.y.commit(y_index, count);
 }
 
@@ -150,9 +146,9 @@ void pack_filters(const float* w, const ConvDims& d, std::int64_t mr, float* dst
   });
 }
 
-// Constant filters, packed once when the graph is prepared.
+// Constant filters, packed once when the graph is prepared (for the micro-kernel chosen once per
+// process).
 struct PackedFilters final : HostNodeState {
-  std::int64_t mr = 0;
   std::vector<float> panels;
 };
 
@@ -189,7 +185,7 @@ void conv_shifted(const ConvOperands& op, const PackedFilters* prepared) {
   const std::int64_t depth = d.c_per_group * d.r * d.s;
   const std::int64_t panels = ceil_div(d.k_per_group, mr);
 
-  const bool packed = prepared != nullptr && prepared->mr == mr;
+  const bool packed = prepared != nullptr;
   const auto packing = gemm_scratch().acquire(static_cast<std::size_t>(packed ? 1 : packed_filters_size(d, mr)));
   if (!packed) pack_filters(op.w, d, mr, packing.data());
   const float* filters = packed ? prepared->panels.data() : packing.data();
@@ -301,19 +297,21 @@ void cpu_conv2d(const HostOpArgs& args) {
   const ConvDims d = conv_dims(args.inputs[0].shape(), args.inputs[1].shape(), p);
   if (args.output.numel() == 0) return;
   const F32Input x(args.inputs[0]);
-  const F32Input w(args.inputs[1]);
+  const auto* prepared = dynamic_cast<const PackedFilters*>(args.state);
+  std::optional<F32Input> w;  // not needed once the filters are packed
+  if (!prepared) w.emplace(args.inputs[1]);
   const ConvSlots slots = conv_slots(args.node);
   std::optional<F32Input> bias, residual;
   if (slots.bias >= 0) bias.emplace(args.inputs[slots.bias]);
   if (slots.residual >= 0) residual.emplace(args.inputs[slots.residual]);
   const F32Output y(args.output);
-  const ConvOperands op{.d = d, .p = p, .x = x.data(), .w = w.data(),
+  const ConvOperands op{.d = d, .p = p, .x = x.data(), .w = w ? w->data() : nullptr,
                         .bias = bias ? bias->data() : nullptr, .residual = residual ? residual->data() : nullptr,
                         .y = y};
   if (d.groups == d.c && d.groups == d.k) {
     depthwise(op);
   } else {
-    conv_shifted(op, dynamic_cast<const PackedFilters*>(args.state));
+    conv_shifted(op, prepared);
   }
 }
 
@@ -326,9 +324,9 @@ std::shared_ptr<const HostNodeState> cpu_prepare_conv2d(const Graph& graph, cons
   std::vector<float> values(static_cast<std::size_t>(w.desc.numel()));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(w.data->data(), i, w.desc.dtype);
   auto packed = std::make_shared<PackedFilters>();
-  packed->mr = gemm_micro_kernel().mr;
-  packed->panels.resize(static_cast<std::size_t>(packed_filters_size(d, packed->mr)));
-  pack_filters(values.data(), d, packed->mr, packed->panels.data());
+  const std::int64_t mr = gemm_micro_kernel().mr;
+  packed->panels.resize(static_cast<std::size_t>(packed_filters_size(d, mr)));
+  pack_filters(values.data(), d, mr, packed->panels.data());
   return packed;
 }
 
