@@ -71,7 +71,6 @@ void pack_panels(const std::byte* data, std::int64_t lane_stride, std::int64_t d
 
 void pack(const GemmOperand& x, bool lanes_are_rows, std::int64_t lane0, std::int64_t lanes, std::int64_t p0,
           std::int64_t depth, std::int64_t width, float* dst) {
-  if (x.source) return x.source->pack(lane0, lanes, p0, depth, width, dst);
   // Rows of op(X) are rows of X unless transposed; A packs rows of op(A), B columns of op(B).
   const bool lane_is_memory_row = lanes_are_rows != x.trans;
   const std::int64_t lane_stride = lane_is_memory_row ? x.ld : 1;
@@ -148,14 +147,18 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
               std::int64_t ldc, const GemmEpilogue& epilogue) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) return zero_fill(m, n, c, ldc, epilogue);
-  const MicroKernel& kernel = gemm_micro_kernel();
-  static const Blocking blocking = blocking_for(kernel);
+  const MicroKernel* narrow = gemm_narrow_micro_kernel();
+  const bool use_narrow = narrow != nullptr && n <= narrow->nr;
+  const MicroKernel& kernel = use_narrow ? *narrow : gemm_micro_kernel();
+  static const Blocking wide_blocking = blocking_for(gemm_micro_kernel());
+  static const Blocking narrow_blocking = narrow ? blocking_for(*narrow) : wide_blocking;
+  const Blocking& blocking = use_narrow ? narrow_blocking : wide_blocking;
   const int threads = tbb::this_task_arena::max_concurrency();
   const bool parallel = threads > 1 && m * n * k >= parallel_threshold;
   const std::int64_t nc = std::min(blocking.nc, ceil_div(n, kernel.nr) * kernel.nr);
   const std::int64_t kc = std::min(blocking.kc, k);
   const auto b_slice = gemm_scratch().acquire(static_cast<std::size_t>(kc * nc));
-  const bool unpacked_a = !a.source && a.dtype == DType::f32 && !a.trans && n <= unpacked_a_max_cols;
+  const bool unpacked_a = a.dtype == DType::f32 && !a.trans && n <= unpacked_a_max_cols;
 
   for (std::int64_t jc = 0; jc < n; jc += nc) {
     const std::int64_t slice_cols = std::min(nc, n - jc);

@@ -28,15 +28,19 @@ struct MicroKernel {
   std::int64_t mr, nr;
   MicroKernelFn run;
   MicroKernelUnpackedAFn run_unpacked_a;
-  MicroKernelShiftedBFn run_shifted_b;
+  MicroKernelShiftedBFn run_shifted_b = nullptr;  // the wide kernels only
 };
 
 MicroKernel avx512_micro_kernel();
+MicroKernel avx512_narrow_micro_kernel();
 MicroKernel avx2_micro_kernel();
 MicroKernel generic_micro_kernel();
 
 // The widest kernel this CPU runs, chosen once. PORTA_CPU_ISA=avx2|generic caps the choice, so
 // tests can exercise the narrower kernels on a wider CPU.
 const MicroKernel& gemm_micro_kernel();
+// A kernel with fewer columns and more rows, for C with at most its nr columns, where the
+// chosen instruction set has one; else null.
+const MicroKernel* gemm_narrow_micro_kernel();
 
 }  // namespace porta::detail

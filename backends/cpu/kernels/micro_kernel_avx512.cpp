@@ -1,5 +1,7 @@
-// AVX-512 micro-kernel: 14 rows x 32 columns of C in 28 zmm accumulators; per step of k, two
-// aligned loads of B and 14 broadcasts of A feed 28 FMAs, leaving 4 registers for operands.
+// AVX-512 micro-kernels. Wide: 14 rows x 32 columns of C in 28 zmm accumulators; per step of k,
+// two aligned loads of B and 14 broadcasts of A feed 28 FMAs, leaving 4 registers for operands.
+// Narrow, for C with at most 16 columns (where the wide one would mostly multiply zero padding):
+// 28 rows x 16 columns, one load of B and 28 broadcasts per 28 FMAs.
 #include <immintrin.h>
 
 #include "backends/cpu/kernels/micro_kernel.hpp"
@@ -10,45 +12,49 @@ namespace {
 constexpr int mr = 14;
 constexpr int nr = 32;
 
-// A is packed (element (i, p) at a[p * mr + i]) or read in place (at a[i * lda + p]).
-template <bool packed_a>
+// An Mr x (16 * Vecs) tile. A is packed (element (i, p) at a[p * Mr + i]) or read in place (at
+// a[i * lda + p]).
+template <int Mr, int Vecs, bool packed_a>
 __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
                                                    const float* b, float* c, std::int64_t ldc, bool accumulate) {
-  const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
-  __m512 lo[mr], hi[mr];
-#pragma GCC unroll 14
-  for (int i = 0; i < mr; ++i) lo[i] = hi[i] = _mm512_setzero_ps();
+  const std::int64_t a_step = packed_a ? Mr : 1, a_row = packed_a ? 1 : lda;
+  __m512 acc[Mr][Vecs];
+#pragma GCC unroll 28
+  for (int i = 0; i < Mr; ++i)
+#pragma GCC unroll 2
+    for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_setzero_ps();
   // C's tile is read and written only after the whole depth: fetch it meanwhile, so that its
   // cache misses do not stall the end of every call.
-#pragma GCC unroll 14
-  for (int i = 0; i < mr; ++i) {
+#pragma GCC unroll 28
+  for (int i = 0; i < Mr; ++i) {
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + nr - 1), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * Vecs - 1), _MM_HINT_T0);
   }
-  for (std::int64_t p = 0; p < depth; ++p, a += a_step, b += nr) {
-    const __m512 b_lo = _mm512_load_ps(b), b_hi = _mm512_load_ps(b + 16);
-#pragma GCC unroll 14
-    for (int i = 0; i < mr; ++i) {
+  for (std::int64_t p = 0; p < depth; ++p, a += a_step, b += 16 * Vecs) {
+    __m512 b_v[Vecs];
+#pragma GCC unroll 2
+    for (int v = 0; v < Vecs; ++v) b_v[v] = _mm512_load_ps(b + 16 * v);
+#pragma GCC unroll 28
+    for (int i = 0; i < Mr; ++i) {
       const __m512 a_i = _mm512_set1_ps(a[i * a_row]);
-      lo[i] = _mm512_fmadd_ps(a_i, b_lo, lo[i]);
-      hi[i] = _mm512_fmadd_ps(a_i, b_hi, hi[i]);
+#pragma GCC unroll 2
+      for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_fmadd_ps(a_i, b_v[v], acc[i][v]);
     }
   }
-#pragma GCC unroll 14
-  for (int i = 0; i < mr; ++i, c += ldc) {
-    if (accumulate) {
-      lo[i] = _mm512_add_ps(lo[i], _mm512_loadu_ps(c));
-      hi[i] = _mm512_add_ps(hi[i], _mm512_loadu_ps(c + 16));
+#pragma GCC unroll 28
+  for (int i = 0; i < Mr; ++i, c += ldc) {
+#pragma GCC unroll 2
+    for (int v = 0; v < Vecs; ++v) {
+      if (accumulate) acc[i][v] = _mm512_add_ps(acc[i][v], _mm512_loadu_ps(c + 16 * v));
+      _mm512_storeu_ps(c + 16 * v, acc[i][v]);
     }
-    _mm512_storeu_ps(c, lo[i]);
-    _mm512_storeu_ps(c + 16, hi[i]);
   }
 }
 
+template <int Mr, int Vecs>
 __attribute__((target("avx512f,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
                                                    std::int64_t ldc, bool accumulate) {
-  kernel<true>(depth, a, mr, b, c, ldc, accumulate);
+  kernel<Mr, Vecs, true>(depth, a, Mr, b, c, ldc, accumulate);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and
@@ -85,7 +91,10 @@ __attribute__((target("avx512f,fma"))) void shifted_b(std::int64_t depth, const 
 
 }  // namespace
 
-MicroKernel avx512_micro_kernel() { return {.isa = "avx512", .mr = mr, .nr = nr, .run = packed,
-                                            .run_unpacked_a = kernel<false>, .run_shifted_b = shifted_b}; }
+MicroKernel avx512_micro_kernel() { return {.isa = "avx512", .mr = mr, .nr = nr, .run = packed<mr, 2>,
+                                            .run_unpacked_a = kernel<mr, 2, false>, .run_shifted_b = shifted_b}; }
+
+MicroKernel avx512_narrow_micro_kernel() { return {.isa = "avx512", .mr = 28, .nr = 16, .run = packed<28, 1>,
+                                                   .run_unpacked_a = kernel<28, 1, false>}; }
 
 }  // namespace porta::detail

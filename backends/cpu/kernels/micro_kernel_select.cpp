@@ -33,4 +33,12 @@ const MicroKernel& gemm_micro_kernel() {
   return chosen;
 }
 
+const MicroKernel* gemm_narrow_micro_kernel() {
+#if defined(__x86_64__)
+  static const MicroKernel narrow = avx512_narrow_micro_kernel();
+  if (gemm_micro_kernel().isa == "avx512") return &narrow;
+#endif
+  return nullptr;
+}
+
 }  // namespace porta::detail
