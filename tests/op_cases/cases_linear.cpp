@@ -150,6 +150,7 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"pointwise_n3_small_planes", {3, 5, 3, 4}, {7, 5, 1, 1}, {}, true},
       {"pointwise_n2_in_place", {2, 3, 20, 20}, {16, 3, 1, 1}, {}},
       {"n3_k29_3x3", {3, 3, 5, 6}, {29, 3, 3, 3}, {.pad = {1, 1, 1, 1}}, true},
+      {"n2_large_planes_3x3", {2, 3, 24, 24}, {5, 3, 3, 3}, {.pad = {1, 1, 1, 1}}, true},  // one image per copy
       {"deep_c48_3x3", {1, 48, 6, 7}, {15, 48, 3, 3}, {.pad = {1, 1, 1, 1}}},
       {"groups4_k20_stride2", {1, 8, 9, 9}, {20, 2, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 4}},
       // Depthwise sweeps: 5x5 and 7x7 filters, strides 1 and 2 and unequal, dilation, odd sizes.

@@ -51,11 +51,12 @@ void finish_run(const ConvOperands& op, std::int64_t y_index, const float* src, 
 //  - In place, for 1x1 stride-1 unpadded layers: the source is one image of the input (wph = Q).
 //  - Otherwise a copy of the input, zero-padded and split into the stride's phases (only those
 //    some tap reads), laid out [channel][phase][image][row][column] so that a tap's rows follow
-//    each other and images follow each other: several small images then fill the micro-kernel's
-//    columns together.
+//    each other and images follow each other. Small images go into one copy together, to fill
+//    the micro-kernel's columns; large ones are copied and convolved one at a time, so that the
+//    copy is still in cache when it is read.
 struct ShiftedSource {
   bool in_place = false;
-  std::int64_t images = 1;               // per pass: N, or 1 in place
+  std::int64_t images = 1;               // per pass (and per copy): N for small images, else 1
   std::int64_t hph = 0, wph = 0, plane = 0;
   std::vector<std::pair<std::int64_t, std::int64_t>> phases;  // per slot: (row phase, column phase)
   std::int64_t slots = 1;
@@ -73,10 +74,10 @@ ShiftedSource shifted_source(const ConvDims& d, const Conv2dParams& p, std::int6
   // In place reads nothing twice, but one small image fills few micro-kernel columns.
   const std::int64_t pixels = d.p * d.q;
   src.in_place = pointwise && (d.n == 1 || pixels * 10 >= ceil_div(pixels, nr) * nr * 9);
-  src.images = src.in_place ? 1 : d.n;
   src.hph = d.p + (d.r - 1) * dh / sh;
   src.wph = d.q + (d.s - 1) * dw / sw;
   src.plane = src.hph * src.wph;
+  src.images = src.in_place || src.plane >= 16 * nr ? 1 : d.n;
   std::vector<int> phase_slot(static_cast<std::size_t>(sh * sw), -1);  // row phase * sw + column phase
   for (std::int64_t r = 0; r < d.r; ++r)
     for (std::int64_t s = 0; s < d.s; ++s) {
@@ -118,11 +119,12 @@ void copy_plane(const ConvOperands& op, const ShiftedSource& src, std::int64_t s
   }
 }
 
-// The whole copy, laid out [channel][slot][image][plane].
-void copy_source(const ConvOperands& op, const ShiftedSource& src, float* dst) {
+// The copy of images [first_image, first_image + src.images), laid out [channel][slot][image][plane].
+void copy_source(const ConvOperands& op, const ShiftedSource& src, std::int64_t first_image, float* dst) {
   const ConvDims& d = op.d;
-  tbb::parallel_for(std::int64_t{0}, d.c * src.slots * d.n, [&](std::int64_t task) {
-    const std::int64_t c = task / (src.slots * d.n), slot = task / d.n % src.slots, n = task % d.n;
+  tbb::parallel_for(std::int64_t{0}, d.c * src.slots * src.images, [&](std::int64_t task) {
+    const std::int64_t c = task / (src.slots * src.images), slot = task / src.images % src.slots;
+    const std::int64_t n = first_image + task % src.images;
     copy_plane(op, src, slot, op.x + (n * d.c + c) * d.h * d.w, dst + task * src.plane);
   });
 }
@@ -190,7 +192,6 @@ void conv_shifted(const ConvOperands& op, const PackedFilters* prepared) {
   if (!packed) pack_filters(op.w, d, mr, packing.data());
   const float* filters = packed ? prepared->panels.data() : packing.data();
   const auto copy = gemm_scratch().acquire(static_cast<std::size_t>(src.in_place ? 1 : d.c * src.channel_stride));
-  if (!src.in_place) copy_source(op, src, copy.data());
 
   const CacheSizes& cache = host_cache_sizes();
   const std::int64_t bytes = sizeof(float);
@@ -200,53 +201,59 @@ void conv_shifted(const ConvOperands& op, const PackedFilters* prepared) {
   const ConvTasks tasks = conv_tasks(passes, panels, ceil_div(src.columns, nr), max_panels);
   const std::int64_t out_plane = d.p * d.q;
 
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, tasks.count, 1), [&](const tbb::blocked_range<std::int64_t>& range) {
-    for (std::int64_t task = range.begin(); task != range.end(); ++task) {
-      const std::int64_t pass = task / (tasks.panel_blocks * tasks.tile_blocks);
-      const std::int64_t panel0 = task / tasks.tile_blocks % tasks.panel_blocks * tasks.panels_per_block;
-      const std::int64_t col0 = task % tasks.tile_blocks * tasks.tiles_per_block * nr;
-      const std::int64_t image = src.in_place ? pass / d.groups : 0, group = pass % d.groups;
-      const std::int64_t row0 = panel0 * mr, rows = std::min(tasks.panels_per_block * mr, d.k_per_group - row0);
-      const std::int64_t cols = std::min(tasks.tiles_per_block * nr, src.columns - col0);
-      const std::int64_t first_filter = group * d.k_per_group + row0;
-      const float* b = src.in_place ? op.x + (image * d.c + group * d.c_per_group) * out_plane
-                                    : copy.data() + group * d.c_per_group * src.channel_stride;
-      b += col0;
-      // In place, C is the output itself; otherwise a block of padded columns, kept per task.
-      const std::int64_t ldc = src.in_place ? out_plane : tasks.tiles_per_block * nr;
-      const auto block = gemm_scratch().acquire(static_cast<std::size_t>(src.in_place ? 1 : rows * ldc));
-      float* const c = src.in_place ? op.y.data() + (image * d.k + first_filter) * out_plane + col0 : block.data();
-      const float* a_block = filters + (group * panels + panel0) * depth * mr;
-      for (std::int64_t pc = 0; pc < depth; pc += kc) {
-        const std::int64_t slice = std::min(kc, depth - pc);
-        for (std::int64_t j = 0; j < cols; j += nr) {
-          for (std::int64_t i = 0; i < rows; i += mr) {
-            kernel.run_shifted_b(slice, a_block + i * depth + pc * mr, b + j, src.shift.data() + pc, c + i * ldc + j,
-                                 ldc, static_cast<int>(std::min(mr, rows - i)), static_cast<int>(std::min(nr, cols - j)),
-                                 pc > 0);
+  // In place, every image runs in one parallel loop; a copy holds `src.images` images at a time.
+  for (std::int64_t first_image = 0; first_image < (src.in_place ? 1 : d.n); first_image += src.images) {
+    if (!src.in_place) copy_source(op, src, first_image, copy.data());
+    const auto task_range = tbb::blocked_range<std::int64_t>(0, tasks.count, 1);
+    tbb::parallel_for(task_range, [&](const tbb::blocked_range<std::int64_t>& range) {
+      for (std::int64_t task = range.begin(); task != range.end(); ++task) {
+        const std::int64_t pass = task / (tasks.panel_blocks * tasks.tile_blocks);
+        const std::int64_t panel0 = task / tasks.tile_blocks % tasks.panel_blocks * tasks.panels_per_block;
+        const std::int64_t col0 = task % tasks.tile_blocks * tasks.tiles_per_block * nr;
+        const std::int64_t image = src.in_place ? pass / d.groups : 0, group = pass % d.groups;
+        const std::int64_t row0 = panel0 * mr, rows = std::min(tasks.panels_per_block * mr, d.k_per_group - row0);
+        const std::int64_t cols = std::min(tasks.tiles_per_block * nr, src.columns - col0);
+        const std::int64_t first_filter = group * d.k_per_group + row0;
+        const float* b = src.in_place ? op.x + (image * d.c + group * d.c_per_group) * out_plane
+                                      : copy.data() + group * d.c_per_group * src.channel_stride;
+        b += col0;
+        // In place, C is the output itself; otherwise a block of padded columns, kept per task.
+        const std::int64_t ldc = src.in_place ? out_plane : tasks.tiles_per_block * nr;
+        const auto block = gemm_scratch().acquire(static_cast<std::size_t>(src.in_place ? 1 : rows * ldc));
+        float* const c = src.in_place ? op.y.data() + (image * d.k + first_filter) * out_plane + col0 : block.data();
+        const float* a_block = filters + (group * panels + panel0) * depth * mr;
+        for (std::int64_t pc = 0; pc < depth; pc += kc) {
+          const std::int64_t slice = std::min(kc, depth - pc);
+          for (std::int64_t j = 0; j < cols; j += nr) {
+            for (std::int64_t i = 0; i < rows; i += mr) {
+              kernel.run_shifted_b(slice, a_block + i * depth + pc * mr, b + j, src.shift.data() + pc,
+                                   c + i * ldc + j, ldc, static_cast<int>(std::min(mr, rows - i)),
+                                   static_cast<int>(std::min(nr, cols - j)), pc > 0);
+            }
+          }
+        }
+        for (std::int64_t i = 0; i < rows; ++i) {
+          const std::int64_t k = first_filter + i;
+          const float bias = op.bias_of(k);
+          const float* c_row = c + i * ldc;
+          if (src.in_place) {
+            finish_run(op, (image * d.k + k) * out_plane + col0, c_row, cols, bias);
+            continue;
+          }
+          // Padded columns back to output pixels, one output row segment at a time.
+          for (std::int64_t j = 0; j < cols;) {
+            const std::int64_t column = col0 + j;
+            const std::int64_t n = first_image + column / src.plane;
+            const std::int64_t oh = column % src.plane / src.wph, ow = column % src.wph;
+            const std::int64_t run = std::min(src.wph - ow, cols - j);
+            if (oh < d.p && ow < d.q)
+              finish_run(op, ((n * d.k + k) * d.p + oh) * d.q + ow, c_row + j, std::min(run, d.q - ow), bias);
+            j += run;
           }
         }
       }
-      for (std::int64_t i = 0; i < rows; ++i) {
-        const std::int64_t k = first_filter + i;
-        const float bias = op.bias_of(k);
-        const float* c_row = c + i * ldc;
-        if (src.in_place) {
-          finish_run(op, (image * d.k + k) * out_plane + col0, c_row, cols, bias);
-          continue;
-        }
-        // Padded columns back to output pixels, one output row segment at a time.
-        for (std::int64_t j = 0; j < cols;) {
-          const std::int64_t column = col0 + j;
-          const std::int64_t n = column / src.plane, oh = column % src.plane / src.wph, ow = column % src.wph;
-          const std::int64_t run = std::min(src.wph - ow, cols - j);
-          if (oh < d.p && ow < d.q)
-            finish_run(op, ((n * d.k + k) * d.p + oh) * d.q + ow, c_row + j, std::min(run, d.q - ow), bias);
-          j += run;
-        }
-      }
-    }
-  }, tbb::simple_partitioner());
+    }, tbb::simple_partitioner());
+  }
 }
 
 // groups == C == K: output plane (n, k) reads only input plane (n, k) and filter k. Each task
