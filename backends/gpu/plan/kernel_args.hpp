@@ -146,4 +146,17 @@ struct ConvArgs {
   void* y = nullptr;
 };
 
+// y = act(y + addend_scale * addend) in place, the addend broadcast to y through a map: the
+// epilogue of vendor library calls that cannot fuse it themselves (Gemm's beta * C, a conv's bias
+// with an activation cuDNN does not fuse). addend nullptr: the activation alone.
+struct EpilogueArgs {
+  DType dtype = DType::f32;
+  std::int64_t count = 0;
+  IndexMap addend_map;
+  float addend_scale = 1.0f;
+  Activation activation = Activation::None;
+  const void* addend = nullptr;
+  void* y = nullptr;
+};
+
 }  // namespace porta::detail::gpu
