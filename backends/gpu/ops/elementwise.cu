@@ -47,6 +47,7 @@ __global__ void epilogue_kernel(gpu::EpilogueArgs args) {
   for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
     float y = load(args.y, i, args.dtype);
     if (args.addend != nullptr) y += args.addend_scale * load(args.addend, map_index(args.addend_map, i), args.dtype);
+    if (args.residual != nullptr) y += load(args.residual, i, args.dtype);
     store(args.y, i, args.dtype, activate(args.activation, y));
   }
 }
