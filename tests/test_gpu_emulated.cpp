@@ -52,6 +52,10 @@ TEST_CASE("emulated gpu: the device describes itself from its properties") {
   CHECK(device->info().spec == "gpu-emulated:0");
   CHECK(device->info().subgroup_size == 64);  // wave64: nothing may assume 32
   CHECK(device->info().memory_total > 0);
+  Graph g;
+  g.matmul(g.input("a", {2, 3}), g.input("b", {3, 4}));
+  CHECK(device->unsupported_reason(g, g.nodes().back(), {.impl = Impl::Vendor}).find("no gpu-emulated vendor provider") !=
+        std::string::npos);
   check_error([] { gpu_emulated::make_backend()->open(parse_device_spec("gpu-emulated:1")); }, ErrorCode::NotFound,
               {"gpu-emulated:1"});
   check_error([] { gpu_emulated::make_backend()->open(parse_device_spec("gpu-emulated:0:graphs=2")); },

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "backends/gpu/plan/blas_call.hpp"
 #include "backends/gpu/plan/capabilities.hpp"
 #include "backends/gpu/plan/capture.hpp"
 #include "backends/gpu/plan/launch.hpp"
@@ -191,15 +192,136 @@ TEST_CASE("gpu plan: launch geometry covers the work within the device's limits"
     CHECK(gemm.block[0] == 256);
   }
   const gpu::DeviceLimits h200{.compute_units = 132};
-  CHECK(gpu::choose_gemm_tile(4096, 4096, 1, h200) == gpu::GemmTile::Large);
-  CHECK(gpu::choose_gemm_tile(256, 256, 1, h200) == gpu::GemmTile::Small);
-  CHECK(gpu::choose_gemm_tile(256, 256, 64, h200) == gpu::GemmTile::Large);
-  for (const auto tile : {gpu::GemmTile::Large, gpu::GemmTile::Small}) {
+  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, h200) == gpu::GemmTile::Large);
+  CHECK(gpu::choose_gemm_tile(DType::f32, 256, 256, 256, 1, h200) == gpu::GemmTile::Small);
+  CHECK(gpu::choose_gemm_tile(DType::f32, 256, 256, 256, 64, h200) == gpu::GemmTile::Large);
+  for (const auto tile : {gpu::GemmTile::Large, gpu::GemmTile::Small, gpu::GemmTile::Matrix}) {
     const gpu::GemmTileShape s = gpu::tile_shape(tile);
     CHECK(s.threads == 256);
-    CHECK(s.tile_m % 16 == 0);  // the kernels lay 256 threads out as 16 x 16
+    CHECK(s.tile_m % 16 == 0);  // the SIMT kernels lay 256 threads out as 16 x 16
     CHECK(s.tile_n % 16 == 0);
   }
+}
+
+TEST_CASE("gpu plan: f16 and bf16 GEMMs take the matrix-unit tile only where it runs and fits") {
+  const gpu::DeviceLimits simt_only{.compute_units = 132};
+  const gpu::DeviceLimits tensor_cores{.compute_units = 132, .matrix_units = true};
+  for (const DType t : {DType::f16, DType::bf16}) {
+    CAPTURE(to_string(t));
+    CHECK(gpu::choose_gemm_tile(t, 4096, 4096, 4096, 1, tensor_cores) == gpu::GemmTile::Matrix);
+    CHECK(gpu::choose_gemm_tile(t, 16, 16, 16, 1, tensor_cores) == gpu::GemmTile::Matrix);
+    CHECK(gpu::choose_gemm_tile(t, 17, 127, 9, 1, tensor_cores) != gpu::GemmTile::Matrix);  // k < 16
+    CHECK(gpu::choose_gemm_tile(t, 1, 4096, 4096, 1, tensor_cores) != gpu::GemmTile::Matrix);  // a vector
+    CHECK(gpu::choose_gemm_tile(t, 4096, 4096, 4096, 1, simt_only) == gpu::GemmTile::Large);
+  }
+  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, tensor_cores) == gpu::GemmTile::Large);
+  // The matrix tile is 8 warps of 32 lanes (the width of NVIDIA's mma), 2 x 4 over the tile, each
+  // warp a whole number of 16 x 16 steps; its depth is whole 16-deep steps.
+  const gpu::GemmTileShape m = gpu::tile_shape(gpu::GemmTile::Matrix);
+  CHECK(m.threads / 32 == 8);
+  CHECK((m.tile_m / 2) % 16 == 0);
+  CHECK((m.tile_n / 4) % 16 == 0);
+  CHECK(m.tile_k % 16 == 0);
+}
+
+namespace {
+
+// What a column-major BLAS computes for `call` (porta's B is its first operand, A its second), on
+// the CPU: Y(r, c) = sum_l op1(r, l) op2(l, c), with Y(r, c) at r + c * ld_y.
+std::vector<double> column_major_gemm(const gpu::BlasGemm& call, const gpu::GemmArgs& args, const std::vector<double>& a,
+                                      const std::vector<double>& b) {
+  const auto at = [](const std::vector<double>& x, std::int64_t offset, const gpu::BlasOperand& op, std::int64_t r,
+                     std::int64_t c) {
+    return x[static_cast<std::size_t>(offset + (op.transpose ? c + r * op.ld : r + c * op.ld))];
+  };
+  std::vector<double> y(static_cast<std::size_t>(call.batch_count * call.stride_y));
+  for (std::int64_t batch = 0; batch < call.batch_count; ++batch) {
+    const gpu::BatchOffsets o = call.uniform_batches
+                                    ? gpu::BatchOffsets{.a = batch * call.stride_second, .b = batch * call.stride_first}
+                                    : gpu::batch_offsets(args, batch);
+    for (std::int64_t r = 0; r < call.m; ++r)
+      for (std::int64_t c = 0; c < call.n; ++c) {
+        double sum = 0.0;
+        for (std::int64_t l = 0; l < call.k; ++l) sum += at(b, o.b, call.first, r, l) * at(a, o.a, call.second, l, c);
+        y[static_cast<std::size_t>(batch * call.stride_y + r + c * call.ld_y)] = sum;
+      }
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("gpu plan: the column-major BLAS call computes porta's row-major matmul") {
+  struct Case {
+    Shape a, b;
+    MatMulParams p;
+  };
+  const std::vector<Case> cases = {{{3, 1, 5, 17}, {4, 17, 3}, {}},
+                                   {{2, 7, 9}, {9, 4}, {}},
+                                   {{2, 1, 17, 5}, {3, 7, 17}, {.trans_a = true, .trans_b = true}},
+                                   {{6, 5}, {3, 6}, {.trans_a = true, .trans_b = true}},
+                                   {{5, 6}, {3, 6}, {.trans_b = true}},
+                                   {{6, 5}, {6, 3}, {.trans_a = true}},
+                                   {{17}, {2, 17, 3}, {}},
+                                   {{5, 17}, {17}, {}},
+                                   {{17}, {5, 17}, {.trans_b = true}},
+                                   {{17}, {17}, {}},
+                                   {{1, 1}, {1, 1}, {}},
+                                   {{4, 1}, {1, 3}, {}}};
+  int uniform = 0, per_batch = 0;
+  for (const Case& c : cases) {
+    CAPTURE(to_string(c.a));
+    CAPTURE(to_string(c.b));
+    Graph g;
+    g.matmul(g.input("a", c.a), g.input("b", c.b), c.p);
+    const gpu::GemmArgs args = gpu::gemm_args(g, last_node(g));
+    const gpu::BlasGemm call = gpu::blas_gemm(args);
+    CHECK(gpu::fits_int32(call));
+    (call.uniform_batches ? uniform : per_batch) += 1;
+    // Small integers, so that every sum is exact.
+    std::vector<double> a(static_cast<std::size_t>(g.desc(g.nodes().back().inputs[0]).numel()));
+    std::vector<double> b(static_cast<std::size_t>(g.desc(g.nodes().back().inputs[1]).numel()));
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(static_cast<int>(i * 7 % 11) - 5);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(static_cast<int>(i * 5 % 13) - 6);
+    const std::vector<double> got = column_major_gemm(call, args, a, b);
+    REQUIRE(got.size() == static_cast<std::size_t>(args.batch_count * args.m * args.n));
+    for (std::int64_t batch = 0; batch < args.batch_count; ++batch) {
+      const gpu::BatchOffsets o = gpu::batch_offsets(args, batch);
+      for (std::int64_t i = 0; i < args.m; ++i)
+        for (std::int64_t j = 0; j < args.n; ++j) {
+          double want = 0.0;
+          for (std::int64_t l = 0; l < args.k; ++l)
+            want += a[static_cast<std::size_t>(o.a + i * args.a_row + l * args.a_col)] *
+                    b[static_cast<std::size_t>(o.b + l * args.b_row + j * args.b_col)];
+          CHECK(got[static_cast<std::size_t>(batch * args.m * args.n + i * args.n + j)] == want);
+        }
+    }
+  }
+  CHECK(uniform > 0);
+  CHECK(per_batch > 0);  // [3, 1] x [4] batch broadcast is not evenly strided
+  gpu::BlasGemm huge;
+  huge.m = std::int64_t{1} << 31;
+  CHECK_FALSE(gpu::fits_int32(huge));
+}
+
+TEST_CASE("gpu plan: epilogues after a library call broadcast C and the conv bias") {
+  Graph g;
+  g.gemm(g.input("a", {9, 17}), g.input("b", {17, 3}), {.alpha = 2.0f, .beta = 0.5f, .activation = Activation::Relu},
+         g.input("c", {9, 1}));
+  const gpu::EpilogueArgs e = gpu::gemm_epilogue_args(gpu::gemm_args(g, last_node(g)));
+  CHECK(e.count == 27);
+  CHECK(e.addend_scale == 0.5f);
+  CHECK(e.activation == Activation::Relu);
+  for (std::int64_t i = 0; i < 9; ++i)
+    for (std::int64_t j = 0; j < 3; ++j) CHECK(gpu::map_index(e.addend_map, i * 3 + j) == i);
+
+  Graph h;
+  h.conv2d(h.input("x", {2, 3, 6, 5}), h.input("w", {4, 3, 3, 3}), {.activation = Activation::Silu}, h.input("bias", {4}));
+  const gpu::ConvArgs conv = gpu::conv_args(h, last_node(h));
+  const gpu::EpilogueArgs bias = gpu::conv_epilogue_args(conv, true);
+  CHECK(bias.count == 2 * 4 * 4 * 3);
+  CHECK(bias.activation == Activation::Silu);
+  for (std::int64_t i = 0; i < bias.count; ++i) CHECK(gpu::map_index(bias.addend_map, i) == i / 12 % 4);
 }
 
 TEST_CASE("gpu plan: eager first, then capture once, replay while the buffers stay") {

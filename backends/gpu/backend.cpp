@@ -4,6 +4,7 @@
 #include "backends/gpu/runtime/buffer.hpp"
 #include "backends/gpu/runtime/check.hpp"
 #include "backends/gpu/runtime/program.hpp"
+#include "backends/gpu/runtime/vendor.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
@@ -46,6 +47,7 @@ gpuDeviceProp_t properties(int ordinal) {
 
 gpu::DeviceLimits limits_of(const gpuDeviceProp_t& prop) {
   gpu::DeviceLimits limits;
+  limits.matrix_units = gpu_runs_mma(gpu_capabilities(prop));
   limits.compute_units = prop.multiProcessorCount;
   limits.warp_size = prop.warpSize;
   limits.max_threads_per_block = prop.maxThreadsPerBlock;
@@ -92,20 +94,32 @@ bool parse_graphs_option(const DeviceSpec& spec) {
   return graphs;
 }
 
+// The vendor provider of this build, or nullptr when it was built without one.
+std::shared_ptr<const VendorProvider> vendor_provider([[maybe_unused]] std::shared_ptr<const DeviceContext> context) {
+#if defined(PORTA_GPU_VENDOR)
+  return make_vendor_provider(std::move(context));
+#else
+  return nullptr;
+#endif
+}
+
 class GpuDevice final : public DeviceImpl {
  public:
   GpuDevice(int ordinal, bool graphs)
       : info_(device_info(ordinal)),
         context_(std::make_shared<const DeviceContext>(ordinal, info_.spec, limits_of(properties(ordinal)))),
+        vendor_(vendor_provider(context_)),
         graphs_(graphs) {}
 
   const DeviceInfo& info() const override { return info_; }
 
-  std::string unsupported_reason(const Graph&, const Node&, const CompileOptions& options) const override {
-    // Every op has a native kernel; the vendor libraries are not wired in yet.
-    if (options.impl == Impl::Vendor)
-      return "the " + std::string(backend_name) + " backend has no vendor library provider yet (use impl=native)";
-    return {};
+  std::string unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const override {
+    // Every op has a native kernel.
+    if (options.impl != Impl::Vendor) return {};
+    if (vendor_ == nullptr)
+      return "this build of porta has no " + std::string(backend_name) + " vendor provider (" +
+             PORTA_GPU_VENDOR_LIBRARIES + " not found when it was built; use impl=native)";
+    return vendor_->unsupported_reason(graph, node, options);
   }
 
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
@@ -113,12 +127,13 @@ class GpuDevice final : public DeviceImpl {
   }
 
   std::unique_ptr<Program> prepare(std::shared_ptr<const CompiledGraph> graph) override {
-    return std::make_unique<GpuProgram>(context_, std::move(graph), graphs_);
+    return std::make_unique<GpuProgram>(context_, std::move(graph), graphs_, vendor_.get());
   }
 
  private:
   DeviceInfo info_;
   std::shared_ptr<const DeviceContext> context_;
+  std::shared_ptr<const VendorProvider> vendor_;
   bool graphs_;
 };
 

@@ -9,6 +9,7 @@
 #define PORTA_GPU_NAMESPACE gpu_cuda
 #define PORTA_GPU_BACKEND_NAME "cuda"
 #define PORTA_GPU_VENDOR_NAME "NVIDIA"
+#define PORTA_GPU_VENDOR_LIBRARIES "cuBLAS/cuDNN"  // of the vendor provider (impl=vendor)
 
 #define gpuError_t cudaError_t
 #define gpuSuccess cudaSuccess
@@ -70,10 +71,54 @@ inline porta::detail::gpu::Capabilities gpu_capabilities(const gpuDeviceProp_t& 
   return porta::detail::gpu::nvidia_capabilities(prop.major, prop.minor);
 }
 
+// Whether the matrix-unit GEMM tile (gpu_mma_* below) runs on a device: it needs bf16 tensor cores,
+// sm_80 or later.
+inline bool gpu_runs_mma(const porta::detail::gpu::Capabilities& caps) { return caps.matrix_units && caps.bf16; }
+
 #if defined(__CUDACC__)
 // The one triple-chevron launch, so that the CPU emulation of the tests can stand in for it.
 template <class Args>
 void gpu_launch(void (*kernel)(Args), dim3 grid, dim3 block, gpuStream_t stream, const Args& args) {
   kernel<<<grid, block, 0, stream>>>(args);
 }
+#endif
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <mma.h>
+
+#include <type_traits>
+
+#include "porta/dtype.hpp"
+
+// Matrix units: one warp's 16x16x16 multiply-accumulate of f16 or bf16 operands held in shared
+// memory as storage bits, into an f32 accumulator. wmma, which nvcc lowers to mma.sync on sm_80
+// and sm_90 (bf16 needs sm_80, the oldest architecture this backend is built for). The warp of
+// these instructions is 32 lanes by definition, whatever else the device reports.
+inline constexpr int gpu_mma_warp = 32;
+template <porta::DType T>
+using gpu_mma_element = std::conditional_t<T == porta::DType::f16, __half, __nv_bfloat16>;
+template <porta::DType T>
+using gpu_mma_a = nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, gpu_mma_element<T>, nvcuda::wmma::row_major>;
+template <porta::DType T>
+using gpu_mma_b = nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, gpu_mma_element<T>, nvcuda::wmma::row_major>;
+using gpu_mma_accumulator = nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float>;
+
+__device__ inline void gpu_mma_zero(gpu_mma_accumulator& c) { nvcuda::wmma::fill_fragment(c, 0.0f); }
+// p: a row-major 16x16 tile, 32-byte aligned, ld a multiple of 8.
+template <porta::DType T> __device__ inline void gpu_mma_load_a(gpu_mma_a<T>& a, const unsigned short* p, int ld) {
+  nvcuda::wmma::load_matrix_sync(a, reinterpret_cast<const gpu_mma_element<T>*>(p), ld);
+}
+template <porta::DType T> __device__ inline void gpu_mma_load_b(gpu_mma_b<T>& b, const unsigned short* p, int ld) {
+  nvcuda::wmma::load_matrix_sync(b, reinterpret_cast<const gpu_mma_element<T>*>(p), ld);
+}
+template <porta::DType T>
+__device__ inline void gpu_mma(gpu_mma_accumulator& c, const gpu_mma_a<T>& a, const gpu_mma_b<T>& b) {
+  nvcuda::wmma::mma_sync(c, a, b, c);
+}
+// p: a row-major 16x16 f32 tile, 32-byte aligned, ld a multiple of 4.
+__device__ inline void gpu_mma_store(float* p, int ld, const gpu_mma_accumulator& c) {
+  nvcuda::wmma::store_matrix_sync(p, c, ld, nvcuda::wmma::mem_row_major);
+}
+__device__ inline void gpu_sync_warp() { __syncwarp(); }
 #endif

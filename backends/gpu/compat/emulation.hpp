@@ -21,11 +21,13 @@
 #define PORTA_GPU_NAMESPACE gpu_emulated
 #define PORTA_GPU_BACKEND_NAME "gpu-emulated"
 #define PORTA_GPU_VENDOR_NAME "porta (CPU emulation)"
+#define PORTA_GPU_VENDOR_LIBRARIES "vendor libraries"
 
 #define __global__
 #define __device__
 #define __launch_bounds__(threads)
 #define __shared__ static
+#define __align__(bytes) __attribute__((aligned(bytes)))
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
@@ -65,6 +67,8 @@ inline gpuError_t gpuMemGetInfo(std::size_t* free, std::size_t* total) {
   return gpuSuccess;
 }
 inline porta::detail::gpu::Capabilities gpu_capabilities(const gpuDeviceProp_t&) { return {.arch = "emulated"}; }
+// The matrix-unit GEMM tile runs here (emulated at the end of this file), so that the tests check it.
+inline bool gpu_runs_mma(const porta::detail::gpu::Capabilities&) { return true; }
 
 // Larger than the emulated memory fails, so the out-of-memory path is tested too.
 inline gpuError_t gpuMalloc(void** p, std::size_t bytes) {
@@ -228,3 +232,43 @@ void gpu_launch(void (*kernel)(Args), dim3 grid, dim3 block, gpuStream_t stream,
         }
   });
 }
+
+// Matrix units, with the gpu_mma_* names of compat/cuda.hpp: the first lane of each 32-lane warp
+// does the warp's whole 16x16x16 step in f32 and holds the tiles; the other lanes' calls do
+// nothing, since the warp-collective operations are one call here. Checks the matrix-unit GEMM's
+// tiling and indexing, not the hardware's rounding.
+inline constexpr int gpu_mma_warp = 32;
+struct EmulatedMatrixTile {
+  float v[16][16] = {};
+};
+template <porta::DType T> using gpu_mma_a = EmulatedMatrixTile;
+template <porta::DType T> using gpu_mma_b = EmulatedMatrixTile;
+using gpu_mma_accumulator = EmulatedMatrixTile;
+
+inline bool emulated_mma_lane() { return threadIdx.x % gpu_mma_warp == 0; }
+inline void gpu_mma_zero(gpu_mma_accumulator& c) { c = {}; }
+template <porta::DType T> void emulated_mma_load(EmulatedMatrixTile& t, const unsigned short* p, int ld) {
+  if (!emulated_mma_lane()) return;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j)
+      t.v[i][j] = T == porta::DType::f16 ? porta::f16_to_f32(p[i * ld + j]) : porta::bf16_to_f32(p[i * ld + j]);
+}
+template <porta::DType T> void gpu_mma_load_a(gpu_mma_a<T>& a, const unsigned short* p, int ld) {
+  emulated_mma_load<T>(a, p, ld);
+}
+template <porta::DType T> void gpu_mma_load_b(gpu_mma_b<T>& b, const unsigned short* p, int ld) {
+  emulated_mma_load<T>(b, p, ld);
+}
+template <porta::DType T> void gpu_mma(gpu_mma_accumulator& c, const gpu_mma_a<T>& a, const gpu_mma_b<T>& b) {
+  if (!emulated_mma_lane()) return;
+  for (int i = 0; i < 16; ++i)
+    for (int l = 0; l < 16; ++l)
+      for (int j = 0; j < 16; ++j) c.v[i][j] += a.v[i][l] * b.v[l][j];
+}
+inline void gpu_mma_store(float* p, int ld, const gpu_mma_accumulator& c) {
+  if (!emulated_mma_lane()) return;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) p[i * ld + j] = c.v[i][j];
+}
+// A block barrier is a warp barrier too; the kernels reach it uniformly.
+inline void gpu_sync_warp() { __syncthreads(); }

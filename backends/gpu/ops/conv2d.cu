@@ -7,8 +7,9 @@
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
-template <DType T, int TileM, int TileN, int TileK>
+template <DType T, gpu::GemmTile Tile>
 __global__ void __launch_bounds__(gemm_threads) conv2d_kernel(gpu::ConvArgs a) {
+  constexpr gpu::GemmTileShape shape = gpu::tile_shape(Tile);
   const std::int64_t rs = a.r * a.s, pq = a.p * a.q;
   const std::int64_t m = a.k_per_group, n = a.n * pq, k = a.c_per_group * rs;
   for (std::int64_t group = blockIdx.z; group < a.groups; group += gridDim.z) {
@@ -29,9 +30,9 @@ __global__ void __launch_bounds__(gemm_threads) conv2d_kernel(gpu::ConvArgs a) {
       if (a.residual != nullptr) acc += load<T>(a.residual, index);
       store<T>(a.y, index, activate(a.activation, acc));
     };
-    for (std::int64_t row0 = std::int64_t{blockIdx.y} * TileM; row0 < m; row0 += std::int64_t{gridDim.y} * TileM)
-      for (std::int64_t col0 = std::int64_t{blockIdx.x} * TileN; col0 < n; col0 += std::int64_t{gridDim.x} * TileN)
-        gemm_tile<TileM, TileN, TileK>(m, n, k, row0, col0, true, true, load_w, load_x, store_y);
+    for (std::int64_t row0 = std::int64_t{blockIdx.y} * shape.tile_m; row0 < m; row0 += std::int64_t{gridDim.y} * shape.tile_m)
+      for (std::int64_t col0 = std::int64_t{blockIdx.x} * shape.tile_n; col0 < n; col0 += std::int64_t{gridDim.x} * shape.tile_n)
+        gemm_block_tile<T, Tile>(m, n, k, row0, col0, true, true, load_w, load_x, store_y);
   }
 }
 
@@ -68,13 +69,13 @@ void launch_conv2d(const gpu::ConvArgs& args, const gpu::DeviceLimits& limits, g
     return;
   }
   const std::int64_t m = args.k_per_group, n = args.n * args.p * args.q;
-  const gpu::GemmTile tile = gpu::choose_gemm_tile(m, n, args.groups, limits);
+  const std::int64_t k = args.c_per_group * args.r * args.s;
+  const gpu::GemmTile tile = gpu::choose_gemm_tile(args.dtype, m, n, k, args.groups, limits);
   const gpu::LaunchGeometry g = gpu::gemm_launch(tile, m, n, args.groups, limits);
   if (g.empty()) return;
   with_dtype(args.dtype, [&](auto t) {
-    with_tile(tile, [&](auto c) {
-      using Tile = decltype(c);
-      gpu_launch(conv2d_kernel<decltype(t)::value, Tile::m, Tile::n, Tile::k>, grid_of(g), block_of(g), stream, args);
+    with_tile<decltype(t)::value>(tile, [&](auto c) {
+      gpu_launch(conv2d_kernel<decltype(t)::value, decltype(c)::value>, grid_of(g), block_of(g), stream, args);
     });
   });
 }

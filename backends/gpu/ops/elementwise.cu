@@ -1,4 +1,5 @@
-// Binary ops with numpy broadcasting and unary ops (activations, Cast): grid-stride loops.
+// Binary ops with numpy broadcasting, unary ops (activations, Cast) and the epilogue of vendor
+// library calls: grid-stride loops.
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
 
@@ -42,6 +43,15 @@ __global__ void unary_kernel(gpu::UnaryArgs args) {
     store(args.y, i, args.y_dtype, apply(args, load(args.x, i, args.x_dtype)));
 }
 
+__global__ void epilogue_kernel(gpu::EpilogueArgs args) {
+  for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
+    float y = load(args.y, i, args.dtype);
+    if (args.addend != nullptr) y += args.addend_scale * load(args.addend, map_index(args.addend_map, i), args.dtype);
+    if (args.residual != nullptr) y += load(args.residual, i, args.dtype);
+    store(args.y, i, args.dtype, activate(args.activation, y));
+  }
+}
+
 }  // namespace
 
 void launch_binary(const gpu::BinaryArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
@@ -52,6 +62,11 @@ void launch_binary(const gpu::BinaryArgs& args, const gpu::DeviceLimits& limits,
 void launch_unary(const gpu::UnaryArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
   const gpu::LaunchGeometry g = gpu::elementwise_launch(args.count, limits);
   if (!g.empty()) gpu_launch(unary_kernel, grid_of(g), block_of(g), stream, args);
+}
+
+void launch_epilogue(const gpu::EpilogueArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
+  const gpu::LaunchGeometry g = gpu::elementwise_launch(args.count, limits);
+  if (!g.empty()) gpu_launch(epilogue_kernel, grid_of(g), block_of(g), stream, args);
 }
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

@@ -3,6 +3,7 @@
 // come from loader functors, so that convolution gathers its im2col matrix on the fly and both
 // share one tuned loop. f32 accumulation for every storage dtype.
 #include "backends/gpu/ops/device_math.cuh"
+#include "backends/gpu/ops/gemm_mma_tile.cuh"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 
@@ -64,18 +65,30 @@ __device__ void gemm_tile(std::int64_t m, std::int64_t n, std::int64_t k, std::i
     }
 }
 
-template <gpu::GemmTile Tile> struct TileConfig {
-  static constexpr gpu::GemmTileShape shape = gpu::tile_shape(Tile);
-  static constexpr int m = shape.tile_m, n = shape.tile_n, k = shape.tile_k;
-};
-
-// Calls f(TileConfig<tile>{}): the one place that turns plan's run-time tile choice into the
-// compile-time tile sizes of the kernels.
-template <class F> void with_tile(gpu::GemmTile tile, F&& f) {
-  if (tile == gpu::GemmTile::Large)
-    f(TileConfig<gpu::GemmTile::Large>{});
+// The block's tile at (row0, col0) with the kernel chosen by plan: SIMT for Large and Small, matrix
+// units for Matrix (f16 and bf16 only).
+template <DType T, gpu::GemmTile Tile, class LoadA, class LoadB, class Store>
+__device__ void gemm_block_tile(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t row0, std::int64_t col0,
+                                bool a_along_k, bool b_along_n, const LoadA& load_a, const LoadB& load_b,
+                                const Store& store) {
+  constexpr gpu::GemmTileShape s = gpu::tile_shape(Tile);
+  if constexpr (Tile == gpu::GemmTile::Matrix)
+    gemm_mma_tile<T>(m, n, k, row0, col0, a_along_k, b_along_n, load_a, load_b, store);
   else
-    f(TileConfig<gpu::GemmTile::Small>{});
+    gemm_tile<s.tile_m, s.tile_n, s.tile_k>(m, n, k, row0, col0, a_along_k, b_along_n, load_a, load_b, store);
+}
+
+// Calls f(std::integral_constant<gpu::GemmTile, tile>{}): the one place that turns plan's run-time
+// tile choice into the compile-time tile of the kernels. The matrix tile exists for f16 and bf16
+// only (plan chooses it only for them).
+template <DType T, class F> void with_tile(gpu::GemmTile tile, F&& f) {
+  if constexpr (T != DType::f32) {
+    if (tile == gpu::GemmTile::Matrix) return f(std::integral_constant<gpu::GemmTile, gpu::GemmTile::Matrix>{});
+  }
+  if (tile == gpu::GemmTile::Large)
+    f(std::integral_constant<gpu::GemmTile, gpu::GemmTile::Large>{});
+  else
+    f(std::integral_constant<gpu::GemmTile, gpu::GemmTile::Small>{});
 }
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

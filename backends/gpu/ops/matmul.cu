@@ -6,8 +6,9 @@
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
-template <DType T, int TileM, int TileN, int TileK>
+template <DType T, gpu::GemmTile Tile>
 __global__ void __launch_bounds__(gemm_threads) gemm_kernel(gpu::GemmArgs args) {
+  constexpr gpu::GemmTileShape shape = gpu::tile_shape(Tile);
   for (std::int64_t batch = blockIdx.z; batch < args.batch_count; batch += gridDim.z) {
     const gpu::BatchOffsets offsets = gpu::batch_offsets(args, batch);
     const std::int64_t a_offset = offsets.a, b_offset = offsets.b;
@@ -19,23 +20,22 @@ __global__ void __launch_bounds__(gemm_threads) gemm_kernel(gpu::GemmArgs args) 
       if (args.has_c) y += args.beta * load<T>(args.c, i * args.c_row + j * args.c_col);
       store<T>(args.y, y_offset + i * args.n + j, activate(args.activation, y));
     };
-    for (std::int64_t row0 = std::int64_t{blockIdx.y} * TileM; row0 < args.m; row0 += std::int64_t{gridDim.y} * TileM)
-      for (std::int64_t col0 = std::int64_t{blockIdx.x} * TileN; col0 < args.n; col0 += std::int64_t{gridDim.x} * TileN)
-        gemm_tile<TileM, TileN, TileK>(args.m, args.n, args.k, row0, col0, args.a_col == 1, args.b_col == 1, load_a,
-                                       load_b, store_y);
+    for (std::int64_t row0 = std::int64_t{blockIdx.y} * shape.tile_m; row0 < args.m; row0 += std::int64_t{gridDim.y} * shape.tile_m)
+      for (std::int64_t col0 = std::int64_t{blockIdx.x} * shape.tile_n; col0 < args.n; col0 += std::int64_t{gridDim.x} * shape.tile_n)
+        gemm_block_tile<T, Tile>(args.m, args.n, args.k, row0, col0, args.a_col == 1, args.b_col == 1, load_a, load_b,
+                                 store_y);
   }
 }
 
 }  // namespace
 
 void launch_gemm(const gpu::GemmArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
-  const gpu::GemmTile tile = gpu::choose_gemm_tile(args.m, args.n, args.batch_count, limits);
+  const gpu::GemmTile tile = gpu::choose_gemm_tile(args.dtype, args.m, args.n, args.k, args.batch_count, limits);
   const gpu::LaunchGeometry g = gpu::gemm_launch(tile, args.m, args.n, args.batch_count, limits);
   if (g.empty()) return;
   with_dtype(args.dtype, [&](auto t) {
-    with_tile(tile, [&](auto c) {
-      using Tile = decltype(c);
-      gpu_launch(gemm_kernel<decltype(t)::value, Tile::m, Tile::n, Tile::k>, grid_of(g), block_of(g), stream, args);
+    with_tile<decltype(t)::value>(tile, [&](auto c) {
+      gpu_launch(gemm_kernel<decltype(t)::value, decltype(c)::value>, grid_of(g), block_of(g), stream, args);
     });
   });
 }

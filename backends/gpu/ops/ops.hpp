@@ -10,6 +10,7 @@ namespace porta::detail::PORTA_GPU_NAMESPACE {
 
 void launch_binary(const gpu::BinaryArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_unary(const gpu::UnaryArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_epilogue(const gpu::EpilogueArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_batchnorm(const gpu::BatchNormArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_pool(const gpu::PoolArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_global_avg_pool(const gpu::RowArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);

@@ -146,4 +146,19 @@ struct ConvArgs {
   void* y = nullptr;
 };
 
+// y = act(y + addend_scale * addend + residual) in place, the addend broadcast to y through a map:
+// the epilogue of vendor library calls that cannot fuse it themselves (Gemm's beta * C; a conv's
+// bias, residual and activation where cuDNN does not fuse them). A null addend or residual is
+// left out.
+struct EpilogueArgs {
+  DType dtype = DType::f32;
+  std::int64_t count = 0;
+  IndexMap addend_map;
+  float addend_scale = 1.0f;
+  Activation activation = Activation::None;
+  const void* addend = nullptr;
+  const void* residual = nullptr;  // shaped like y
+  void* y = nullptr;
+};
+
 }  // namespace porta::detail::gpu

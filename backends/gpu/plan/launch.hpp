@@ -12,6 +12,7 @@ struct DeviceLimits {
   int warp_size = 32;     // 32 on NVIDIA, 64 on AMD CDNA, 32 on RDNA: always read from the device
   int max_threads_per_block = 1024;
   std::int64_t max_grid[3] = {2147483647, 65535, 65535};
+  bool matrix_units = false;  // porta's matrix-unit GEMM kernels are compiled in and the device runs them
 };
 
 struct LaunchGeometry {
@@ -29,18 +30,28 @@ LaunchGeometry elementwise_launch(std::int64_t count, const DeviceLimits& limits
 LaunchGeometry row_launch(std::int64_t rows, std::int64_t row_length, const DeviceLimits& limits);
 
 // The GEMM tiles the kernels are compiled for. Each is a 256-thread block computing a
-// tile_m x tile_n output tile with tile_k-deep shared-memory stages.
-enum class GemmTile : std::uint8_t { Large, Small };
+// tile_m x tile_n output tile with tile_k-deep shared-memory stages. Large and Small are SIMT
+// tiles (every dtype); Matrix runs f16/bf16 on matrix units (tensor cores), 16x16x16 steps
+// per warp, with f32 accumulation.
+enum class GemmTile : std::uint8_t { Large, Small, Matrix };
 struct GemmTileShape {
   int tile_m, tile_n, tile_k, threads;
 };
 constexpr GemmTileShape tile_shape(GemmTile tile) {
-  return tile == GemmTile::Large ? GemmTileShape{128, 128, 8, 256} : GemmTileShape{64, 64, 16, 256};
+  switch (tile) {
+    case GemmTile::Large: return {128, 128, 8, 256};
+    case GemmTile::Small: return {64, 64, 16, 256};
+    case GemmTile::Matrix: break;
+  }
+  return {128, 128, 32, 256};
 }
 
-// Large tiles need fewer loads per flop but leave SMs idle on small problems: take the small
-// tile when the large one would not give every compute unit a block.
-GemmTile choose_gemm_tile(std::int64_t m, std::int64_t n, std::int64_t batches, const DeviceLimits& limits);
+// f16 and bf16 take the matrix-unit tile where the device has it and every side of the product
+// fills at least one 16x16x16 step; f32 (and devices without) take the SIMT tiles. Large SIMT
+// tiles need fewer loads per flop but leave SMs idle on small problems: take the small tile when
+// the large one would not give every compute unit a block.
+GemmTile choose_gemm_tile(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batches,
+                          const DeviceLimits& limits);
 
 // Tiles over x (columns) and y (rows), batches (or conv groups) over z; the kernel strides over
 // whatever the grid's limits leave uncovered.

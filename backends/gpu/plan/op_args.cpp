@@ -196,6 +196,29 @@ ConvArgs conv_args(const Graph& graph, const Node& node) {
   return args;
 }
 
+EpilogueArgs gemm_epilogue_args(const GemmArgs& gemm) {
+  EpilogueArgs e;
+  e.dtype = gemm.dtype;
+  e.count = gemm.batch_count * gemm.m * gemm.n;
+  e.activation = gemm.activation;
+  if (gemm.has_c) {
+    e.addend_scale = gemm.beta;
+    e.addend_map = {.rank = 3, .extent = {gemm.batch_count, gemm.m, gemm.n}, .stride = {0, gemm.c_row, gemm.c_col},
+                    .identity = false};
+  }
+  return e;
+}
+
+EpilogueArgs conv_epilogue_args(const ConvArgs& conv, bool has_bias) {
+  EpilogueArgs e;
+  e.dtype = conv.dtype;
+  e.count = conv.n * conv.k * conv.p * conv.q;
+  e.activation = conv.activation;
+  if (has_bias)
+    e.addend_map = {.rank = 3, .extent = {conv.n, conv.k, conv.p * conv.q}, .stride = {0, 1, 0}, .identity = false};
+  return e;
+}
+
 std::vector<CopyRect> concat_copies(const Graph& graph, const Node& node) {
   const std::int64_t axis = std::get<ConcatParams>(node.params).axis;
   const std::size_t element = size_of(dtype_of(graph, node.output));

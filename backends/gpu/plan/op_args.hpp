@@ -21,6 +21,11 @@ TransposeArgs transpose_args(const Graph& graph, const Node& node);
 GemmArgs gemm_args(const Graph& graph, const Node& node);  // MatMul and Gemm
 ConvArgs conv_args(const Graph& graph, const Node& node);
 
+// The epilogue left after a library computed alpha * op(A) op(B): beta * C and the activation.
+EpilogueArgs gemm_epilogue_args(const GemmArgs& gemm);
+// The epilogue left after a library computed the bare convolution: the bias and the activation.
+EpilogueArgs conv_epilogue_args(const ConvArgs& conv, bool has_bias);
+
 // Concat is one strided 2-D copy per input: `rows` rows of `row_bytes`, from a dense source into
 // a destination whose rows are `dst_pitch` bytes apart, starting `dst_offset` bytes in.
 struct CopyRect {

@@ -6,6 +6,7 @@
 #include "backends/gpu/plan/op_args.hpp"
 #include "backends/gpu/runtime/check.hpp"
 #include "backends/gpu/runtime/program.hpp"
+#include "backends/gpu/runtime/vendor.hpp"
 #include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
@@ -115,10 +116,14 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
 
 }  // namespace
 
-std::vector<NodeLaunch> plan_node_launches(const CompiledGraph& graph, const DeviceContext& context) {
+std::vector<NodeLaunch> plan_node_launches(const CompiledGraph& graph, const DeviceContext& context,
+                                           VendorSession* vendor) {
   std::vector<NodeLaunch> launches;
-  for (const std::int32_t index : graph.order)
-    launches.push_back(node_launch(graph.graph, graph.graph.nodes()[static_cast<std::size_t>(index)], context));
+  for (const std::int32_t index : graph.order) {
+    const Node& node = graph.graph.nodes()[static_cast<std::size_t>(index)];
+    NodeLaunch launch = vendor != nullptr ? vendor->node_launch(graph, node) : NodeLaunch{};
+    launches.push_back(launch ? std::move(launch) : node_launch(graph.graph, node, context));
+  }
   return launches;
 }
 

@@ -14,11 +14,14 @@ std::byte* Bindings::operator()(Tensor t) const {
 }
 
 GpuProgram::GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared_ptr<const CompiledGraph> graph,
-                       bool graphs)
+                       bool graphs, const VendorProvider* vendor)
     : context_(std::move(context)),
       graph_(std::move(graph)),
-      launches_(plan_node_launches(*graph_, *context_)),
       stream_(*context_),
+      vendor_(graph_->options.impl == Impl::Vendor && vendor != nullptr
+                  ? vendor->session(context_, stream_.get(), graph_->options)
+                  : nullptr),
+      launches_(plan_node_launches(*graph_, *context_, vendor_.get())),
       policy_(graphs) {
   if (graph_->options.profile)
     for (std::size_t i = 0; i <= launches_.size(); ++i) events_.push_back(make_event(*context_));

@@ -7,27 +7,16 @@
 #include <vector>
 
 #include "backends/gpu/plan/capture.hpp"
-#include "backends/gpu/runtime/context.hpp"
-#include "core/runtime/backend.hpp"
+#include "backends/gpu/runtime/node_launch.hpp"
+#include "backends/gpu/runtime/vendor.hpp"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 
-// Device addresses of the tensors of one run.
-struct Bindings {
-  const CompiledGraph* graph = nullptr;
-  std::byte* arena = nullptr;
-  std::byte* constants = nullptr;
-  std::byte* operator()(Tensor t) const;
-};
-
-using NodeLaunch = std::function<void(const Bindings&, gpuStream_t)>;
-
-// One launch per node of `graph.order`, with the kernel arguments planned once, here.
-std::vector<NodeLaunch> plan_node_launches(const CompiledGraph& graph, const DeviceContext& context);
-
 class GpuProgram final : public Program {
  public:
-  GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared_ptr<const CompiledGraph> graph, bool graphs);
+  // `vendor` is the device's provider, used when the graph was compiled with impl=vendor.
+  GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared_ptr<const CompiledGraph> graph, bool graphs,
+             const VendorProvider* vendor);
   void run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
 
  private:
@@ -36,8 +25,9 @@ class GpuProgram final : public Program {
 
   std::shared_ptr<const DeviceContext> context_;
   std::shared_ptr<const CompiledGraph> graph_;
-  std::vector<NodeLaunch> launches_;
   Stream stream_;
+  std::unique_ptr<VendorSession> vendor_;  // before the launches that use it
+  std::vector<NodeLaunch> launches_;
   gpu::CapturePolicy policy_;
   GpuGraphExec exec_;
   std::vector<Event> events_;  // one before each node and one after the last, when profiling

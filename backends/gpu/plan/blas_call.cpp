@@ -1,0 +1,51 @@
+#include "backends/gpu/plan/blas_call.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "porta/error.hpp"
+
+namespace porta::detail::gpu {
+namespace {
+
+// An operand whose element (r, c) of the rows x cols matrix the library reads is at
+// r * row_stride + c * col_stride.
+BlasOperand blas_operand(std::int64_t row_stride, std::int64_t col_stride, std::int64_t rows, std::int64_t cols) {
+  if (row_stride == 1 && col_stride >= rows) return {.transpose = false, .ld = std::max<std::int64_t>(col_stride, 1)};
+  if (col_stride == 1 && row_stride >= cols) return {.transpose = true, .ld = std::max<std::int64_t>(row_stride, 1)};
+  throw Error(ErrorCode::Internal, "blas_gemm: strides " + std::to_string(row_stride) + ", " + std::to_string(col_stride) +
+                                       " of a " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                       " operand are not a BLAS layout");
+}
+
+}  // namespace
+
+BlasGemm blas_gemm(const GemmArgs& args) {
+  BlasGemm call;
+  call.m = args.n;
+  call.n = args.m;
+  call.k = args.k;
+  call.first = blas_operand(args.b_col, args.b_row, args.n, args.k);
+  call.second = blas_operand(args.a_col, args.a_row, args.k, args.m);
+  call.ld_y = std::max<std::int64_t>(args.n, 1);
+  call.batch_count = args.batch_count;
+  call.stride_y = args.m * args.n;
+  if (args.batch_count > 1) {
+    const BatchOffsets one = batch_offsets(args, 1);
+    call.stride_first = one.b;
+    call.stride_second = one.a;
+    for (std::int64_t batch = 2; batch < args.batch_count && call.uniform_batches; ++batch) {
+      const BatchOffsets o = batch_offsets(args, batch);
+      call.uniform_batches = o.a == batch * one.a && o.b == batch * one.b;
+    }
+  }
+  return call;
+}
+
+bool fits_int32(const BlasGemm& call) {
+  constexpr std::int64_t most = std::numeric_limits<int>::max();
+  return std::max({call.m, call.n, call.k, call.first.ld, call.second.ld, call.ld_y, call.batch_count}) <= most;
+}
+
+}  // namespace porta::detail::gpu

@@ -1,0 +1,29 @@
+#pragma once
+// What a program runs per node: a launch that binds the run's device addresses and enqueues on the
+// program's stream.
+#include <functional>
+#include <vector>
+
+#include "backends/gpu/runtime/context.hpp"
+#include "core/runtime/backend.hpp"
+
+namespace porta::detail::PORTA_GPU_NAMESPACE {
+
+class VendorSession;
+
+// Device addresses of the tensors of one run.
+struct Bindings {
+  const CompiledGraph* graph = nullptr;
+  std::byte* arena = nullptr;
+  std::byte* constants = nullptr;
+  std::byte* operator()(Tensor t) const;
+};
+
+using NodeLaunch = std::function<void(const Bindings&, gpuStream_t)>;
+
+// One launch per node of `graph.order`, with the kernel arguments planned once, here: the vendor
+// library's where `vendor` (impl=vendor) runs the node, porta's kernel otherwise.
+std::vector<NodeLaunch> plan_node_launches(const CompiledGraph& graph, const DeviceContext& context,
+                                           VendorSession* vendor);
+
+}  // namespace porta::detail::PORTA_GPU_NAMESPACE
