@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -11,10 +12,18 @@
 namespace porta::bench {
 namespace {
 
-// Rows are the same measurement when op, workload, dtype, device and provider agree.
-std::string key_of(const Json& row) {
+// Rows are the same measurement when op, workload, dtype, provider and device agree; the device
+// is left out when each file ran on one device only and they differ (two machines, or one device
+// with two settings): then those two devices are what is compared.
+std::string key_of(const Json& row, bool with_device) {
   return fmt::format("{}|{}|{}|{}|{}", text_of(row, "op"), text_of(row, "workload"), text_of(row, "dtype"),
-                     text_of(row, "device"), text_of(row, "impl"));
+                     text_of(row, "impl"), with_device ? text_of(row, "device") : "");
+}
+
+std::set<std::string> devices_of(const Json& doc) {
+  std::set<std::string> devices;
+  for (const Json& row : doc["results"]) devices.insert(text_of(row, "device"));
+  return devices;
 }
 
 }  // namespace
@@ -28,15 +37,17 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
 
 int run_compare(const CompareArgs& args) {
   const Json a = load_results(args.baseline), b = load_results(args.candidate);
+  const std::set<std::string> devices_a = devices_of(a), devices_b = devices_of(b);
+  const bool with_device = !(devices_a.size() == 1 && devices_b.size() == 1 && devices_a != devices_b);
   std::map<std::string, const Json*> in_a;
-  for (const Json& row : a["results"]) in_a.emplace(key_of(row), &row);
+  for (const Json& row : a["results"]) in_a.emplace(key_of(row, with_device), &row);
 
   std::vector<std::vector<std::string>> cells;
   double log_sum = 0.0;
   int matched = 0, only_b = 0, not_ok = 0;
   std::map<std::string, bool> seen;
   for (const Json& row : b["results"]) {
-    const std::string key = key_of(row);
+    const std::string key = key_of(row, with_device);
     const auto it = in_a.find(key);
     if (it == in_a.end()) {
       ++only_b;
@@ -54,7 +65,9 @@ int run_compare(const CompareArgs& args) {
       ++not_ok;
     }
     const auto ms = [](const std::optional<double>& s) { return s ? fmt::format("{:.3f}", *s * 1e3) : std::string("-"); };
-    cells.push_back({text_of(row, "op"), text_of(row, "workload"), text_of(row, "dtype"), text_of(row, "device"),
+    const std::string device_a = text_of(*it->second, "device"), device_b = text_of(row, "device");
+    cells.push_back({text_of(row, "op"), text_of(row, "workload"), text_of(row, "dtype"),
+                     device_a == device_b ? device_b : device_a + " / " + device_b,
                      text_of(row, "impl"), ms(ta), ms(tb), ratio,
                      ok ? "" : text_of(*it->second, "status") + " / " + text_of(row, "status")});
   }

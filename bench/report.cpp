@@ -230,9 +230,9 @@ std::string roofline_svg(const Merged& m, std::size_t platform) {
     const double ridge = bw ? g / *bw : x0;
     if (bw) s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" class=\"roof\"/>", X(x0),
                              Y(*bw * x0), X(std::max(ridge, x0)), Y(g));
-    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" class=\"roof\" stroke=\"{}\"/>",
+    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" class=\"roof\" style=\"stroke:{}\"/>",
                      X(std::max(ridge, x0)), Y(g), X(x1), Y(g), dtype_colour(dtype));
-    labels.push_back({Y(g) + 4, fmt::format("<text x=\"{:.1f}\" y=\"{{:.1f}}\" class=\"roof-label\" fill=\"{}\">{} {} GFLOP/s</text>",
+    labels.push_back({Y(g) + 4, fmt::format("<text x=\"{:.1f}\" y=\"{{:.1f}}\" class=\"roof-label\" style=\"fill:{}\">{} {} GFLOP/s</text>",
                                             L + W + 4, dtype_colour(dtype), dtype, rate_text(g))});
   }
   std::sort(labels.begin(), labels.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

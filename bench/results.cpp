@@ -173,7 +173,7 @@ void print_table(std::FILE* out, const std::vector<Row>& rows) {
   std::vector<std::vector<std::string>> cells;
   for (const Row& row : rows) {
     cells.push_back({row.op, row.workload, row.device, row.impl, row.dtype, fixed_or_dash(ms(row.median_s), 3),
-                     fixed_or_dash(ms(row.first_run_s), 1), fixed_or_dash(row.gflops, 1),
+                     fixed_or_dash(ms(row.first_run_s), 3), fixed_or_dash(row.gflops, 1),
                      fixed_or_dash(row.gbs, 1), fixed_or_dash(row.pct_peak, 0), verified_text(row),
                      row.nmse ? fmt::format("{:.1e}", *row.nmse) : "-", status_text(row)});
   }

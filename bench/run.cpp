@@ -114,14 +114,22 @@ std::string safe_file_name(std::string text) {
   return text;
 }
 
-void print_overhead(const std::vector<Row>& rows) {
-  std::vector<double> pct;
-  for (const Row& row : rows)
-    if (row.overhead_pct) pct.push_back(*row.overhead_pct);
-  if (pct.empty()) return;
-  std::sort(pct.begin(), pct.end());
-  fmt::print("porta-bench's own time per sample: median {:.4f} %, max {:.4f} % of the sample's time ({} rows)\n",
-             pct[pct.size() / 2], pct.back(), pct.size());
+// porta-bench's own cost per sample, in two parts: the bookkeeping between samples (each row's
+// overhead_pct) and the clock reads and call inside each sample, timed here on an empty run.
+void print_overhead(const std::vector<Row>& rows, double empty_sample_s) {
+  std::vector<double> between, inside;
+  for (const Row& row : rows) {
+    if (!row.overhead_pct || !row.median_s || *row.median_s <= 0.0) continue;
+    between.push_back(*row.overhead_pct);
+    inside.push_back(100.0 * empty_sample_s / *row.median_s);
+  }
+  if (between.empty()) return;
+  std::sort(between.begin(), between.end());
+  std::sort(inside.begin(), inside.end());
+  fmt::print("porta-bench's own time per sample, as % of the sample ({} rows): between samples median {:.4f} %, "
+             "max {:.4f} %; inside a sample ({:.0f} ns) median {:.4f} %, max {:.4f} %\n",
+             between.size(), between[between.size() / 2], between.back(), empty_sample_s * 1e9,
+             inside[inside.size() / 2], inside.back());
 }
 
 }  // namespace
@@ -192,7 +200,10 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
     print_comparison(stdout, rows);
   }
   fmt::print("\n");
-  print_overhead(rows);
+  const double empty_sample_s =
+      measure([] {}, {.warmup_s = 0.0, .min_samples = 10000, .min_time_s = 0.0, .max_time_s = 1.0}).median_s;
+  env["empty_sample_s"] = empty_sample_s;
+  print_overhead(rows, empty_sample_s);
 
   const std::filesystem::path json = dir / "results.json", csv = dir / "results.csv", html = dir / "report.html";
   write_json(json, env, rows);
