@@ -115,11 +115,12 @@ std::string safe_file_name(std::string text) {
 }
 
 // porta-bench's own cost per sample, in two parts: the bookkeeping between samples (each row's
-// overhead_pct) and the clock reads and call inside each sample, timed here on an empty run.
+// overhead_pct) and the clock reads and call inside each sample, timed here on an empty run. The
+// launch probe is left out: its sub-microsecond runs are the clock's own scale by design.
 void print_overhead(const std::vector<Row>& rows, double empty_sample_s) {
   std::vector<double> between, inside;
   for (const Row& row : rows) {
-    if (!row.overhead_pct || !row.median_s || *row.median_s <= 0.0) continue;
+    if (!row.overhead_pct || !row.median_s || *row.median_s <= 0.0 || row.op == "launch") continue;
     between.push_back(*row.overhead_pct);
     inside.push_back(100.0 * empty_sample_s / *row.median_s);
   }
@@ -144,44 +145,38 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
 
   std::vector<Row> rows;
   std::map<std::string, Ceilings> ceilings = options.ceilings;
-  if (!suite.unavailable.empty()) {
+  if (!suite.is_peak)
     for (const Target& t : targets)
-      rows.push_back(Row{.op = suite.name, .workload = suite.name, .device = t.spec, .backend = t.backend,
-                         .status = "unsupported", .reason = suite.unavailable});
-  } else {
-    if (!suite.is_peak)
-      for (const Target& t : targets)
-        if (t.device && !ceilings.count(t.spec)) ceilings[t.spec] = measure_ceilings(t, suite.dtypes, settings, progress);
-    const double ref_s_per_flop = ref_seconds_per_flop(settings.seed);
-    Planner planner(settings.timing, options.budget_s);
-    const std::size_t total = suite.problems.size() * targets.size() * settings.impls.size();
-    for (const Problem& problem : suite.problems) {
-      const double verify_s = problem.flops * ref_s_per_flop;
-      for (const Target& target : targets) {
-        for (const Impl impl : settings.impls) {
-          RunSettings one = settings;
-          one.compile.impl = impl;
-          if (verify_s > options.verify_limit_s)
-            one.no_verify_reason = fmt::format("the reference would take about {:.0f} s (limit {:g} s)", verify_s,
-                                               options.verify_limit_s);
-          const std::string skip = target.device ? planner.skip_reason(problem, target, ceilings[target.spec]) : "";
-          rows.push_back(skip.empty() ? run_problem(problem, target, one) : skipped_row(problem, target, one, skip));
-          planner.observe(rows.back());
-          if (!progress) continue;
-          const Row& row = rows.back();
-          std::string result = row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
-          if (row.median_s) result = fmt::format("{:.3f} ms", *row.median_s * 1e3);
-          if (row.gflops) result += fmt::format(", {:.1f} GFLOP/s", *row.gflops);
-          fmt::print(stderr, "[{}/{}] {} {} {} on {} ({}): {}\n", rows.size(), total, row.op, row.workload,
-                     row.dtype, row.device, row.impl, result);
-        }
+      if (t.device && !ceilings.count(t.spec)) ceilings[t.spec] = measure_ceilings(t, suite.dtypes, settings, progress);
+  const double ref_s_per_flop = ref_seconds_per_flop(settings.seed);
+  Planner planner(settings.timing, options.budget_s);
+  const std::size_t total = suite.problems.size() * targets.size() * settings.impls.size();
+  for (const Problem& problem : suite.problems) {
+    const double verify_s = problem.flops * ref_s_per_flop;
+    for (const Target& target : targets) {
+      for (const Impl impl : settings.impls) {
+        RunSettings one = settings;
+        one.compile.impl = impl;
+        if (verify_s > options.verify_limit_s)
+          one.no_verify_reason = fmt::format("the reference would take about {:.0f} s (limit {:g} s)", verify_s,
+                                             options.verify_limit_s);
+        const std::string skip = target.device ? planner.skip_reason(problem, target, ceilings[target.spec]) : "";
+        rows.push_back(skip.empty() ? run_problem(problem, target, one) : skipped_row(problem, target, one, skip));
+        planner.observe(rows.back());
+        if (!progress) continue;
+        const Row& row = rows.back();
+        std::string result = row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
+        if (row.median_s) result = fmt::format("{:.3f} ms", *row.median_s * 1e3);
+        if (row.gflops) result += fmt::format(", {:.1f} GFLOP/s", *row.gflops);
+        fmt::print(stderr, "[{}/{}] {} {} {} on {} ({}): {}\n", rows.size(), total, row.op, row.workload,
+                   row.dtype, row.device, row.impl, result);
       }
     }
-    if (suite.is_peak)
-      for (const Target& t : targets) ceilings[t.spec] = ceilings_from_rows(rows, t.spec, "the peak suite in this run");
-    for (Row& row : rows)
-      if (const auto it = ceilings.find(row.device); it != ceilings.end()) place_on_roofline(row, it->second);
   }
+  if (suite.is_peak)
+    for (const Target& t : targets) ceilings[t.spec] = ceilings_from_rows(rows, t.spec, "the peak suite in this run");
+  for (Row& row : rows)
+    if (const auto it = ceilings.find(row.device); it != ceilings.end()) place_on_roofline(row, it->second);
 
   std::vector<DeviceInfo> infos;
   for (const Target& t : targets)

@@ -1,6 +1,5 @@
 #pragma once
 // Named sets of problems: `porta-bench run --suite NAME` (or `--workload FILE`).
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +19,6 @@ struct Suite {
   std::vector<Problem> problems;
   bool is_peak = false;         // its rows are the ceilings' probes
   std::vector<DType> dtypes;    // the dtypes whose compute ceilings its rows need
-  std::string unavailable;      // set when the suite cannot run in this build: why
 };
 
 std::vector<std::string> suite_names();  // every suite that exists, for help text and errors
@@ -29,7 +27,7 @@ std::vector<std::string> suite_names();  // every suite that exists, for help te
 // that is malformed (with its line).
 Suite make_suite(const SuiteRequest& request, std::uint64_t seed);
 
-// The `models` suite's networks (suite_models.cpp); nullopt where porta::models is not built.
-std::optional<std::vector<Problem>> model_problems(std::uint64_t seed);
+// The `models` suite's networks (suite_models.cpp).
+std::vector<Problem> model_problems(std::uint64_t seed);
 
 }  // namespace porta::bench

@@ -113,12 +113,10 @@ TEST_CASE("timing statistics") {
   CHECK(m.overhead >= 0.0);
 }
 
-TEST_CASE("suites: every name builds, and what is unavailable says so") {
+TEST_CASE("suites: every name builds") {
   for (const std::string& name : suite_names()) {
-    if (name == "conv") continue;  // builds every DeepBench and ResNet weight: covered by the run tests
-    const Suite s = make_suite({.name = name}, 1);
-    if (name == "models") CHECK(has(s.unavailable, "not available in this build"));
-    else CHECK(!s.problems.empty());
+    if (name == "conv" || name == "models") continue;  // they build every weight of their networks: slow here
+    CHECK(!make_suite({.name = name}, 1).problems.empty());
   }
   const Suite gemm = make_suite({.name = "gemm"}, 1);
   CHECK(gemm.problems.front().workload == "128x128x128");
