@@ -13,11 +13,15 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include "compare.hpp"
 #include "devices.hpp"
 #include "env.hpp"
 #include "models.hpp"
 #include "problems.hpp"
+#include "report.hpp"
 #include "results.hpp"
+#include "results_file.hpp"
+#include "run.hpp"
 #include "suites.hpp"
 #include "tune.hpp"
 
@@ -199,31 +203,25 @@ std::filesystem::path results_folder(const std::string& out) {
   return dir;
 }
 
-int run_suite(const std::string& suite, const std::string& out, const MeasureArgs& m,
-              const std::string& command_line) {
-  const std::vector<Problem> problems = checking_arguments([&] { return suite_problems(suite, m.seed); });
-  const std::vector<Target> targets = prepare_targets(m, {});  // first: a bad spec leaves no empty folder
-  const std::filesystem::path dir = results_folder(out);
-  const std::filesystem::path json = dir / "results.json", csv = dir / "results.csv";
-  checking_arguments([&] {
-    check_writable(json);
-    check_writable(csv);
+struct SuiteArgs {
+  SuiteRequest request;
+  std::vector<std::string> dtypes;
+  std::string out, peaks;
+  SuiteOptions options;
+};
+
+int run_suite(SuiteArgs& s, const MeasureArgs& m, const std::string& command_line) {
+  const Suite suite = checking_arguments([&] {
+    for (const std::string& d : s.dtypes) s.request.dtypes.push_back(parse_dtype(d));
+    if (!s.peaks.empty()) s.options.ceilings = recorded_ceilings(load_results(s.peaks));
+    return make_suite(s.request, m.seed);
   });
-  std::vector<std::string> specs;
-  for (const Target& t : targets) specs.push_back(t.spec);
-  fmt::print(stderr, "porta-bench: suite '{}': {} problems on {}\n", suite, problems.size(),
-             fmt::join(specs, ", "));
-  const std::vector<Row> rows = run_all(problems, targets, settings_from(m, true), true);
-  fmt::print("\n");
-  print_table(stdout, rows);
-  if (targets.size() > 1) {
-    fmt::print("\n");
-    print_comparison(stdout, rows);
-  }
-  write_json(json, environment(infos_of(targets), command_line), rows);
-  write_csv(csv, rows);
-  fmt::print("\nResults: {}\n         {}\n", json.string(), csv.string());
-  return finish(rows);
+  const std::vector<Target> targets = prepare_targets(m, {});  // first: a bad spec leaves no empty folder
+  const std::filesystem::path dir = results_folder(s.out);
+  checking_arguments([&] {
+    for (const char* file : {"results.json", "results.csv", "report.html"}) check_writable(dir / file);
+  });
+  return run_suite(suite, targets, settings_from(m, true), s.options, dir, command_line);
 }
 
 std::string join_command_line(const std::vector<std::string>& args) {
@@ -293,11 +291,17 @@ int run_cli(std::vector<std::string> args) {
   add_output_options(conv_cmd, output);
   add_measure_options(conv_cmd, measure);
 
-  std::string suite = "quick", out;
-  auto* run = app.add_subcommand("run", "Run a suite on every device, verified; write JSON and CSV");
-  run->add_option("--suite", suite, fmt::format("Suite to run: {}", fmt::join(suite_names(), ", ")))
-      ->capture_default_str();
-  run->add_option("--out", out, "Results folder (default: ./porta-results/<UTC timestamp>)");
+  SuiteArgs suite;
+  auto* run = app.add_subcommand("run", "Run a suite on every device, verified; write JSON, CSV and an HTML report");
+  auto* suite_opt = run->add_option("--suite", suite.request.name,
+                                    fmt::format("Suite to run: {}", fmt::join(suite_names(), ", ")))->capture_default_str();
+  run->add_option("--workload", suite.request.workload_file, "Run the problems of a CSV file (columns as bench/workloads/)")
+      ->excludes(suite_opt);
+  run->add_option("--dtype", suite.dtypes, "Dtypes for gemm, conv, peak and --workload, comma-separated")->delimiter(',');
+  run->add_option("--out", suite.out, "Results folder (default: ./porta-results/<UTC timestamp>)");
+  run->add_option("--budget", suite.options.budget_s, "Seconds for the whole suite; what is left is skipped (0: none)")
+      ->check(non_negative_seconds)->capture_default_str();
+  run->add_option("--peaks", suite.peaks, "Take the devices' ceilings from an earlier results.json (of --suite peak)");
   add_measure_options(run, measure);
 
   std::vector<std::string> model_names, known_models;
@@ -325,6 +329,10 @@ int run_cli(std::vector<std::string> args) {
 
   TuneArgs tune_args;
   auto* tune = add_tune_command(app, tune_args);
+  ReportArgs report_args;
+  auto* report = add_report_command(app, report_args);
+  CompareArgs compare_args;
+  auto* compare = add_compare_command(app, compare_args);
 
   // CLI11 would only say "A subcommand is required" for a misspelt one.
   std::vector<std::string> commands;
@@ -351,7 +359,9 @@ int run_cli(std::vector<std::string> args) {
     print_support_matrix(stdout, markdown);
     return 0;
   }
-  if (app.got_subcommand(run)) return run_suite(suite, out, measure, command_line);
+  if (app.got_subcommand(run)) return run_suite(suite, measure, command_line);
+  if (app.got_subcommand(report)) return checking_arguments([&] { return run_report(report_args); });
+  if (app.got_subcommand(compare)) return checking_arguments([&] { return run_compare(compare_args); });
   if (app.got_subcommand(model_cmd)) return run_model_command(model_names, batches, !no_torch, profile, measure, output, command_line);
   if (app.got_subcommand(fit_cmd)) return run_fit_command(fit_model, fit_device, fit_dtype, fit_memory);
   if (app.got_subcommand(tune)) return run_tune(tune_args);

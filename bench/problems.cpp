@@ -7,6 +7,32 @@
 namespace porta::bench {
 namespace {
 
+std::string backend_of(std::string_view spec) { return std::string(spec.substr(0, spec.find(':'))); }
+
+std::vector<std::string> split_specs(const std::vector<std::string>& args) {
+  std::vector<std::string> specs;
+  for (const std::string& arg : args) {
+    std::size_t pos = 0;
+    while (pos <= arg.size()) {
+      const std::size_t comma = std::min(arg.find(',', pos), arg.size());
+      const std::string piece = arg.substr(pos, comma - pos);
+      const std::size_t eq = piece.find('='), colon = piece.find(':');
+      const bool option_only = eq != std::string::npos && (colon == std::string::npos || eq < colon);
+      if (option_only && !specs.empty()) specs.back() += "," + piece;
+      else specs.push_back(piece);  // an empty piece is left for Device::open to reject clearly
+      pos = comma + 1;
+    }
+  }
+  return specs;
+}
+
+void clear_speed(Row& row) {
+  row.samples = 0;
+  row.median_s = row.min_s = row.p90_s = row.mean_s = row.max_s = row.gflops = row.gbs = std::nullopt;
+}
+
+}  // namespace
+
 // Each input, weight and output moved once: the least traffic any implementation can get away with.
 double minimum_bytes(const Graph& graph) {
   double bytes = 0.0;
@@ -41,32 +67,6 @@ std::string conv_label(const cases::ConvProblem& p) {
   if (c.groups != 1) label += fmt::format(" g{}", c.groups);
   return label;
 }
-
-std::string backend_of(std::string_view spec) { return std::string(spec.substr(0, spec.find(':'))); }
-
-std::vector<std::string> split_specs(const std::vector<std::string>& args) {
-  std::vector<std::string> specs;
-  for (const std::string& arg : args) {
-    std::size_t pos = 0;
-    while (pos <= arg.size()) {
-      const std::size_t comma = std::min(arg.find(',', pos), arg.size());
-      const std::string piece = arg.substr(pos, comma - pos);
-      const std::size_t eq = piece.find('='), colon = piece.find(':');
-      const bool option_only = eq != std::string::npos && (colon == std::string::npos || eq < colon);
-      if (option_only && !specs.empty()) specs.back() += "," + piece;
-      else specs.push_back(piece);  // an empty piece is left for Device::open to reject clearly
-      pos = comma + 1;
-    }
-  }
-  return specs;
-}
-
-void clear_speed(Row& row) {
-  row.samples = 0;
-  row.median_s = row.min_s = row.p90_s = row.gflops = row.gbs = std::nullopt;
-}
-
-}  // namespace
 
 Problem gemm_problem(const cases::GemmProblem& p, std::string workload) {
   Problem problem{.op = "gemm",
@@ -148,8 +148,11 @@ Row run_problem(const Problem& problem, const Target& target, const RunSettings&
     row.median_s = timing.median_s;
     row.min_s = timing.min_s;
     row.p90_s = timing.p90_s;
+    row.mean_s = timing.mean_s;
+    row.max_s = timing.max_s;
+    row.overhead_pct = timing.overhead * 100.0;
     if (timing.median_s > 0.0) {  // a run below the clock's resolution has no meaningful rate
-      row.gflops = problem.flops / timing.median_s * 1e-9;
+      if (problem.flops > 0.0) row.gflops = problem.flops / timing.median_s * 1e-9;
       row.gbs = problem.bytes / timing.median_s * 1e-9;
     }
   } catch (const Error& e) {
@@ -163,6 +166,10 @@ Row run_problem(const Problem& problem, const Target& target, const RunSettings&
   }
 
   if (!settings.verify) return row;
+  if (!settings.no_verify_reason.empty()) {
+    row.reason = "not verified: " + settings.no_verify_reason;
+    return row;
+  }
   try {
     const cases::Verification v =
         cases::verify_against_ref(problem.graph, device, problem.kind, settings.seed, settings.compile);

@@ -25,6 +25,13 @@ struct Problem {
   double bytes = 0.0;
 };
 
+// Each input, weight and output moved once: the least traffic any implementation can get away with.
+double minimum_bytes(const Graph& graph);
+
+// Short labels made from the sizes, e.g. "512x512x512 NT" and "1x64x56x56 k64 3x3 p1".
+std::string gemm_label(const cases::GemmProblem& p);
+std::string conv_label(const cases::ConvProblem& p);
+
 // `workload` overrides the label made from the sizes (suites use layer names).
 Problem gemm_problem(const cases::GemmProblem& p, std::string workload = {});
 Problem conv_problem(const cases::ConvProblem& p, std::uint64_t seed, std::string workload = {});
@@ -48,6 +55,7 @@ struct RunSettings {
   CompileOptions compile;  // its impl is overridden by each of `impls` in turn
   std::vector<Impl> impls{Impl::Native};
   bool verify = false;
+  std::string no_verify_reason;  // set when verification was asked for but is out of reach (too slow on ref)
   std::uint64_t seed = 42;
 };
 

@@ -46,7 +46,7 @@ std::string verified_text(const Row& row) {
 }
 
 std::string status_text(const Row& row) {
-  if (row.status == "ok") return "ok";
+  if (row.status == "ok") return row.reason.empty() ? "ok" : "ok (" + single_line(row.reason) + ")";
   return row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
 }
 
@@ -109,11 +109,17 @@ Json to_json(const Row& row) {
   j["median_s"] = optional_json(row.median_s);
   j["min_s"] = optional_json(row.min_s);
   j["p90_s"] = optional_json(row.p90_s);
+  j["mean_s"] = optional_json(row.mean_s);
+  j["max_s"] = optional_json(row.max_s);
   j["first_run_s"] = optional_json(row.first_run_s);
   j["compile_s"] = optional_json(row.compile_s);
   j["gflops"] = optional_json(row.gflops);
   j["gbs"] = optional_json(row.gbs);
+  j["ai"] = optional_json(row.ai);
   j["pct_peak"] = optional_json(row.pct_peak);
+  j["pct_roofline"] = optional_json(row.pct_roofline);
+  j["bound"] = row.bound;
+  j["overhead_pct"] = optional_json(row.overhead_pct);
   j["verified"] = row.verified ? Json(*row.verified) : Json(nullptr);
   j["nmse"] = optional_json(row.nmse);
   j["max_abs"] = optional_json(row.max_abs);
@@ -163,15 +169,18 @@ void write_csv(const std::filesystem::path& path, const std::vector<Row>& rows) 
 }
 
 void print_table(std::FILE* out, const std::vector<Row>& rows) {
+  const auto ms = [](const std::optional<double>& s) { return s ? std::optional(*s * 1e3) : std::nullopt; };
   std::vector<std::vector<std::string>> cells;
   for (const Row& row : rows) {
-    const std::optional<double> ms = row.median_s ? std::optional(*row.median_s * 1e3) : std::nullopt;
-    cells.push_back({row.op, row.workload, row.device, row.impl, row.dtype, fixed_or_dash(ms, 3),
-                     fixed_or_dash(row.gflops, 1), verified_text(row),
+    cells.push_back({row.op, row.workload, row.device, row.impl, row.dtype, fixed_or_dash(ms(row.median_s), 3),
+                     fixed_or_dash(ms(row.first_run_s), 3), fixed_or_dash(row.gflops, 1),
+                     fixed_or_dash(row.gbs, 1), fixed_or_dash(row.pct_peak, 0), verified_text(row),
                      row.nmse ? fmt::format("{:.1e}", *row.nmse) : "-", status_text(row)});
   }
-  print_text_table(out, {"op", "workload", "device", "impl", "dtype", "median ms", "GFLOP/s", "verified", "nmse", "status"},
-                cells, {false, false, false, false, false, true, true, true, true, false});
+  print_text_table(out,
+                   {"op", "workload", "device", "impl", "dtype", "median ms", "first ms", "GFLOP/s", "GB/s",
+                    "% peak", "verified", "nmse", "status"},
+                   cells, {false, false, false, false, false, true, true, true, true, true, true, true, false});
 }
 
 void print_comparison(std::FILE* out, const std::vector<Row>& rows) {

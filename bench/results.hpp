@@ -27,17 +27,21 @@ struct Row {
   std::string impl = "native";
   std::string dtype;
   bool tf32 = false;
-  std::string status = "ok";  // "ok", "unsupported" or "failed"
-  std::string reason;         // why, when status is not "ok"
+  std::string status = "ok";  // "ok", "unsupported", "skipped" (a suite's size or time limits) or "failed"
+  std::string reason;         // why, when status is not "ok"; for an "ok" row, why it is not verified
   double flops = 0.0;         // per run
   double bytes = 0.0;         // per run: each input, weight and output moved once (the roofline minimum)
   std::uint64_t seed = 0;
   int samples = 0;
-  std::optional<double> median_s, min_s, p90_s;
+  std::optional<double> median_s, min_s, p90_s, mean_s, max_s;
   std::optional<double> first_run_s;  // compile + first run
   std::optional<double> compile_s;
   std::optional<double> gflops, gbs;
-  std::optional<double> pct_peak;     // null until device peaks are measured
+  std::optional<double> ai;           // arithmetic intensity, flops / bytes
+  std::optional<double> pct_peak;     // gflops as % of the device's measured compute ceiling for the dtype
+  std::optional<double> pct_roofline; // gflops as % of the roofline at this ai: min(compute, ai x bandwidth)
+  std::string bound;                  // "compute" or "memory": which ceiling the roofline is at, at this ai
+  std::optional<double> overhead_pct; // porta-bench's own time per sample, % of the sample (see timing.hpp)
   std::optional<bool> verified;       // null when not verified
   std::optional<double> nmse, max_abs;
 };

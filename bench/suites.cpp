@@ -1,7 +1,12 @@
 #include "suites.hpp"
 
+#include <set>
+
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+
+#include "peak.hpp"
+#include "workload_csv.hpp"
 
 namespace porta::bench {
 namespace {
@@ -33,14 +38,102 @@ std::vector<Problem> quick(std::uint64_t seed) {
   return problems;
 }
 
+// Each entry once per dtype (a file's own dtype column, when it has one, is kept as written).
+std::vector<WorkloadEntry> in_dtypes(const std::vector<WorkloadEntry>& entries, const std::vector<DType>& dtypes,
+                                     bool keep_own) {
+  std::vector<WorkloadEntry> out;
+  for (const DType dtype : dtypes)
+    for (WorkloadEntry e : entries) {
+      std::visit([&](auto& p) { p.dtype = keep_own && p.dtype != DType::f32 ? p.dtype : dtype; }, e.problem);
+      out.push_back(std::move(e));
+    }
+  return out;
+}
+
+std::vector<WorkloadEntry> only_sets(const std::vector<WorkloadEntry>& entries, std::set<std::string> sets) {
+  std::vector<WorkloadEntry> out;
+  for (const WorkloadEntry& e : entries)
+    if (sets.count(e.label)) out.push_back(e);
+  return out;
+}
+
+void append(std::vector<Problem>& to, std::vector<Problem> from) {
+  for (Problem& p : from) to.push_back(std::move(p));
+}
+
+// Powers of two from 128 to 8192 and their odd neighbours: the gap between 2^k and 2^k+1 shows
+// how much a kernel depends on sizes that divide its tiles.
+std::vector<Problem> gemm_suite(const std::vector<DType>& dtypes, std::uint64_t seed) {
+  std::vector<Problem> problems;
+  for (const DType dtype : dtypes)
+    for (std::int64_t size = 128; size <= 8192; size *= 2)
+      for (const std::int64_t s : {size, size + 1}) problems.push_back(gemm(s, s, s, dtype));
+  const auto deepbench = builtin_workload("deepbench_gemm");
+  append(problems, workload_problems(in_dtypes(only_sets(deepbench, {"training_set"}), dtypes, false), seed,
+                                     "workloads/deepbench_gemm.csv", std::nullopt, "deepbench/"));
+  append(problems, workload_problems(in_dtypes(only_sets(deepbench, {"inference_server_set", "inference_device_set"}),
+                                               dtypes, false),
+                                     seed, "workloads/deepbench_gemm.csv", std::nullopt, "deepbench/"));
+  return problems;
+}
+
+std::vector<Problem> conv_suite(const std::vector<DType>& dtypes, std::uint64_t seed) {
+  std::vector<Problem> problems;
+  const auto resnet = in_dtypes(builtin_workload("resnet50_conv"), dtypes, false);
+  for (const std::int64_t n : {1, 32, 256})
+    append(problems, workload_problems(resnet, seed, "workloads/resnet50_conv.csv", n, "resnet50/"));
+  append(problems, workload_problems(in_dtypes(only_sets(builtin_workload("deepbench_conv"), {"training_set"}),
+                                               dtypes, false),
+                                     seed, "workloads/deepbench_conv.csv", std::nullopt, "deepbench/"));
+  return problems;
+}
+
+// A list may name the same problem twice (DeepBench does): time it once.
+std::vector<Problem> without_repeats(std::vector<Problem> problems) {
+  std::set<std::string> seen;
+  std::vector<Problem> out;
+  for (Problem& p : problems)
+    if (seen.insert(fmt::format("{}|{}|{}|{}", p.op, p.workload, to_string(p.dtype), p.params.dump())).second)
+      out.push_back(std::move(p));
+  return out;
+}
+
+std::vector<DType> distinct_dtypes(const std::vector<Problem>& problems) {
+  std::vector<DType> dtypes;
+  for (const Problem& p : problems)
+    if (std::find(dtypes.begin(), dtypes.end(), p.dtype) == dtypes.end()) dtypes.push_back(p.dtype);
+  return dtypes;
+}
+
 }  // namespace
 
-std::vector<std::string> suite_names() { return {"quick"}; }
+std::vector<std::string> suite_names() { return {"quick", "peak", "gemm", "conv", "models"}; }
 
-std::vector<Problem> suite_problems(std::string_view name, std::uint64_t seed) {
-  if (name == "quick") return quick(seed);
-  throw Error(ErrorCode::InvalidArgument, fmt::format("suite '{}' is not available yet (available: {})", name,
-                                                      fmt::join(suite_names(), ", ")));
+Suite make_suite(const SuiteRequest& request, std::uint64_t seed) {
+  const std::vector<DType> dtypes = request.dtypes.empty() ? std::vector{DType::f32} : request.dtypes;
+  Suite suite{.name = request.workload_file.empty() ? request.name : "workload"};
+  if (!request.workload_file.empty()) {
+    suite.problems = workload_problems(in_dtypes(read_workload_file(request.workload_file), dtypes, request.dtypes.empty()),
+                                       seed, request.workload_file);
+  } else if (request.name == "quick") {
+    suite.problems = quick(seed);
+  } else if (request.name == "peak") {
+    suite.problems = peak_problems(true, request.dtypes.empty() ? std::vector{DType::f32, DType::f16, DType::bf16}
+                                                                 : request.dtypes);
+    suite.is_peak = true;
+  } else if (request.name == "gemm") {
+    suite.problems = gemm_suite(dtypes, seed);
+  } else if (request.name == "conv") {
+    suite.problems = conv_suite(dtypes, seed);
+  } else if (request.name == "models") {
+    suite.problems = model_problems(seed);
+  } else {
+    throw Error(ErrorCode::InvalidArgument,
+                fmt::format("no suite '{}' (available: {})", request.name, fmt::join(suite_names(), ", ")));
+  }
+  suite.problems = without_repeats(std::move(suite.problems));
+  suite.dtypes = distinct_dtypes(suite.problems);
+  return suite;
 }
 
 }  // namespace porta::bench

@@ -21,6 +21,8 @@ Timing summarize(std::vector<double> samples) {
   t.median_s = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
   const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(n)));
   t.p90_s = samples[std::max<std::size_t>(rank, 1) - 1];
+  t.max_s = samples.back();
+  for (const double s : samples) t.mean_s += s / static_cast<double>(n);
   return t;
 }
 
@@ -29,17 +31,23 @@ Timing measure(const std::function<void()>& run, const TimingPolicy& policy) {
   while (steady_seconds() - warmup_start < policy.warmup_s) run();
 
   std::vector<double> samples;
+  samples.reserve(1024);  // no allocation inside the loop in the common case
   const double start = steady_seconds();
+  double elapsed = 0.0;
   for (;;) {
     const double before = steady_seconds();
     run();
     const double after = steady_seconds();
     samples.push_back(after - before);
-    const double elapsed = after - start;
+    elapsed = after - start;
     const bool enough = static_cast<int>(samples.size()) >= policy.min_samples && elapsed >= policy.min_time_s;
     if (enough || elapsed >= policy.max_time_s) break;
   }
-  return summarize(std::move(samples));
+  double inside = 0.0;
+  for (const double s : samples) inside += s;
+  Timing t = summarize(std::move(samples));
+  if (inside > 0.0) t.overhead = std::max(0.0, elapsed - inside) / inside;
+  return t;
 }
 
 }  // namespace porta::bench

@@ -17,6 +17,11 @@ struct Timing {
   double median_s = 0.0;        // the headline number: robust to the odd slow run
   double min_s = 0.0;
   double p90_s = 0.0;
+  double mean_s = 0.0;
+  double max_s = 0.0;
+  // porta-bench's own time in the sampling loop (clock reads, bookkeeping) as a fraction of the
+  // time spent inside the runs: the loop's wall time minus the sum of the samples, over that sum.
+  double overhead = 0.0;
 };
 
 double steady_seconds();  // steady_clock now, in seconds (only differences mean anything)
@@ -25,7 +30,7 @@ double steady_seconds();  // steady_clock now, in seconds (only differences mean
 // the first run itself, because that one includes compilation and belongs in its own column.
 Timing measure(const std::function<void()>& run, const TimingPolicy& policy);
 
-// Median, min and p90 (nearest rank) of `samples`; all zero when there are none.
+// Median, min, p90 (nearest rank), mean and max of `samples`; all zero when there are none.
 Timing summarize(std::vector<double> samples);
 
 }  // namespace porta::bench

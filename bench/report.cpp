@@ -1,0 +1,427 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "peak.hpp"
+#include "results_file.hpp"
+
+namespace porta::bench {
+namespace {
+
+const char* const palette[] = {"#2f6db5", "#d9822b", "#3a9a5b", "#c23b3b", "#7b5cb8", "#8c6d31", "#d16aa8", "#5f6b73"};
+const char* colour(std::size_t i) { return palette[i % std::size(palette)]; }
+
+std::string escape(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string rate_text(double v) { return fmt::format("{:.1f}", v); }
+
+// One device of one input file: the unit the page compares.
+struct Platform {
+  std::string label;
+  std::string spec, backend, name, host;
+  Ceilings ceilings;
+};
+
+// One result row, reduced to what the page shows.
+struct Point {
+  std::size_t platform;
+  std::string impl, problem, status, reason;
+  std::optional<double> gflops, ai, pct_peak;
+  std::string dtype;
+};
+
+struct Merged {
+  std::vector<Platform> platforms;
+  std::vector<Point> points;
+  std::vector<std::string> problems;  // compute problems ("op workload dtype") in first-seen order
+};
+
+Merged merge(const std::vector<ResultsInput>& inputs) {
+  Merged m;
+  std::map<std::pair<std::size_t, std::string>, std::size_t> index;  // (input, spec) -> platform
+  std::multimap<std::string, std::size_t> by_spec;
+  for (std::size_t f = 0; f < inputs.size(); ++f) {
+    const Json& doc = inputs[f].doc;
+    const Json& env = doc["env"];
+    const std::map<std::string, Ceilings> ceilings = recorded_ceilings(doc);
+    const auto platform_of = [&](const std::string& spec, const std::string& backend) {
+      const auto key = std::pair{f, spec};
+      if (const auto it = index.find(key); it != index.end()) return it->second;
+      Platform p{.label = spec, .spec = spec, .backend = backend, .host = text_of(env, "hostname")};
+      if (env.contains("devices") && env["devices"].is_array())
+        for (const Json& d : env["devices"])
+          if (text_of(d, "spec") == spec) p.name = text_of(d, "name");
+      if (const auto it = ceilings.find(spec); it != ceilings.end()) p.ceilings = it->second;
+      m.platforms.push_back(p);
+      by_spec.emplace(spec, m.platforms.size() - 1);
+      return index[key] = m.platforms.size() - 1;
+    };
+    for (const Json& row : doc["results"]) {
+      const std::string op = text_of(row, "op");
+      Point pt{.platform = platform_of(text_of(row, "device"), text_of(row, "backend")),
+               .impl = text_of(row, "impl"),
+               .problem = fmt::format("{} {} {}", op, text_of(row, "workload"), text_of(row, "dtype")),
+               .status = text_of(row, "status"),
+               .reason = text_of(row, "reason"),
+               .gflops = number_of(row, "gflops"),
+               .ai = number_of(row, "ai"),
+               .pct_peak = number_of(row, "pct_peak"),
+               .dtype = text_of(row, "dtype")};
+      if (op == "stream" || op == "launch") continue;  // their numbers are the ceilings
+      if (std::find(m.problems.begin(), m.problems.end(), pt.problem) == m.problems.end()) m.problems.push_back(pt.problem);
+      m.points.push_back(std::move(pt));
+    }
+  }
+  // The same spec in several files: tell them apart by host, else by file.
+  for (Platform& p : m.platforms) {
+    if (by_spec.count(p.spec) < 2) continue;
+    std::set<std::string> hosts;
+    const auto [first, last] = by_spec.equal_range(p.spec);
+    for (auto it = first; it != last; ++it) hosts.insert(m.platforms[it->second].host);
+    p.label = hosts.size() == by_spec.count(p.spec) ? p.spec + " @ " + p.host : p.label;
+  }
+  for (const auto& [key, i] : index)
+    if (by_spec.count(m.platforms[i].spec) > 1 && m.platforms[i].label == m.platforms[i].spec)
+      m.platforms[i].label = fmt::format("{} [{}]", m.platforms[i].spec, inputs[key.first].name);
+  return m;
+}
+
+std::string series_label(const Merged& m, const Point& p) {
+  return p.impl == "native" || p.impl.empty() ? m.platforms[p.platform].label : m.platforms[p.platform].label + " " + p.impl;
+}
+
+// --- sections -----------------------------------------------------------------------------------
+
+std::string inputs_section(const std::vector<ResultsInput>& inputs) {
+  std::string h = "<h2>Inputs</h2><table><tr><th>file</th><th>host</th><th>date</th><th>suite</th><th>revision</th>"
+                  "<th>command</th></tr>";
+  for (const ResultsInput& in : inputs) {
+    const Json& env = in.doc["env"];
+    h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+                     escape(in.name), escape(text_of(env, "hostname")), escape(text_of(env, "date")),
+                     escape(text_of(env, "suite")), escape(text_of(env, "git_revision")), escape(text_of(env, "command")));
+  }
+  return h + "</table>";
+}
+
+std::string devices_section(const Merged& m) {
+  std::string h = "<h2>Devices and measured ceilings</h2><table><tr><th>platform</th><th>device</th><th>backend</th>"
+                  "<th>bandwidth GB/s</th><th>compute GFLOP/s</th><th>launch &micro;s</th><th>measured by</th></tr>";
+  for (const Platform& p : m.platforms) {
+    std::string compute;
+    for (const auto& [dtype, g] : p.ceilings.gflops) compute += fmt::format("{}{} {}", compute.empty() ? "" : ", ", dtype, rate_text(g));
+    const auto bw = p.ceilings.bandwidth_gbs();
+    h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=num>{}</td><td>{}</td><td class=num>{}</td><td>{}</td></tr>",
+                     escape(p.label), escape(p.name), escape(p.backend), bw ? rate_text(*bw) : "-",
+                     compute.empty() ? "-" : escape(compute),
+                     p.ceilings.launch_s ? fmt::format("{:.1f}", *p.ceilings.launch_s * 1e6) : "-",
+                     escape(p.ceilings.source.empty() ? "not measured" : p.ceilings.source));
+  }
+  return h + "</table>";
+}
+
+// Horizontal bars, one per device/backend/impl, for each problem.
+std::string bars_section(const Merged& m) {
+  std::vector<std::string> series;
+  for (const Point& p : m.points)
+    if (std::find(series.begin(), series.end(), series_label(m, p)) == series.end()) series.push_back(series_label(m, p));
+  std::string h = "<h2>GFLOP/s per workload</h2><p>Median rate of each device, backend and provider; a row that did "
+                  "not run says why.</p><div class=bars>";
+  const int label_w = 230, bar_w = 330, row_h = 20;
+  for (const std::string& problem : m.problems) {
+    std::vector<const Point*> pts;
+    double top = 0.0;
+    for (const Point& p : m.points)
+      if (p.problem == problem) {
+        pts.push_back(&p);
+        if (p.gflops) top = std::max(top, *p.gflops);
+      }
+    const int height = static_cast<int>(pts.size()) * row_h + 8;
+    h += fmt::format("<figure><figcaption>{}</figcaption><svg width=\"{}\" height=\"{}\" role=\"img\">", escape(problem),
+                     label_w + bar_w + 120, height);
+    int y = 4;
+    for (const Point* p : pts) {
+      const std::string label = series_label(m, *p);
+      const std::size_t s = static_cast<std::size_t>(std::find(series.begin(), series.end(), label) - series.begin());
+      h += fmt::format("<g class=\"bar\" data-problem=\"{}\" data-series=\"{}\"", escape(problem), escape(label));
+      if (p->gflops) h += fmt::format(" data-gflops=\"{}\"", rate_text(*p->gflops));
+      h += fmt::format("><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", label_w - 6, y + 14, escape(label));
+      if (p->status == "ok" && p->gflops) {
+        const double w = top > 0.0 ? std::max(1.0, bar_w * *p->gflops / top) : 1.0;
+        h += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>"
+                         "<text x=\"{:.1f}\" y=\"{}\">{}</text>",
+                         label_w, y + 2, w, row_h - 4, colour(s), label_w + w + 4, y + 14, rate_text(*p->gflops));
+      } else {
+        const std::string why = p->status + (p->reason.empty() ? "" : ": " + p->reason);
+        h += fmt::format("<text x=\"{}\" y=\"{}\" class=\"muted\">{}<title>{}</title></text>", label_w, y + 14,
+                         escape(why.substr(0, 60) + (why.size() > 60 ? "..." : "")), escape(why));
+      }
+      h += "</g>";
+      y += row_h;
+    }
+    h += "</svg></figure>";
+  }
+  return h + "</div>";
+}
+
+// Log-log roofline of one platform: its bandwidth and compute ceilings and its measured points.
+std::string roofline_svg(const Merged& m, std::size_t platform) {
+  const Platform& pf = m.platforms[platform];
+  const std::optional<double> bw = pf.ceilings.bandwidth_gbs();
+  std::vector<const Point*> pts;
+  for (const Point& p : m.points)
+    if (p.platform == platform && p.status == "ok" && p.ai && p.gflops && *p.ai > 0 && *p.gflops > 0) pts.push_back(&p);
+  if (pts.empty() && pf.ceilings.gflops.empty()) return {};
+  double x0 = 0.1, x1 = 100.0, y0 = 1e30, y1 = 0.0;
+  for (const Point* p : pts) {
+    x0 = std::min(x0, *p->ai / 2), x1 = std::max(x1, *p->ai * 2);
+    y0 = std::min(y0, *p->gflops / 2), y1 = std::max(y1, *p->gflops * 2);
+  }
+  for (const auto& [dtype, g] : pf.ceilings.gflops) {
+    y1 = std::max(y1, g * 2), y0 = std::min(y0, g / 20);
+    if (bw) x1 = std::max(x1, g / *bw * 4);
+  }
+  if (bw) y0 = std::min(y0, *bw * x0);
+  x0 = std::pow(10.0, std::floor(std::log10(x0))), x1 = std::pow(10.0, std::ceil(std::log10(x1)));
+  y0 = std::pow(10.0, std::floor(std::log10(y0))), y1 = std::pow(10.0, std::ceil(std::log10(y1)));
+  const double W = 560, H = 340, L = 60, B = 60, T = 10, R = 150;
+  const auto X = [&](double v) { return L + (std::log10(v) - std::log10(x0)) / (std::log10(x1) - std::log10(x0)) * W; };
+  const auto Y = [&](double v) { return T + H - (std::log10(v) - std::log10(y0)) / (std::log10(y1) - std::log10(y0)) * H; };
+  std::string s = fmt::format("<svg class=\"roofline\" data-platform=\"{}\" width=\"{}\" height=\"{}\" role=\"img\">",
+                              escape(pf.label), L + W + R, T + H + B);
+  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"plot\"/>", L, T, W, H);
+  for (double v = x0; v <= x1 * 1.01; v *= 10)
+    s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" class=\"grid\"/><text x=\"{0:.1f}\" y=\"{3}\" "
+                     "text-anchor=\"middle\">{4:g}</text>", X(v), T, T + H, T + H + 16, v);
+  for (double v = y0; v <= y1 * 1.01; v *= 10)
+    s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" class=\"grid\"/><text x=\"{3}\" y=\"{4:.1f}\" "
+                     "text-anchor=\"end\">{5:g}</text>", L, L + W, Y(v), L - 4, Y(v) + 4, v);
+  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte)</text>", L + W / 2, T + H + 34);
+  s += fmt::format("<text transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\">GFLOP/s</text>", T + H / 2);
+  std::vector<std::string> dtypes;
+  for (const auto& [dtype, g] : pf.ceilings.gflops) dtypes.push_back(dtype);
+  for (const Point* p : pts)
+    if (std::find(dtypes.begin(), dtypes.end(), p->dtype) == dtypes.end()) dtypes.push_back(p->dtype);
+  const auto dtype_colour = [&](const std::string& d) {
+    return colour(static_cast<std::size_t>(std::find(dtypes.begin(), dtypes.end(), d) - dtypes.begin()));
+  };
+  std::vector<std::pair<double, std::string>> labels;  // compute ceilings' labels, kept apart below
+  for (const auto& [dtype, g] : pf.ceilings.gflops) {
+    const double ridge = bw ? g / *bw : x0;
+    if (bw) s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" class=\"roof\"/>", X(x0),
+                             Y(*bw * x0), X(std::max(ridge, x0)), Y(g));
+    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" class=\"roof\" style=\"stroke:{}\"/>",
+                     X(std::max(ridge, x0)), Y(g), X(x1), Y(g), dtype_colour(dtype));
+    labels.push_back({Y(g) + 4, fmt::format("<text x=\"{:.1f}\" y=\"{{:.1f}}\" class=\"roof-label\" style=\"fill:{}\">{} {} GFLOP/s</text>",
+                                            L + W + 4, dtype_colour(dtype), dtype, rate_text(g))});
+  }
+  std::sort(labels.begin(), labels.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t i = 1; i < labels.size(); ++i) labels[i].first = std::max(labels[i].first, labels[i - 1].first + 14);
+  for (const auto& [y, text] : labels) s += fmt::format(fmt::runtime(text), y);
+  if (bw) {
+    const double ridge = pf.ceilings.gflops.empty() ? x1 : pf.ceilings.gflops.begin()->second / *bw;
+    const double at = std::sqrt(x0 * std::clamp(ridge, x0, x1));
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"roof-label\">{} GB/s</text>", X(at) + 8, Y(*bw * at) + 6,
+                     rate_text(*bw));
+  }
+  for (const Point* p : pts)
+    s += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"{}><title>{} ({}): {} GFLOP/s at "
+                     "{:.2f} FLOP/byte</title></circle>",
+                     X(*p->ai), Y(*p->gflops), dtype_colour(p->dtype), p->impl == "native" ? "" : " fill-opacity=\"0.45\"",
+                     escape(p->problem), escape(p->impl), rate_text(*p->gflops), *p->ai);
+  double lx = L;  // the legend: one entry per dtype under the axis title
+  for (const std::string& d : dtypes) {
+    s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>", lx + 4,
+                     T + H + 50, dtype_colour(d), lx + 12, T + H + 54, d);
+    lx += 60;
+  }
+  return s + "</svg>";
+}
+
+std::string rooflines_section(const Merged& m) {
+  std::string h = "<h2>Roofline per device</h2><p>Ceilings measured on the device itself (best stream "
+                  "bandwidth; best GEMM rate per dtype). Solid points: native kernels; pale: vendor.</p>";
+  for (std::size_t i = 0; i < m.platforms.size(); ++i) {
+    const std::string svg = roofline_svg(m, i);
+    h += fmt::format("<figure><figcaption>{}</figcaption>{}</figure>", escape(m.platforms[i].label),
+                     svg.empty() ? "<p class=muted>no ceilings or points to place</p>" : svg);
+  }
+  return h;
+}
+
+std::optional<double> rate(const Merged& m, const std::string& problem, std::size_t platform, const std::string& impl) {
+  for (const Point& p : m.points)
+    if (p.problem == problem && p.platform == platform && p.impl == impl && p.status == "ok" && p.gflops) return p.gflops;
+  return std::nullopt;
+}
+
+// Ratios of `num` over `den` rates per problem, with their geometric mean.
+std::string speedup_table(const Merged& m, const std::string& caption,
+                          const std::vector<std::pair<std::string, std::pair<std::pair<std::size_t, std::string>,
+                                                                             std::pair<std::size_t, std::string>>>>& columns) {
+  if (columns.empty()) return {};
+  std::string h = fmt::format("<table class=speedup><caption>{}</caption><tr><th>workload</th>", escape(caption));
+  for (const auto& c : columns) h += "<th>" + escape(c.first) + "</th>";
+  h += "</tr>";
+  std::vector<double> log_sum(columns.size(), 0.0);
+  std::vector<int> count(columns.size(), 0);
+  for (const std::string& problem : m.problems) {
+    std::string line = "<tr><td>" + escape(problem) + "</td>";
+    bool any = false;
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const auto& [num, den] = columns[c].second;
+      const auto a = rate(m, problem, num.first, num.second), b = rate(m, problem, den.first, den.second);
+      if (a && b && *b > 0) {
+        line += fmt::format("<td class=num>{:.2f}</td>", *a / *b);
+        log_sum[c] += std::log(*a / *b), ++count[c], any = true;
+      } else {
+        line += "<td class=num>-</td>";
+      }
+    }
+    if (any) h += line + "</tr>";
+  }
+  h += "<tr class=total><td>geometric mean</td>";
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    h += count[c] ? fmt::format("<td class=num>{:.2f}</td>", std::exp(log_sum[c] / count[c])) : "<td class=num>-</td>";
+  return h + "</tr></table>";
+}
+
+std::string speedups_section(const Merged& m) {
+  using Column = std::pair<std::string, std::pair<std::pair<std::size_t, std::string>, std::pair<std::size_t, std::string>>>;
+  std::optional<std::size_t> cpu;
+  for (std::size_t i = 0; i < m.platforms.size() && !cpu; ++i)
+    if (m.platforms[i].backend == "cpu") cpu = i;
+  std::vector<Column> vs_cpu, vendor;
+  for (std::size_t i = 0; i < m.platforms.size(); ++i) {
+    if (cpu && i != *cpu)
+      vs_cpu.push_back({m.platforms[i].label + " / " + m.platforms[*cpu].label, {{i, "native"}, {*cpu, "native"}}});
+    bool has_vendor = false;
+    for (const Point& p : m.points) has_vendor = has_vendor || (p.platform == i && p.impl == "vendor" && p.status == "ok");
+    if (has_vendor) vendor.push_back({m.platforms[i].label + " vendor / native", {{i, "vendor"}, {i, "native"}}});
+  }
+  std::string h = "<h2>Speedups</h2><p>Ratios of median GFLOP/s; above 1 the first is faster.</p>";
+  h += cpu ? speedup_table(m, "Each device over the CPU backend (native kernels)", vs_cpu) : "";
+  h += speedup_table(m, "Vendor library over porta's native kernels, per device", vendor);
+  if ((!cpu || vs_cpu.empty()) && vendor.empty()) h += "<p class=muted>One device and one provider: nothing to compare.</p>";
+  return h;
+}
+
+// Pennycook et al.'s performance portability: the harmonic mean of a provider's efficiencies over
+// every platform present, zero where any platform has no result for it.
+std::string portability_section(const Merged& m) {
+  std::set<std::string> impls;
+  for (const Point& p : m.points) impls.insert(p.impl);
+  std::string h = "<h2>Performance portability</h2><p>Per workload and provider, over the " +
+                  std::to_string(m.platforms.size()) +
+                  " platforms present: the harmonic mean of the efficiencies, 0 where any platform has no result. "
+                  "<b>Architectural</b> efficiency is the rate over the device's measured compute ceiling for the "
+                  "dtype; <b>application</b> efficiency is the rate over the best rate any provider reached on that "
+                  "platform for the workload.</p><table class=pp><tr><th>workload</th>";
+  for (const std::string& impl : impls) h += fmt::format("<th>{0} architectural</th><th>{0} application</th>", escape(impl));
+  h += "</tr>";
+  for (const std::string& problem : m.problems) {
+    h += "<tr><td>" + escape(problem) + "</td>";
+    for (const std::string& impl : impls) {
+      double inv_arch = 0.0, inv_app = 0.0;
+      bool arch_ok = true, app_ok = true;
+      std::string missing;
+      for (std::size_t i = 0; i < m.platforms.size(); ++i) {
+        double best = 0.0;
+        for (const Point& p : m.points)
+          if (p.problem == problem && p.platform == i && p.status == "ok" && p.gflops) best = std::max(best, *p.gflops);
+        const Point* mine = nullptr;
+        for (const Point& p : m.points)
+          if (p.problem == problem && p.platform == i && p.impl == impl && p.status == "ok" && p.gflops) mine = &p;
+        if (!mine) {
+          arch_ok = app_ok = false;
+          if (missing.empty()) missing = m.platforms[i].label;
+          continue;
+        }
+        inv_app += best / *mine->gflops;
+        if (mine->pct_peak && *mine->pct_peak > 0) inv_arch += 100.0 / *mine->pct_peak;
+        else arch_ok = false;
+      }
+      const double n = static_cast<double>(m.platforms.size());
+      const auto cell = [&](bool ok, double inv) {
+        if (!missing.empty()) return fmt::format("<td class=num title=\"no result on {}\">0</td>", escape(missing));
+        if (!ok) return std::string("<td class=num title=\"no measured ceiling\">-</td>");
+        return fmt::format("<td class=num>{:.2f}</td>", n / inv);
+      };
+      h += cell(arch_ok, inv_arch) + cell(app_ok, inv_app);
+    }
+    h += "</tr>";
+  }
+  return h + "</table>";
+}
+
+const char* const style = R"(
+body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}
+table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f4f5f7}td.num{text-align:right;font-variant-numeric:tabular-nums}tr.total td{font-weight:600;background:#fafafa}
+caption{text-align:left;font-weight:600;padding:4px 0}code{font-size:12px}
+figure{margin:8px 0 14px}figcaption{font-weight:600;margin-bottom:2px}
+svg text{font:12px system-ui,sans-serif;fill:#222}svg text.muted,.muted{fill:#888;color:#888}
+.plot{fill:#fcfcfd;stroke:#bbb}.grid{stroke:#e6e6e6}.roof{stroke:#444;stroke-width:2}.roof-label{font-weight:600}
+.point{stroke:#fff;stroke-width:1}
+)";
+
+}  // namespace
+
+std::string render_report(const std::vector<ResultsInput>& inputs) {
+  const Merged m = merge(inputs);
+  std::string h = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>porta-bench report</title>"
+                  "<meta name=\"viewport\" content=\"width=device-width\"><style>";
+  h += style;
+  h += fmt::format("</style></head><body><h1>porta-bench report</h1><p>{} result file{}, {} platform{}, {} workload{}.</p>",
+                   inputs.size(), inputs.size() == 1 ? "" : "s", m.platforms.size(), m.platforms.size() == 1 ? "" : "s",
+                   m.problems.size(), m.problems.size() == 1 ? "" : "s");
+  h += inputs_section(inputs) + devices_section(m) + bars_section(m) + rooflines_section(m) + speedups_section(m) +
+       portability_section(m);
+  return h + "</body></html>\n";
+}
+
+void write_report(const std::vector<ResultsInput>& inputs, const std::filesystem::path& path) {
+  std::ofstream file(path);
+  file << render_report(inputs);
+  file.flush();
+  if (!file) throw Error(ErrorCode::IoError, fmt::format("cannot write '{}'", path.string()));
+}
+
+CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
+  auto* cmd = app.add_subcommand("report", "Merge result files (from one or many machines) into one HTML page");
+  cmd->add_option("files", args.files, "porta-bench result files (results.json)")->required();
+  cmd->add_option("-o,--output", args.output, "The HTML page to write")->capture_default_str();
+  return cmd;
+}
+
+int run_report(const ReportArgs& args) {
+  std::vector<ResultsInput> inputs;
+  for (const std::string& file : args.files)
+    inputs.push_back({file, load_results(file)});
+  write_report(inputs, args.output);
+  fmt::print("Report: {}\n", args.output);
+  return 0;
+}
+
+}  // namespace porta::bench

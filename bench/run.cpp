@@ -1,0 +1,217 @@
+#include "run.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include "env.hpp"
+#include "op_cases/verify.hpp"
+#include "report.hpp"
+
+namespace porta::bench {
+namespace {
+
+// Seconds per flop of the reference device, from a GEMM and a conv (the slower wins), to tell
+// which rows can be verified within the limit. The naive kernels slow down per flop as operands
+// outgrow the caches, so the probes are large enough for that (a few tenths of a second).
+double ref_seconds_per_flop(std::uint64_t seed) {
+  const Device ref = Device::open("ref");
+  double worst = 0.0;
+  for (const Problem& p : {gemm_problem({.m = 256, .n = 256, .k = 256}),
+                           conv_problem({.n = 1, .c = 64, .h = 28, .w = 28, .k = 64, .r = 3, .s = 3}, seed)}) {
+    Executable exe = ref.compile(p.graph);
+    cases::set_random_inputs(exe, p.graph, seed);
+    const double start = steady_seconds();
+    exe.run();
+    worst = std::max(worst, (steady_seconds() - start) / p.flops);
+  }
+  return worst;
+}
+
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
+
+// Why `problem` is not run on `target`, or empty. Sizes come from the device's free memory and,
+// for time, from the best rate seen so far for this op and dtype on the device (else its ceilings).
+class Planner {
+ public:
+  Planner(const TimingPolicy& timing, double budget_s) : timing_(timing), budget_s_(budget_s), start_(steady_seconds()) {}
+
+  std::string skip_reason(const Problem& problem, const Target& target, const Ceilings& ceilings) const {
+    if (budget_s_ > 0.0 && steady_seconds() - start_ > budget_s_)
+      return fmt::format("the suite's --budget of {:g} s was spent", budget_s_);
+    const DeviceInfo& info = target.device->info();
+    const double memory = static_cast<double>(info.memory_free ? info.memory_free : info.memory_total);
+    if (memory > 0.0 && problem.bytes > 0.8 * memory)
+      return fmt::format("needs at least {} of device memory, the device has {} free", gib(problem.bytes), gib(memory));
+    const double run_s = estimate_s(problem, target, ceilings);
+    if (run_s > timing_.max_time_s)
+      return fmt::format("one run would take about {:.1f} s here, more than --max-time {:g} s", run_s, timing_.max_time_s);
+    return {};
+  }
+
+  void observe(const Row& row) {
+    if (row.status == "ok" && row.gflops) {
+      double& best = best_gflops_[key(row.device, row.op, row.dtype)];
+      best = std::max(best, *row.gflops);
+    }
+  }
+
+ private:
+  static std::string key(const std::string& device, const std::string& op, const std::string& dtype) {
+    return device + "|" + op + "|" + dtype;
+  }
+
+  double estimate_s(const Problem& problem, const Target& target, const Ceilings& ceilings) const {
+    const std::string dtype(to_string(problem.dtype));
+    const auto seen = best_gflops_.find(key(target.spec, problem.op, dtype));
+    const std::optional<double> rate = seen != best_gflops_.end() ? seen->second : ceilings.compute_gflops(dtype);
+    double s = rate && *rate > 0.0 ? problem.flops / (*rate * 1e9) : 0.0;
+    if (const auto bandwidth = ceilings.bandwidth_gbs()) s = std::max(s, problem.bytes / (*bandwidth * 1e9));
+    return s;
+  }
+
+  TimingPolicy timing_;
+  double budget_s_;
+  double start_;
+  std::map<std::string, double> best_gflops_;
+};
+
+Row skipped_row(const Problem& problem, const Target& target, const RunSettings& settings, std::string reason) {
+  return Row{.op = problem.op, .workload = problem.workload, .params = problem.params, .device = target.spec,
+             .backend = target.backend, .impl = std::string(to_string(settings.compile.impl)),
+             .dtype = std::string(to_string(problem.dtype)), .tf32 = settings.compile.allow_tf32,
+             .status = "skipped", .reason = std::move(reason), .flops = problem.flops, .bytes = problem.bytes,
+             .seed = settings.seed};
+}
+
+// The short probes, unverified, before the suite: enough for % of peak and the roofline. A GEMM
+// probe runs only while the best rate so far says it takes under 50 ms, so a fast device gets the
+// large sizes it needs to reach its peak and a slow one is not held up.
+Ceilings measure_ceilings(const Target& target, const std::vector<DType>& dtypes, const RunSettings& settings,
+                          bool progress) {
+  RunSettings probe = settings;
+  probe.verify = false;
+  probe.compile.impl = Impl::Native;
+  probe.timing = {.warmup_s = 0.05, .min_samples = 5, .min_time_s = 0.2, .max_time_s = settings.timing.max_time_s};
+  if (progress) fmt::print(stderr, "measuring the ceilings of {} ...\n", target.spec);
+  std::vector<Row> rows;
+  for (const Problem& p : peak_problems(false, dtypes)) {
+    if (p.op == "gemm") {
+      const auto rate = ceilings_from_rows(rows, target.spec, "").compute_gflops(std::string(to_string(p.dtype)));
+      if (rate && p.flops / (*rate * 1e9) > 0.05) continue;
+    }
+    rows.push_back(run_problem(p, target, probe));
+  }
+  return ceilings_from_rows(rows, target.spec, "short probes at the start of this run (see `--suite peak`)");
+}
+
+std::string safe_file_name(std::string text) {
+  for (char& c : text)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return text;
+}
+
+// porta-bench's own cost per sample, in two parts: the bookkeeping between samples (each row's
+// overhead_pct) and the clock reads and call inside each sample, timed here on an empty run. The
+// launch probe is left out: its sub-microsecond runs are the clock's own scale by design.
+void print_overhead(const std::vector<Row>& rows, double empty_sample_s) {
+  std::vector<double> between, inside;
+  for (const Row& row : rows) {
+    if (!row.overhead_pct || !row.median_s || *row.median_s <= 0.0 || row.op == "launch") continue;
+    between.push_back(*row.overhead_pct);
+    inside.push_back(100.0 * empty_sample_s / *row.median_s);
+  }
+  if (between.empty()) return;
+  std::sort(between.begin(), between.end());
+  std::sort(inside.begin(), inside.end());
+  fmt::print("porta-bench's own time per sample, as % of the sample ({} rows): between samples median {:.4f} %, "
+             "max {:.4f} %; inside a sample ({:.0f} ns) median {:.4f} %, max {:.4f} %\n",
+             between.size(), between[between.size() / 2], between.back(), empty_sample_s * 1e9,
+             inside[inside.size() / 2], inside.back());
+}
+
+}  // namespace
+
+int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunSettings& settings,
+              const SuiteOptions& options, const std::filesystem::path& dir, const std::string& command_line) {
+  const bool progress = isatty(fileno(stderr)) != 0;
+  std::vector<std::string> specs;
+  for (const Target& t : targets) specs.push_back(t.spec);
+  fmt::print(stderr, "porta-bench: suite '{}': {} problems on {}\n", suite.name, suite.problems.size(),
+             fmt::join(specs, ", "));
+
+  std::vector<Row> rows;
+  std::map<std::string, Ceilings> ceilings = options.ceilings;
+  if (!suite.is_peak)
+    for (const Target& t : targets)
+      if (t.device && !ceilings.count(t.spec)) ceilings[t.spec] = measure_ceilings(t, suite.dtypes, settings, progress);
+  const double ref_s_per_flop = ref_seconds_per_flop(settings.seed);
+  Planner planner(settings.timing, options.budget_s);
+  const std::size_t total = suite.problems.size() * targets.size() * settings.impls.size();
+  for (const Problem& problem : suite.problems) {
+    const double verify_s = problem.flops * ref_s_per_flop;
+    for (const Target& target : targets) {
+      for (const Impl impl : settings.impls) {
+        RunSettings one = settings;
+        one.compile.impl = impl;
+        if (verify_s > options.verify_limit_s)
+          one.no_verify_reason = fmt::format("the reference would take about {:.0f} s (limit {:g} s)", verify_s,
+                                             options.verify_limit_s);
+        const std::string skip = target.device ? planner.skip_reason(problem, target, ceilings[target.spec]) : "";
+        rows.push_back(skip.empty() ? run_problem(problem, target, one) : skipped_row(problem, target, one, skip));
+        planner.observe(rows.back());
+        if (!progress) continue;
+        const Row& row = rows.back();
+        std::string result = row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
+        if (row.median_s) result = fmt::format("{:.3f} ms", *row.median_s * 1e3);
+        if (row.gflops) result += fmt::format(", {:.1f} GFLOP/s", *row.gflops);
+        fmt::print(stderr, "[{}/{}] {} {} {} on {} ({}): {}\n", rows.size(), total, row.op, row.workload,
+                   row.dtype, row.device, row.impl, result);
+      }
+    }
+  }
+  if (suite.is_peak)
+    for (const Target& t : targets) ceilings[t.spec] = ceilings_from_rows(rows, t.spec, "the peak suite in this run");
+  for (Row& row : rows)
+    if (const auto it = ceilings.find(row.device); it != ceilings.end()) place_on_roofline(row, it->second);
+
+  std::vector<DeviceInfo> infos;
+  for (const Target& t : targets)
+    if (t.device) infos.push_back(t.device->info());
+  Json env = environment(infos, command_line);
+  env["suite"] = suite.name;
+  env["verify_limit_s"] = options.verify_limit_s;
+  for (Json& d : env["devices"])
+    if (const auto it = ceilings.find(d["spec"].get<std::string>()); it != ceilings.end())
+      d["ceilings"] = to_json(it->second);
+
+  fmt::print("\n");
+  print_table(stdout, rows);
+  if (targets.size() > 1) {
+    fmt::print("\n");
+    print_comparison(stdout, rows);
+  }
+  fmt::print("\n");
+  const double empty_sample_s =
+      measure([] {}, {.warmup_s = 0.0, .min_samples = 10000, .min_time_s = 0.0, .max_time_s = 1.0}).median_s;
+  env["empty_sample_s"] = empty_sample_s;
+  print_overhead(rows, empty_sample_s);
+
+  const std::filesystem::path json = dir / "results.json", csv = dir / "results.csv", html = dir / "report.html";
+  write_json(json, env, rows);
+  write_csv(csv, rows);
+  write_report({{"results.json", results_document(env, rows)}}, html);
+  fmt::print("\nResults: {}\n         {}\nReport:  {}\n", json.string(), csv.string(), html.string());
+  if (suite.is_peak)
+    for (const Target& t : targets) {
+      const std::filesystem::path stream = dir / fmt::format("stream-{}.csv", safe_file_name(t.spec));
+      write_babelstream_csv(stream, rows, t.spec);
+      fmt::print("Stream:  {} (BabelStream CSV)\n", stream.string());
+    }
+  return any_failed(rows) ? 1 : 0;
+}
+
+}  // namespace porta::bench

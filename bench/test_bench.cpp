@@ -1,0 +1,171 @@
+// porta-bench's own logic: workload files, timing statistics, the roofline and the report's metrics.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "peak.hpp"
+#include "report.hpp"
+#include "suites.hpp"
+#include "timing.hpp"
+#include "workload_csv.hpp"
+
+using namespace porta;
+using namespace porta::bench;
+
+namespace {
+
+std::string error_of(std::string_view text) {
+  try {
+    parse_workload_csv(text, "w.csv");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::InvalidArgument);
+    return e.what();
+  }
+  return "no error";
+}
+
+bool has(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_SUITE("workload_csv") {
+  TEST_CASE("GEMM lists: labels, transposes, dtype, comments and CRLF") {
+    const auto entries = parse_workload_csv(
+        "set,m,n,k,trans_a,trans_b,dtype\r\n# a comment\r\n\r\ntrain,1760,16,1760,0,1,f32\r\ninfer, 35,8457,2560,1,0,bf16\r\n");
+    REQUIRE(entries.size() == 2);
+    const auto& a = std::get<cases::GemmProblem>(entries[0].problem);
+    CHECK(entries[0].line == 4);
+    CHECK(entries[0].label == "train");
+    CHECK((a.m == 1760 && a.n == 16 && a.k == 1760 && !a.trans_a && a.trans_b && a.dtype == DType::f32));
+    const auto& b = std::get<cases::GemmProblem>(entries[1].problem);
+    CHECK((b.m == 35 && b.trans_a && b.dtype == DType::bf16));
+  }
+
+  TEST_CASE("conv lists: either stride/pad or their h/w forms, n optional") {
+    const auto resnet = parse_workload_csv("layer,c,h,w,k,r,s,stride,pad,count\nconv1,3,224,224,64,7,7,2,3,1\n");
+    const auto& r = std::get<cases::ConvProblem>(resnet.at(0).problem);
+    CHECK((r.n == 1 && !resnet[0].n && r.params.stride[1] == 2 && r.params.pad[3] == 3 && r.params.groups == 1));
+    const auto db = parse_workload_csv("set,n,c,h,w,k,r,s,pad_h,pad_w,stride_h,stride_w,groups\nt,4,1,161,700,32,5,20,1,2,2,3,1\n");
+    const auto& d = std::get<cases::ConvProblem>(db.at(0).problem);
+    CHECK((d.n == 4 && db[0].n == 4 && d.params.pad[0] == 1 && d.params.pad[1] == 2 && d.params.pad[2] == 1 &&
+           d.params.stride[0] == 2 && d.params.stride[1] == 3));
+  }
+
+  TEST_CASE("the built-in lists parse whole") {
+    CHECK(builtin_workload("deepbench_gemm").size() == 248);
+    CHECK(builtin_workload("deepbench_conv").size() == 218);
+    CHECK(builtin_workload("resnet50_conv").size() == 20);
+    CHECK_THROWS_AS(builtin_workload("nope"), Error);
+  }
+
+  TEST_CASE("malformed files name the line and the value") {
+    CHECK(has(error_of("m,n,k\n1,2,x\n"), "w.csv:2: k = 'x' is not an integer"));
+    CHECK(has(error_of("m,n,k\n1,2,3\n4,5\n"), "w.csv:3: 2 fields, the header has 3"));
+    CHECK(has(error_of("m,n,k,colour\n"), "w.csv:1: unknown column 'colour'"));
+    CHECK(has(error_of("m,n\n"), "no 'k' column"));
+    CHECK(has(error_of("a,b\n"), "needs an 'm' column"));
+    CHECK(has(error_of("m,n,k\n0,1,1\n"), "m = 0 must be >= 1"));
+    CHECK(has(error_of("m,n,k\n1,99999999999999999999,1\n"), "is out of range"));
+    CHECK(has(error_of("m,n,k,trans_a\n1,1,1,2\n"), "trans_a = '2' is not 0 or 1"));
+    CHECK(has(error_of("c,h,w,k,r,s,stride,stride_h\n1,1,1,1,1,1,1,1\n"), "either stride or stride_h/stride_w"));
+    CHECK(has(error_of("m,n,k,dtype\n1,1,1,f64\n"), "dtype = 'f64'"));
+    CHECK(has(error_of("m,m,k\n"), "column 'm' appears twice"));
+    CHECK(has(error_of("m,n,k\n\"1\",1,1\n"), "quoted fields"));
+    CHECK(has(error_of(""), "no header line"));
+    CHECK(has(error_of("m,n,k\n1,,1\n"), "column n is empty"));
+  }
+
+  TEST_CASE("arbitrary bytes give a clear error or entries, never a crash") {
+    std::mt19937 rng(7);
+    const std::string alphabet = "mnkcshwr_,0123456789-\n\r #\"xa";
+    for (int i = 0; i < 2000; ++i) {
+      std::string text = i % 2 ? "m,n,k\n" : "c,h,w,k,r,s,n\n";
+      const int length = static_cast<int>(rng() % 60);
+      for (int j = 0; j < length; ++j) text += alphabet[rng() % alphabet.size()];
+      try {
+        parse_workload_csv(text);
+      } catch (const Error& e) {
+        CHECK(std::string(e.what()).rfind("workload:", 0) == 0);
+      }
+    }
+  }
+
+  TEST_CASE("problems from entries carry the file's line when porta rejects the shape") {
+    const auto entries = parse_workload_csv("c,h,w,k,r,s\n3,4,4,8,3,3\n3,2,2,8,3,3\n", "x.csv");
+    CHECK_THROWS_WITH_AS(workload_problems(entries, 1, "x.csv"), doctest::Contains("x.csv:3:"), Error);
+    const auto ok = workload_problems({entries[0]}, 1, "x.csv", 5, "pre/");
+    CHECK(ok.at(0).workload == "pre/5x3x4x4 k8 3x3");
+  }
+}
+
+TEST_CASE("timing statistics") {
+  const Timing t = summarize({5, 1, 4, 2, 3, 10, 6, 7, 8, 9});
+  CHECK(t.median_s == doctest::Approx(5.5));
+  CHECK(t.min_s == 1);
+  CHECK(t.max_s == 10);
+  CHECK(t.p90_s == 9);
+  CHECK(t.mean_s == doctest::Approx(5.5));
+  int runs = 0;
+  const Timing m = measure([&] { ++runs; }, {.warmup_s = 0.0, .min_samples = 7, .min_time_s = 0.0, .max_time_s = 1.0});
+  CHECK(m.samples.size() == 7);
+  CHECK(runs == 7);
+  CHECK(m.overhead >= 0.0);
+}
+
+TEST_CASE("suites: every name builds") {
+  for (const std::string& name : suite_names()) {
+    if (name == "conv" || name == "models") continue;  // they build every weight of their networks: slow here
+    CHECK(!make_suite({.name = name}, 1).problems.empty());
+  }
+  const Suite gemm = make_suite({.name = "gemm"}, 1);
+  CHECK(gemm.problems.front().workload == "128x128x128");
+  CHECK(gemm.problems[1].workload == "129x129x129");
+  CHECK_THROWS_WITH_AS(make_suite({.name = "nope"}, 1), doctest::Contains("no suite 'nope'"), Error);
+}
+
+TEST_CASE("roofline placement") {
+  Ceilings c;
+  c.stream_gbs = {{"copy", 10.0}, {"add", 20.0}, {"triad", 99.0}};  // triad is two kernels: not a ceiling
+  c.gflops["f32"] = 100.0;
+  CHECK(*c.bandwidth_gbs() == 20.0);
+  Row r{.dtype = "f32", .flops = 2e9, .bytes = 1e9};  // ai 2: the memory roof is 40 GFLOP/s
+  r.gflops = 30.0;
+  place_on_roofline(r, c);
+  CHECK(*r.ai == doctest::Approx(2.0));
+  CHECK(*r.pct_peak == doctest::Approx(30.0));
+  CHECK(*r.pct_roofline == doctest::Approx(75.0));
+  CHECK(r.bound == "memory");
+  Row unknown{.dtype = "bf16", .flops = 2e9, .bytes = 1e9};
+  unknown.gflops = 1.0;
+  place_on_roofline(unknown, c);
+  CHECK(!unknown.pct_peak);
+}
+
+TEST_CASE("report: portability is the harmonic mean of efficiencies, 0 where a platform has no result") {
+  const auto doc = [](const std::string& host, double native, std::optional<double> vendor) {
+    Json env{{"hostname", host},
+             {"devices", Json::array({Json{{"spec", "cpu"}, {"name", "CPU " + host},
+                                          {"ceilings", Json{{"gflops", Json{{"f32", 100.0}}}, {"stream_gbs", Json{{"copy", 10.0}}}}}}})}};
+    std::vector<Row> rows;
+    Row r{.op = "gemm", .workload = "64x64x64", .device = "cpu", .backend = "cpu", .impl = "native", .dtype = "f32"};
+    r.gflops = native;
+    r.pct_peak = native;  // of a 100 GFLOP/s ceiling
+    rows.push_back(r);
+    r.impl = "vendor";
+    r.gflops = vendor;
+    r.pct_peak = vendor;
+    if (!vendor) r.status = "unsupported";
+    rows.push_back(r);
+    return results_document(env, rows);
+  };
+  const std::string html = render_report({{"a.json", doc("a", 50.0, 100.0)}, {"b.json", doc("b", 25.0, std::nullopt)}});
+  CHECK(has(html, "cpu @ a"));
+  CHECK(has(html, "cpu @ b"));
+  CHECK(has(html, "data-gflops=\"50.0\""));
+  // native: architectural 0.5 and 0.25 -> 2 / (2 + 4) = 0.33; application 0.5 (of vendor's 100) and 1 -> 0.67
+  CHECK(has(html, "<td class=num>0.33</td><td class=num>0.67</td>"));
+  CHECK(has(html, "title=\"no result on cpu @ b\">0</td>"));  // vendor is unsupported on b
+  CHECK(has(html, "<td class=num>2.00</td>"));                  // vendor over native on a
+  CHECK(!has(html, "http"));                                      // no network requests, no links out
+}
