@@ -192,6 +192,89 @@ TEST_SUITE("graph") {
     check_error([&] { g.mul(a, b, "outer"); }, E::Overflow, {"outer"});
   }
 
+  TEST_CASE("bad input: element count overflows 64 bits") {
+    Graph g;
+    const std::int64_t big = std::int64_t{1} << 32;
+    check_error([&] { g.input("x", {big, big}); }, E::Overflow, {"'x'", "[4294967296, 4294967296]"});
+    check_error([&] { g.input("y", {std::int64_t{1} << 62, 4}, DType::f16); }, E::Overflow, {"[4611686018427387904, 4]"});
+    check_error([&] { g.reshape(g.input("z", {4}), {big, big, 1}); }, E::Overflow, {"[4294967296, 4294967296, 1]"});
+  }
+
+  TEST_CASE("bad input: results whose size overflows") {
+    Graph g;
+    const std::int64_t big = std::int64_t{1} << 31;
+    check_error([&] { g.matmul(g.input("a", {big, 1}), g.input("b", {1, big}), {}, "mm"); }, E::Overflow,
+                {"'mm'", "[2147483648, 2147483648]"});
+    const std::int64_t side = std::int64_t{1} << 29;  // the input fits, 8 filters make the result too large
+    check_error([&] { g.conv2d(g.input("x", {1, 1, side, side}), g.input("w", {8, 1, 1, 1}), {}, {}, "conv"); },
+                E::Overflow, {"'conv'", "[1, 8, 536870912, 536870912]"});
+    // Each part fits; joined, the axis is longer than an int64 can count.
+    const std::int64_t part = (std::int64_t{1} << 60) - 1;
+    const Tensor p = g.input("p", {part}, DType::f16);
+    check_error([&] { g.concat(std::vector<Tensor>(2, p), 0, "two"); }, E::Overflow, {"'two'", "[2305843009213693950]"});
+    check_error([&] { g.concat(std::vector<Tensor>(9, p), 0, "nine"); }, E::Overflow, {"'nine'", "input 8", "axis 0"});
+  }
+
+  TEST_CASE("limits: huge but valid shapes are described, never allocated, at build time") {
+    Graph g;
+    const Tensor y = g.matmul(g.input("a", {std::int64_t{1} << 40, 1, 1}), g.input("b", {1, 1}));  // 2^40 batches
+    CHECK(g.shape(y) == Shape{std::int64_t{1} << 40, 1, 1});
+    CHECK(g.shape(g.input("wide", {std::int64_t{1} << 59}, DType::f16)) == Shape{std::int64_t{1} << 59});
+  }
+
+  TEST_CASE("bad input: result rank above 8") {
+    Graph g;
+    check_error([&] { g.reshape(g.input("x", {1}), Shape(9, 1), "r9"); }, E::ShapeMismatch, {"'r9'", "rank 9"});
+  }
+
+  TEST_CASE("bad input: absurd conv2d parameters") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 2, 8, 8}), w = g.input("w", {2, 2, 3, 3});
+    constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    check_error([&] { g.conv2d(x, w, {.stride = {std::int64_t{1} << 40, 1}}); }, E::InvalidArgument,
+                {"stride [1099511627776, 1]"});
+    check_error([&] { g.conv2d(x, w, {.pad = {0, 0, max, 0}}); }, E::InvalidArgument, {"[0, 0, 9223372036854775807, 0]"});
+    check_error([&] { g.conv2d(x, w, {.dilation = {max, max}}); }, E::InvalidArgument, {"dilation [9223372036854775807"});
+    check_error([&] { g.conv2d(x, g.input("wk", {2, 2, std::int64_t{1} << 32, 1})); }, E::InvalidArgument,
+                {"kernel [4294967296, 1]"});
+    check_error([&] { g.conv2d(x, w, {.groups = max}); }, E::InvalidArgument, {"groups 9223372036854775807"});
+    check_error([&] { g.conv2d(x, w, {.groups = -2}); }, E::InvalidArgument, {"groups -2"});
+    // At the limits each value is accepted, and the output size comes out right.
+    CHECK(g.shape(g.conv2d(x, g.input("w1", {2, 2, 1, 1}), {.stride = {std::int64_t{1} << 31, 1},
+                                                            .pad = {std::int64_t{1} << 31, 0, 0, 0}})) ==
+          Shape{1, 2, 2, 8});
+  }
+
+  TEST_CASE("bad input: absurd pooling parameters") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 1, 8, 8});
+    constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    constexpr std::int64_t min = std::numeric_limits<std::int64_t>::min();
+    check_error([&] { g.max_pool2d(x, {.kernel = {max, 1}}); }, E::InvalidArgument, {"kernel [9223372036854775807, 1]"});
+    check_error([&] { g.avg_pool2d(x, {.kernel = {2, 2}, .stride = {min, 1}}); }, E::InvalidArgument,
+                {"stride [-9223372036854775808, 1]"});
+    check_error([&] { g.max_pool2d(x, {.kernel = {2, 2}, .dilation = {1, std::int64_t{1} << 32}}); }, E::InvalidArgument,
+                {"dilation [1, 4294967296]"});
+  }
+
+  TEST_CASE("bad input: a dtype value that names no dtype") {
+    Graph g;
+    check_error([&] { g.input("x", {2}, static_cast<DType>(7)); }, E::InvalidArgument, {"'x'", "dtype 7"});
+    check_error([&] { g.constant_bytes("c", {1}, static_cast<DType>(9), std::span<const std::byte>{}); }, E::InvalidArgument, {"dtype 9"});
+    check_error([&] { g.cast(g.input("y", {2}), static_cast<DType>(200), "to200"); }, E::InvalidArgument,
+                {"'to200'", "dtype 200"});
+  }
+
+  TEST_CASE("bad input: an activation value that names no activation") {
+    Graph g;
+    const Tensor a = g.input("a", {2, 2});
+    check_error([&] { g.gemm(a, a, {.activation = static_cast<Activation>(42)}, {}, "fc"); }, E::InvalidArgument,
+                {"'fc'", "activation 42"});
+    check_error([&] { g.conv2d(g.input("x", {1, 1, 2, 2}), g.input("w", {1, 1, 1, 1}),
+                               {.activation = static_cast<Activation>(9)}); },
+                E::InvalidArgument, {"activation 9"});
+  }
+
   TEST_CASE("bad input: rank above 8") {
     Graph g;
     check_error([&] { g.input("x", Shape(9, 1)); }, E::ShapeMismatch, {"rank 9", "8"});

@@ -1,6 +1,7 @@
 #include "backends/opencl/buffer.hpp"
 
 #include "backends/opencl/cl_error.hpp"
+#include "core/runtime/fault_injection.hpp"
 
 namespace porta::detail {
 
@@ -13,8 +14,9 @@ ClBuffer::ClBuffer(std::shared_ptr<const ClDevice> device, std::size_t bytes)
                                              " bytes, largest allocation " + std::to_string(d.max_allocation) + " bytes)");
   };
   if (bytes > d.max_allocation) throw out_of_memory("larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE");
-  cl_int status = CL_SUCCESS;
-  mem_ = ClMem(clCreateBuffer(device_->context.get(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
+  cl_int status = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+  if (!fault::should_fail(fault::Site::DeviceAllocation))
+    mem_ = ClMem(clCreateBuffer(device_->context.get(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
   if (status != CL_SUCCESS) throw out_of_memory("clCreateBuffer: " + std::string(cl_error_name(status)));
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/opencl/cl_error.hpp"
+#include "core/runtime/fault_injection.hpp"
 
 namespace porta::detail {
 namespace {
@@ -120,7 +121,8 @@ std::optional<ClProgram> ProgramCache::load(const std::filesystem::path& file, s
     return std::nullopt;
   };
   FileHeader header{};
-  if (!in.read(reinterpret_cast<char*>(&header), sizeof header) || header.magic != file_magic || header.key != k)
+  if (fault::should_fail(fault::Site::FileRead) || !in.read(reinterpret_cast<char*>(&header), sizeof header) ||
+      header.magic != file_magic || header.key != k)
     return reject();
   std::error_code ec;
   const auto file_size = std::filesystem::file_size(file, ec);
@@ -139,7 +141,9 @@ std::optional<ClProgram> ProgramCache::load(const std::filesystem::path& file, s
   // A binary the driver no longer accepts (e.g. after an update that kept its version string)
   // is rebuilt from source like any other bad file.
   const std::string opts(options);
-  if (clBuildProgram(program.get(), 1, &id, opts.c_str(), nullptr, nullptr) != CL_SUCCESS) return reject();
+  if (fault::should_fail(fault::Site::ProgramBuild) ||
+      clBuildProgram(program.get(), 1, &id, opts.c_str(), nullptr, nullptr) != CL_SUCCESS)
+    return reject();
   return program;
 }
 
@@ -151,7 +155,8 @@ ClProgram ProgramCache::build(std::string_view source, std::string_view options)
   check_cl(status, "clCreateProgramWithSource");
   cl_device_id id = device_.id();
   const std::string opts(options);
-  status = clBuildProgram(program.get(), 1, &id, opts.c_str(), nullptr, nullptr);
+  status = fault::should_fail(fault::Site::ProgramBuild) ? CL_BUILD_PROGRAM_FAILURE
+                                                          : clBuildProgram(program.get(), 1, &id, opts.c_str(), nullptr, nullptr);
   if (status != CL_SUCCESS)
     throw Error(ErrorCode::BuildFailed, "OpenCL clBuildProgram failed on '" + device_.info().name + "': " +
                                             std::string(cl_error_name(status)) + " (options '" + opts +

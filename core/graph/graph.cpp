@@ -33,6 +33,9 @@ std::string str(const std::array<std::int64_t, N>& a) {
 // Rank 1..8, every dimension >= 1, and a byte size that fits comfortably in int64.
 void check_shape(const Shape& shape, DType dtype, std::string_view op, std::string_view node,
                  std::string_view what) {
+  if (to_string(dtype) == "?")  // an enum value cast from an integer that names no dtype
+    fail(ErrorCode::InvalidArgument, op, node,
+         std::string(what) + " dtype " + str(static_cast<int>(dtype)) + " is not f32, f16 or bf16");
   const std::string prefix = std::string(what) + " shape " + to_string(shape);
   if (shape.empty()) fail(ErrorCode::ShapeMismatch, op, node, prefix + " has rank 0; use shape [1] for a scalar");
   if (shape.size() > max_rank)
@@ -66,6 +69,11 @@ void check_window(std::string_view op, std::string_view node, const std::array<s
   }
   for (auto p : pad)
     if (p < 0 || p > limit) fail(ErrorCode::InvalidArgument, op, node, "padding " + str(pad) + " must be in [0, 2^31] (top, left, bottom, right)");
+}
+
+void check_activation(Activation a, std::string_view op, std::string_view node) {
+  if (to_string(a) == "?")
+    fail(ErrorCode::InvalidArgument, op, node, "activation " + str(static_cast<int>(a)) + " is not a known activation");
 }
 
 }  // namespace
@@ -213,11 +221,12 @@ Tensor Graph::matmul(Tensor a, Tensor b, const MatMulParams& p, std::string name
   check_same_dtype(*this, ts, "matmul", name);
   if ((sa.size() == 1 && p.trans_a) || (sb.size() == 1 && p.trans_b))
     fail(ErrorCode::InvalidArgument, "matmul", name, "a vector operand cannot be transposed");
-  const auto d = detail::matmul_dims(sa, sb, p);
+  // Not detail::matmul_dims: it lists every batch's offsets, and a batch may be huge here.
+  const std::int64_t k_a = sa.size() == 1 ? sa[0] : (p.trans_a ? sa[sa.size() - 2] : sa.back());
   const std::int64_t k_b = sb.size() == 1 ? sb[0] : (p.trans_b ? sb.back() : sb[sb.size() - 2]);
-  if (d.k != k_b)
+  if (k_a != k_b)
     fail(ErrorCode::ShapeMismatch, "matmul", name,
-         "inner dimensions differ: A " + to_string(sa) + (p.trans_a ? " (transposed)" : "") + " has K=" + str(d.k) +
+         "inner dimensions differ: A " + to_string(sa) + (p.trans_a ? " (transposed)" : "") + " has K=" + str(k_a) +
              ", B " + to_string(sb) + (p.trans_b ? " (transposed)" : "") + " has K=" + str(k_b));
   Shape batch_a(sa.begin(), sa.end() - std::min<std::size_t>(2, sa.size()));
   Shape batch_b(sb.begin(), sb.end() - std::min<std::size_t>(2, sb.size()));
@@ -225,8 +234,8 @@ Tensor Graph::matmul(Tensor a, Tensor b, const MatMulParams& p, std::string name
   if (!broadcast_shapes(batch_a, batch_b, out))
     fail(ErrorCode::ShapeMismatch, "matmul", name,
          "batch dimensions " + to_string(batch_a) + " and " + to_string(batch_b) + " do not broadcast");
-  if (sa.size() > 1) out.push_back(d.m);
-  if (sb.size() > 1) out.push_back(d.n);
+  if (sa.size() > 1) out.push_back(p.trans_a ? sa.back() : sa[sa.size() - 2]);
+  if (sb.size() > 1) out.push_back(p.trans_b ? sb[sb.size() - 2] : sb.back());
   if (out.empty()) out.push_back(1);  // vector . vector: a one-element result, porta has no rank 0
   return add_node(OpKind::MatMul, p, {a, b}, {dtype(a), std::move(out)}, std::move(name));
 }
@@ -243,6 +252,7 @@ Tensor Graph::gemm(Tensor a, Tensor b, const GemmParams& p, Tensor c, std::strin
          "inner dimensions differ: A " + to_string(sa) + " gives K=" + str(k) + ", B " + to_string(sb) + " gives K=" + str(kb));
   if (!std::isfinite(p.alpha) || !std::isfinite(p.beta))
     fail(ErrorCode::InvalidArgument, "gemm", name, "alpha and beta must be finite");
+  check_activation(p.activation, "gemm", name);
   std::vector<Tensor> inputs{a, b};
   if (c) {
     Shape joined;
@@ -266,6 +276,7 @@ Tensor Graph::conv2d(Tensor x, Tensor w, const Conv2dParams& params, Tensor bias
   if (sw.size() != 4)
     fail(ErrorCode::ShapeMismatch, "conv2d", name, "weights " + to_string(sw) + " must be 4-D [K, C/groups, R, S]");
   check_window("conv2d", name, {sw[2], sw[3]}, p.stride, p.pad, p.dilation);
+  check_activation(p.activation, "conv2d", name);
   if (p.groups < 1 || sx[1] % p.groups != 0 || sw[0] % p.groups != 0)
     fail(ErrorCode::InvalidArgument, "conv2d", name,
          "groups " + str(p.groups) + " must be >= 1 and divide input channels " + str(sx[1]) + " and filters " + str(sw[0]));
@@ -450,7 +461,9 @@ Tensor Graph::concat(std::span<const Tensor> xs, std::int64_t axis, std::string 
       fail(ErrorCode::ShapeMismatch, "concat", name,
            "input " + str(i) + " " + to_string(s) + " does not match input 0 " + to_string(shape(xs[0])) +
                " outside axis " + str(axis));
-    out[a] += s[a];
+    if (__builtin_add_overflow(out[a], s[a], &out[a]))
+      fail(ErrorCode::Overflow, "concat", name,
+           "input " + str(i) + " " + to_string(s) + " makes axis " + str(axis) + " longer than 64 bits can count");
   }
   check_same_dtype(*this, xs, "concat", name);
   return add_node(OpKind::Concat, ConcatParams{axis}, {xs.begin(), xs.end()}, {dtype(xs[0]), std::move(out)},

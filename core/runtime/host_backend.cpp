@@ -1,11 +1,13 @@
 #include "core/runtime/host_backend.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <new>
 #include <string>
 
+#include "core/runtime/fault_injection.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail {
@@ -15,8 +17,14 @@ constexpr std::size_t host_alignment = 64;  // one cache line, and an AVX-512 re
 }
 
 HostBuffer::HostBuffer(std::size_t bytes) : size_(bytes) {
+  // More than the machine has is refused here rather than left to overcommit or a sanitizer's
+  // allocator, which may abort instead of returning null.
+  const std::uint64_t total = host_memory_total();
+  const bool too_large = (total != 0 && bytes > total) || bytes > SIZE_MAX - host_alignment;
   const std::size_t rounded = (bytes + host_alignment - 1) / host_alignment * host_alignment;
-  auto* p = static_cast<std::byte*>(std::aligned_alloc(host_alignment, rounded));
+  auto* p = too_large || fault::should_fail(fault::Site::HostAllocation)
+                ? nullptr
+                : static_cast<std::byte*>(std::aligned_alloc(host_alignment, rounded));
   if (p == nullptr)
     throw Error(ErrorCode::OutOfMemory, "host allocation of " + std::to_string(bytes) + " bytes failed (" +
                                             std::to_string(host_memory_available()) + " bytes available)");

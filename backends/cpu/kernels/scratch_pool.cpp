@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/runtime/fault_injection.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail {
@@ -21,8 +22,8 @@ ScratchPool::Lease ScratchPool::acquire(std::size_t floats) {
   }
   constexpr std::size_t line = 64;
   const std::size_t bytes = (floats * sizeof(float) + line - 1) / line * line;
-  Buffer fresh{.data = std::unique_ptr<float[], Free>(static_cast<float*>(std::aligned_alloc(line, bytes))),
-               .floats = floats};
+  void* p = fault::should_fail(fault::Site::HostAllocation) ? nullptr : std::aligned_alloc(line, bytes);
+  Buffer fresh{.data = std::unique_ptr<float[], Free>(static_cast<float*>(p)), .floats = floats};
   if (!fresh.data)
     throw Error(ErrorCode::OutOfMemory, "GEMM scratch buffer of " + std::to_string(bytes) + " bytes");
   return {*this, std::move(fresh)};

@@ -264,8 +264,8 @@ void conv_shifted(const ConvOperands& op, const PackedFilters* prepared) {
 // and the chunk's sums stay in L1 until the epilogue stores them.
 void depthwise(const ConvOperands& op) {
   const ConvDims& d = op.d;
-  const auto [sh, sw] = op.p.stride;
-  const auto [dh, dw] = op.p.dilation;
+  // Plain variables: the lambdas below capture them, which structured bindings do not allow in clang 15.
+  const std::int64_t sh = op.p.stride[0], sw = op.p.stride[1], dh = op.p.dilation[0], dw = op.p.dilation[1];
   const std::int64_t pad_top = op.p.pad[0], pad_left = op.p.pad[1];
   const std::int64_t height = (d.p - 1) * sh + (d.r - 1) * dh + 1;
   const std::int64_t width = ceil_div((d.q - 1) * sw + (d.s - 1) * dw + 1, sw) * sw;

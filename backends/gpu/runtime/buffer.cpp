@@ -3,6 +3,7 @@
 #include <string>
 
 #include "backends/gpu/runtime/check.hpp"
+#include "core/runtime/fault_injection.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
@@ -10,7 +11,8 @@ namespace porta::detail::PORTA_GPU_NAMESPACE {
 GpuBuffer::GpuBuffer(std::shared_ptr<const DeviceContext> context, std::size_t bytes)
     : context_(std::move(context)), stream_(*context_), size_(bytes) {
   void* p = nullptr;
-  const gpuError_t error = gpuMalloc(&p, bytes);
+  const gpuError_t error =
+      fault::should_fail(fault::Site::DeviceAllocation) ? gpuErrorMemoryAllocation : gpuMalloc(&p, bytes);
   if (error == gpuErrorMemoryAllocation) {
     (void)gpuGetLastError();  // clear it, so that the next launch check does not report it
     std::size_t free = 0, total = 0;
