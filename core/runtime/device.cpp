@@ -45,7 +45,8 @@ Executable Device::compile(const Graph& graph, const CompileOptions& options) co
 }
 
 MemoryEstimate Device::estimate_memory(const Graph& graph, const CompileOptions& options) const {
-  const detail::MemoryPlan& plan = detail::compile_graph(graph, *impl_, options)->plan;
+  const auto compiled = detail::compile_graph(graph, *impl_, options);
+  const detail::MemoryPlan& plan = compiled->plan;
   return {.arena_bytes = plan.arena_bytes, .constant_bytes = plan.constant_bytes,
           .naive_arena_bytes = plan.naive_arena_bytes};
 }
