@@ -1,6 +1,6 @@
 // Threads sharing one device: several compile and run different executables at once, and several
 // take turns with one executable. On the cpu backend results must match single-threaded runs bit
-// for bit; scripts/test also runs this suite under ThreadSanitizer.
+// for bit (docs/reliability.md says how to run it under ThreadSanitizer).
 #include <doctest/doctest.h>
 
 #include <mutex>
@@ -28,6 +28,30 @@ Graph graph_for(int t) {
   return small_cnn(static_cast<std::uint64_t>(100 + t), all_dtypes[t % 3], 4 + 3 * t);
 }
 
+// Runs `rounds` calls of same(t) -> "output matches the single-threaded one" on each of
+// thread_count threads at once, then checks that every call matched and none threw.
+template <class Same>
+void check_threads(int rounds, const Same& same) {
+  std::vector<int> mismatches(thread_count, 0);
+  std::vector<std::string> errors(thread_count);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < thread_count; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        for (int round = 0; round < rounds; ++round)
+          if (!same(t)) ++mismatches[t];
+      } catch (const std::exception& e) {
+        errors[t] = e.what();
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < thread_count; ++t) {
+    CAPTURE(t);
+    CHECK(errors[t] == "");
+    CHECK(mismatches[t] == 0);
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("concurrency") {
@@ -41,24 +65,7 @@ TEST_SUITE("concurrency") {
         graphs.push_back(graph_for(t));
         expected.push_back(compile_and_run(device, graphs.back()));
       }
-      std::vector<int> mismatches(thread_count, 0);
-      std::vector<std::string> errors(thread_count);
-      std::vector<std::thread> threads;
-      for (int t = 0; t < thread_count; ++t)
-        threads.emplace_back([&, t] {
-          try {
-            for (int round = 0; round < 3; ++round)
-              if (compile_and_run(device, graphs[t]) != expected[t]) ++mismatches[t];
-          } catch (const std::exception& e) {
-            errors[t] = e.what();
-          }
-        });
-      for (auto& thread : threads) thread.join();
-      for (int t = 0; t < thread_count; ++t) {
-        CAPTURE(t);
-        CHECK(errors[t] == "");
-        CHECK(mismatches[t] == 0);
-      }
+      check_threads(3, [&](int t) { return compile_and_run(device, graphs[t]) == expected[t]; });
     }
   }
 
@@ -74,28 +81,12 @@ TEST_SUITE("concurrency") {
         expected.push_back(exe.output_bytes("probs"));
       }
       std::mutex turn;  // one thread's set_input, run and output at a time
-      std::vector<int> mismatches(thread_count, 0);
-      std::vector<std::string> errors(thread_count);
-      std::vector<std::thread> threads;
-      for (int t = 0; t < thread_count; ++t)
-        threads.emplace_back([&, t] {
-          try {
-            for (int round = 0; round < 4; ++round) {
-              const std::lock_guard lock(turn);
-              cases::set_random_inputs(exe, graph, static_cast<std::uint64_t>(t));
-              exe.run();
-              if (exe.output_bytes("probs") != expected[t]) ++mismatches[t];
-            }
-          } catch (const std::exception& e) {
-            errors[t] = e.what();
-          }
-        });
-      for (auto& thread : threads) thread.join();
-      for (int t = 0; t < thread_count; ++t) {
-        CAPTURE(t);
-        CHECK(errors[t] == "");
-        CHECK(mismatches[t] == 0);
-      }
+      check_threads(4, [&](int t) {
+        const std::lock_guard lock(turn);
+        cases::set_random_inputs(exe, graph, static_cast<std::uint64_t>(t));
+        exe.run();
+        return exe.output_bytes("probs") == expected[t];
+      });
     }
   }
 }
