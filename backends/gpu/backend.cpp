@@ -5,6 +5,7 @@
 #include "backends/gpu/runtime/check.hpp"
 #include "backends/gpu/runtime/program.hpp"
 #include "backends/gpu/runtime/vendor.hpp"
+#include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
@@ -114,7 +115,8 @@ class GpuDevice final : public DeviceImpl {
   const DeviceInfo& info() const override { return info_; }
 
   std::string unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const override {
-    // Every op has a native kernel.
+    // Every op has a native kernel, in NCHW.
+    if (std::string reason = nchw_only_reason(node, backend_name); !reason.empty()) return reason;
     if (options.impl != Impl::Vendor) return {};
     if (vendor_ == nullptr)
       return "this build of porta has no " + std::string(backend_name) + " vendor provider (" +

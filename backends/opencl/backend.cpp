@@ -11,6 +11,7 @@
 #ifdef PORTA_HAVE_CLBLAST
 #include "backends/opencl/vendor/clblast.hpp"
 #endif
+#include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail {
@@ -27,6 +28,7 @@ class OpenClDevice final : public DeviceImpl {
   // porta's kernels run every op in every storage dtype: f16 is loaded and stored with
   // vload_half/vstore_half, which OpenCL 1.2 has without cl_khr_fp16, and all arithmetic is f32.
   std::string unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const override {
+    if (std::string reason = nchw_only_reason(node, "opencl"); !reason.empty()) return reason;
     if (options.impl != Impl::Vendor) return {};
 #ifdef PORTA_HAVE_CLBLAST
     return clblast_unsupported_reason(graph, node);

@@ -45,7 +45,6 @@ int device_vector_width(const ClDeviceDescription& device) {
   return width;
 }
 
-bool is_power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
 }  // namespace
 

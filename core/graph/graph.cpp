@@ -76,6 +76,13 @@ void check_activation(Activation a, std::string_view op, std::string_view node) 
     fail(ErrorCode::InvalidArgument, op, node, "activation " + str(static_cast<int>(a)) + " is not a known activation");
 }
 
+std::string str(Layout layout) { return std::string(to_string(layout)); }
+
+void check_layout(Layout layout, std::string_view op, std::string_view node) {
+  if (to_string(layout) == "?")
+    fail(ErrorCode::InvalidArgument, op, node, "layout " + str(static_cast<int>(layout)) + " is neither NCHW nor NHWC");
+}
+
 }  // namespace
 
 // --- tensors from outside --------------------------------------------------------------------
@@ -272,18 +279,21 @@ Tensor Graph::conv2d(Tensor x, Tensor w, const Conv2dParams& params, Tensor bias
   p.residual = static_cast<bool>(residual);
   name = node_name(OpKind::Conv2d, std::move(name));
   const Shape &sx = this->shape(x), &sw = this->shape(w);
-  if (sx.size() != 4) fail(ErrorCode::ShapeMismatch, "conv2d", name, "input " + to_string(sx) + " must be 4-D NCHW");
+  check_layout(p.layout, "conv2d", name);
+  if (sx.size() != 4)
+    fail(ErrorCode::ShapeMismatch, "conv2d", name, "input " + to_string(sx) + " must be 4-D " + str(p.layout));
+  const std::int64_t channels = sx[p.layout == Layout::NHWC ? 3 : 1];
   if (sw.size() != 4)
     fail(ErrorCode::ShapeMismatch, "conv2d", name, "weights " + to_string(sw) + " must be 4-D [K, C/groups, R, S]");
   check_window("conv2d", name, {sw[2], sw[3]}, p.stride, p.pad, p.dilation);
   check_activation(p.activation, "conv2d", name);
-  if (p.groups < 1 || sx[1] % p.groups != 0 || sw[0] % p.groups != 0)
+  if (p.groups < 1 || channels % p.groups != 0 || sw[0] % p.groups != 0)
     fail(ErrorCode::InvalidArgument, "conv2d", name,
-         "groups " + str(p.groups) + " must be >= 1 and divide input channels " + str(sx[1]) + " and filters " + str(sw[0]));
-  if (sw[1] != sx[1] / p.groups)
+         "groups " + str(p.groups) + " must be >= 1 and divide input channels " + str(channels) + " and filters " + str(sw[0]));
+  if (sw[1] != channels / p.groups)
     fail(ErrorCode::ShapeMismatch, "conv2d", name,
-         "weights " + to_string(sw) + " have " + str(sw[1]) + " channels per group, input " + to_string(sx) +
-             " with groups " + str(p.groups) + " needs " + str(sx[1] / p.groups));
+         "weights " + to_string(sw) + " have " + str(sw[1]) + " channels per group, " + str(p.layout) + " input " +
+             to_string(sx) + " with groups " + str(p.groups) + " needs " + str(channels / p.groups));
   const auto d = detail::conv_dims(sx, sw, p);
   if (d.p < 1 || d.q < 1)
     fail(ErrorCode::ShapeMismatch, "conv2d", name,
@@ -296,7 +306,7 @@ Tensor Graph::conv2d(Tensor x, Tensor w, const Conv2dParams& params, Tensor bias
            "bias " + to_string(shape(bias)) + " must be [" + str(sw[0]) + "], one value per filter");
     inputs.push_back(bias);
   }
-  const Shape out{d.n, d.k, d.p, d.q};
+  const Shape out = detail::activation_shape(p.layout, d.n, d.k, d.p, d.q);
   if (residual) {
     if (this->shape(residual) != out)
       fail(ErrorCode::ShapeMismatch, "conv2d", name,
@@ -345,7 +355,9 @@ Tensor Graph::batchnorm(Tensor x, Tensor scale, Tensor bias, Tensor mean, Tensor
 Tensor Graph::pool(OpKind op, Tensor x, const Pool2dParams& p, std::string name) {
   name = node_name(op, std::move(name));
   const Shape& sx = this->shape(x);
-  if (sx.size() != 4) fail(ErrorCode::ShapeMismatch, to_string(op), name, "input " + to_string(sx) + " must be 4-D NCHW");
+  check_layout(p.layout, to_string(op), name);
+  if (sx.size() != 4)
+    fail(ErrorCode::ShapeMismatch, to_string(op), name, "input " + to_string(sx) + " must be 4-D " + str(p.layout));
   check_window(to_string(op), name, p.kernel, p.stride, p.pad, p.dilation);
   for (int i = 0; i < 2; ++i) {
     const std::int64_t span = p.dilation[i] * (p.kernel[i] - 1) + 1;
@@ -358,7 +370,7 @@ Tensor Graph::pool(OpKind op, Tensor x, const Pool2dParams& p, std::string name)
   if (d.p < 1 || d.q < 1)
     fail(ErrorCode::ShapeMismatch, to_string(op), name,
          "window " + str(p.kernel) + " does not fit the padded input " + to_string(sx));
-  return add_node(op, p, {x}, {dtype(x), {d.n, d.c, d.p, d.q}}, std::move(name));
+  return add_node(op, p, {x}, {dtype(x), detail::activation_shape(p.layout, d.n, d.c, d.p, d.q)}, std::move(name));
 }
 
 Tensor Graph::max_pool2d(Tensor x, const Pool2dParams& p, std::string name) {
@@ -368,12 +380,17 @@ Tensor Graph::avg_pool2d(Tensor x, const Pool2dParams& p, std::string name) {
   return pool(OpKind::AvgPool2d, x, p, std::move(name));
 }
 
-Tensor Graph::global_avg_pool(Tensor x, std::string name) {
+Tensor Graph::global_avg_pool(Tensor x, std::string name) { return global_avg_pool(x, {}, std::move(name)); }
+
+Tensor Graph::global_avg_pool(Tensor x, const GlobalPoolParams& p, std::string name) {
   name = node_name(OpKind::GlobalAvgPool, std::move(name));
   const Shape& sx = this->shape(x);
+  check_layout(p.layout, "global_avg_pool", name);
   if (sx.size() != 4)
-    fail(ErrorCode::ShapeMismatch, "global_avg_pool", name, "input " + to_string(sx) + " must be 4-D NCHW");
-  return add_node(OpKind::GlobalAvgPool, std::monostate{}, {x}, {dtype(x), {sx[0], sx[1], 1, 1}}, std::move(name));
+    fail(ErrorCode::ShapeMismatch, "global_avg_pool", name, "input " + to_string(sx) + " must be 4-D " + str(p.layout));
+  const std::int64_t channels = sx[p.layout == Layout::NHWC ? 3 : 1];
+  return add_node(OpKind::GlobalAvgPool, p, {x}, {dtype(x), detail::activation_shape(p.layout, sx[0], channels, 1, 1)},
+                  std::move(name));
 }
 
 Tensor Graph::softmax(Tensor x, std::int64_t axis, std::string name) {

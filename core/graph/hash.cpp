@@ -33,14 +33,16 @@ void add_params(Fnv1a& h, const GemmParams& p) {
   h.add(p.trans_a), h.add(p.trans_b), h.add(p.alpha), h.add(p.beta), h.add(p.activation);
 }
 void add_params(Fnv1a& h, const Conv2dParams& p) {
-  h.add(p.stride), h.add(p.pad), h.add(p.dilation), h.add(p.groups), h.add(p.activation), h.add(p.residual);
+  h.add(p.stride), h.add(p.pad), h.add(p.dilation), h.add(p.groups), h.add(p.activation), h.add(p.residual), h.add(p.layout);
 }
 void add_params(Fnv1a& h, const ClipParams& p) { h.add(p.min), h.add(p.max); }
 void add_params(Fnv1a& h, const GeluParams& p) { h.add(p.tanh_approximation); }
 void add_params(Fnv1a& h, const BatchNormParams& p) { h.add(p.epsilon); }
 void add_params(Fnv1a& h, const Pool2dParams& p) {
   h.add(p.kernel), h.add(p.stride), h.add(p.pad), h.add(p.dilation), h.add(p.ceil_mode), h.add(p.count_include_pad);
+  h.add(p.layout);
 }
+void add_params(Fnv1a& h, const GlobalPoolParams& p) { h.add(p.layout); }
 void add_params(Fnv1a& h, const SoftmaxParams& p) { h.add(p.axis); }
 void add_params(Fnv1a& h, const ReshapeParams& p) { h.add(p.shape); }
 void add_params(Fnv1a& h, const TransposeParams& p) { h.add(p.perm); }

@@ -81,6 +81,14 @@ std::string_view to_string(Activation a) noexcept {
   return "?";
 }
 
+std::string_view to_string(Layout layout) noexcept {
+  switch (layout) {
+    case Layout::NCHW: return "NCHW";
+    case Layout::NHWC: return "NHWC";
+  }
+  return "?";
+}
+
 std::string_view to_string(Impl impl) noexcept { return impl == Impl::Native ? "native" : "vendor"; }
 
 }  // namespace porta

@@ -17,7 +17,7 @@ void ref_conv2d(const HostOpArgs& args) {
   const auto [dil_h, dil_w] = params.dilation;
   const std::int64_t pad_top = params.pad[0], pad_left = params.pad[1];
 
-  std::int64_t y_index = 0;
+  const ActivationIndex x_at = d.x_index(), y_at = d.y_index();
   for (std::int64_t n = 0; n < d.n; ++n) {
     for (std::int64_t k = 0; k < d.k; ++k) {
       const std::int64_t first_channel = (k / d.k_per_group) * d.c_per_group;
@@ -31,14 +31,15 @@ void ref_conv2d(const HostOpArgs& args) {
               for (std::int64_t s = 0; s < d.s; ++s) {
                 const std::int64_t iw = ow * stride_w - pad_left + s * dil_w;
                 if (iw < 0 || iw >= d.w) continue;
-                const double xv = x.load(((n * d.c + first_channel + c) * d.h + h) * d.w + iw);
+                const double xv = x.load(static_cast<std::size_t>(x_at(n, first_channel + c, h, iw)));
                 const double wv = w.load(((k * d.c_per_group + c) * d.r + r) * d.s + s);
                 sum += xv * wv;
               }
             }
           }
+          const auto y_index = static_cast<std::size_t>(y_at(n, k, oh, ow));
           if (residual) sum += residual->load(y_index);
-          args.output.store(y_index++, static_cast<float>(activate(params.activation, sum)));
+          args.output.store(y_index, static_cast<float>(activate(params.activation, sum)));
         }
       }
     }

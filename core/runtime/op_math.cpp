@@ -1,6 +1,7 @@
 #include "core/runtime/op_math.hpp"
 
 #include <algorithm>
+#include <array>
 #include <variant>
 
 namespace porta::detail {
@@ -65,9 +66,23 @@ ConvSlots conv_slots(const Node& node) {
   return {.bias = optional - (residual ? 1 : 0) > 0 ? 2 : -1, .residual = residual ? optional + 1 : -1};
 }
 
+Shape activation_shape(Layout layout, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
+  return layout == Layout::NHWC ? Shape{n, h, w, c} : Shape{n, c, h, w};
+}
+
+namespace {
+// (n, c, h, w) of an activation shape in `layout`.
+std::array<std::int64_t, 4> nchw_extents(const Shape& x, Layout layout) {
+  if (layout == Layout::NHWC) return {x[0], x[3], x[1], x[2]};
+  return {x[0], x[1], x[2], x[3]};
+}
+}  // namespace
+
 ConvDims conv_dims(const Shape& x, const Shape& w, const Conv2dParams& p) {
   ConvDims d{};
-  d.n = x[0], d.c = x[1], d.h = x[2], d.w = x[3];
+  const auto e = nchw_extents(x, p.layout);
+  d.n = e[0], d.c = e[1], d.h = e[2], d.w = e[3];
+  d.layout = p.layout;
   d.k = w[0], d.r = w[2], d.s = w[3];
   d.groups = p.groups;
   d.c_per_group = d.c / d.groups;
@@ -79,12 +94,36 @@ ConvDims conv_dims(const Shape& x, const Shape& w, const Conv2dParams& p) {
 
 PoolDims pool_dims(const Shape& x, const Pool2dParams& p) {
   PoolDims d{};
-  d.n = x[0], d.c = x[1], d.h = x[2], d.w = x[3];
+  const auto e = nchw_extents(x, p.layout);
+  d.n = e[0], d.c = e[1], d.h = e[2], d.w = e[3];
+  d.layout = p.layout;
   d.p = window_output_size(d.h, p.kernel[0], p.stride[0], p.pad[0], p.pad[2], p.dilation[0],
                            p.ceil_mode);
   d.q = window_output_size(d.w, p.kernel[1], p.stride[1], p.pad[1], p.pad[3], p.dilation[1],
                            p.ceil_mode);
   return d;
+}
+
+PoolDims global_pool_dims(const Shape& x, const GlobalPoolParams& p) {
+  PoolDims d{};
+  const auto e = nchw_extents(x, p.layout);
+  d.n = e[0], d.c = e[1], d.h = e[2], d.w = e[3];
+  d.p = d.q = 1;
+  d.layout = p.layout;
+  return d;
+}
+
+Layout node_layout(const Node& node) {
+  if (const auto* conv = std::get_if<Conv2dParams>(&node.params)) return conv->layout;
+  if (const auto* pool = std::get_if<Pool2dParams>(&node.params)) return pool->layout;
+  if (const auto* global = std::get_if<GlobalPoolParams>(&node.params)) return global->layout;
+  return Layout::NCHW;
+}
+
+std::string nchw_only_reason(const Node& node, std::string_view backend) {
+  if (node_layout(node) == Layout::NCHW) return {};
+  return "the " + std::string(backend) + " backend's " + std::string(to_string(node.op)) +
+         " kernels read NCHW only, not " + std::string(to_string(node_layout(node)));
 }
 
 AxisSplit split_at_axis(const Shape& shape, std::int64_t axis) {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <numbers>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "porta/graph.hpp"
@@ -61,12 +63,28 @@ struct MatMulDims {
 };
 MatMulDims matmul_dims(const Shape& a, const Shape& b, const MatMulParams& p);
 
-// Conv2d dimensions from NCHW input and KCRS weights.
+// The four extents of an activation in `layout`: [N, C, H, W] or [N, H, W, C].
+Shape activation_shape(Layout layout, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w);
+
+// Linear index of element (n, c, h, w) of an activation [N, C, H, W] stored in `layout`.
+struct ActivationIndex {
+  std::int64_t c, h, w;
+  bool nhwc;
+  std::int64_t operator()(std::int64_t n_, std::int64_t c_, std::int64_t h_, std::int64_t w_) const {
+    return nhwc ? ((n_ * h + h_) * w + w_) * c + c_ : ((n_ * c + c_) * h + h_) * w + w_;
+  }
+};
+
+// Conv2d dimensions from the input (NCHW or NHWC) and KCRS weights.
 struct ConvDims {
   std::int64_t n, c, h, w;     // input
   std::int64_t k, r, s;        // weights: K filters of C/groups x R x S
   std::int64_t p, q;           // output height and width
   std::int64_t groups, c_per_group, k_per_group;
+  Layout layout;
+
+  ActivationIndex x_index() const { return {c, h, w, layout == Layout::NHWC}; }
+  ActivationIndex y_index() const { return {k, p, q, layout == Layout::NHWC}; }
 };
 ConvDims conv_dims(const Shape& x, const Shape& w, const Conv2dParams& p);
 
@@ -76,11 +94,23 @@ struct ConvSlots {
 };
 ConvSlots conv_slots(const Node& node);
 
-// Pooling output dimensions from NCHW input.
+// Pooling dimensions from the input (NCHW or NHWC).
 struct PoolDims {
   std::int64_t n, c, h, w, p, q;
+  Layout layout;
+
+  ActivationIndex x_index() const { return {c, h, w, layout == Layout::NHWC}; }
+  ActivationIndex y_index() const { return {c, p, q, layout == Layout::NHWC}; }
 };
 PoolDims pool_dims(const Shape& x, const Pool2dParams& p);
+// A global pool's: the output is 1 x 1.
+PoolDims global_pool_dims(const Shape& x, const GlobalPoolParams& p);
+
+// The layout of a Conv2d, pooling or global pooling node; NCHW for every other op, which either
+// has no layout or (elementwise ops) runs in whatever layout its operands have.
+Layout node_layout(const Node& node);
+// For a backend whose kernels read NCHW only: why it refuses `node`, or empty.
+std::string nchw_only_reason(const Node& node, std::string_view backend);
 
 // The axis split softmax and concat use: outer x axis x inner.
 struct AxisSplit {

@@ -77,6 +77,7 @@ class Graph {
   Tensor max_pool2d(Tensor x, const Pool2dParams& p, std::string name = {});
   Tensor avg_pool2d(Tensor x, const Pool2dParams& p, std::string name = {});
   Tensor global_avg_pool(Tensor x, std::string name = {});  // [N, C, H, W] -> [N, C, 1, 1]
+  Tensor global_avg_pool(Tensor x, const GlobalPoolParams& p, std::string name = {});  // NHWC: -> [N, 1, 1, C]
 
   Tensor softmax(Tensor x, std::int64_t axis = -1, std::string name = {});
   // ONNX Reshape: one dimension may be -1 (inferred); 0 copies the input's dimension.

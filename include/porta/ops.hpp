@@ -14,7 +14,7 @@ namespace porta {
 enum class OpKind : std::uint8_t {
   MatMul,         // batched, numpy-broadcast batch dims, optional transposes of the last two dims
   Gemm,           // act(alpha * op(A) op(B) + beta * C), C broadcast to [M, N]
-  Conv2d,         // NCHW input, [K, C/groups, R, S] weights, optional [K] bias and residual, fused activation
+  Conv2d,         // NCHW or NHWC input, [K, C/groups, R, S] weights, optional [K] bias and residual, fused activation
   Add, Sub, Mul, Div,  // numpy broadcasting
   Relu, Clip, Sigmoid, Silu, Tanh, Gelu,
   BatchNorm,      // inference: scale * (x - mean) / sqrt(var + eps) + bias over channel dim 1
@@ -29,6 +29,13 @@ enum class OpKind : std::uint8_t {
 inline constexpr int op_kind_count = static_cast<int>(OpKind::Cast) + 1;
 
 std::string_view to_string(OpKind op) noexcept;
+
+// Where the channels of a 4-D activation sit: NCHW (ONNX, PyTorch) or NHWC (channels last). Conv2d
+// and the pools take either; the compiler's layout pass moves chains of them into the layout the
+// device prefers and converts only at the chain's ends.
+enum class Layout : std::uint8_t { NCHW, NHWC };
+
+std::string_view to_string(Layout layout) noexcept;
 
 // Activation fused into Gemm and Conv2d epilogues.
 enum class Activation : std::uint8_t { None, Relu, Relu6, Sigmoid, Silu, Tanh, Gelu };
@@ -57,6 +64,7 @@ struct Conv2dParams {
   // Set by the builder when a residual is given: y = activation(conv + bias + residual), the
   // residual being the last input. Lets a ResNet block's add and relu ride in the conv's epilogue.
   bool residual = false;
+  Layout layout = Layout::NCHW;  // of x, residual and y; the weights are [K, C/groups, R, S] in both
 };
 
 struct ClipParams {
@@ -79,6 +87,11 @@ struct Pool2dParams {
   std::array<std::int64_t, 2> dilation{1, 1};
   bool ceil_mode = false;
   bool count_include_pad = false;                 // average pooling only
+  Layout layout = Layout::NCHW;
+};
+
+struct GlobalPoolParams {
+  Layout layout = Layout::NCHW;
 };
 
 struct SoftmaxParams {
@@ -102,8 +115,8 @@ struct CastParams {
 };
 
 using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dParams, ClipParams,
-                              GeluParams, BatchNormParams, Pool2dParams, SoftmaxParams,
-                              ReshapeParams, TransposeParams, ConcatParams, CastParams>;
+                              GeluParams, BatchNormParams, Pool2dParams, GlobalPoolParams,
+                              SoftmaxParams, ReshapeParams, TransposeParams, ConcatParams, CastParams>;
 
 // Conv and pooling output extent along one spatial dimension (floor or ceil), before checking.
 constexpr std::int64_t window_output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,

@@ -11,6 +11,11 @@
 
 namespace porta::cases::detail {
 
+// An NCHW activation shape as `layout` stores it.
+inline Shape stored(Layout layout, const Shape& nchw) {
+  return layout == Layout::NHWC ? Shape{nchw[0], nchw[2], nchw[3], nchw[1]} : nchw;
+}
+
 // Inputs are named x0, x1, ... (the runner fills them with seeded values in [-1, 1)); constants
 // are w0, w1, ... drawn here from the case seed, so a weight never depends on the device.
 class CaseGraph {

@@ -36,7 +36,14 @@ std::vector<PoolCase> pool_cases() {
 }  // namespace
 
 void add_pool_cases(std::vector<OpCase>& list, DType t) {
-  for (const PoolCase& pc : pool_cases()) {
+  std::vector<PoolCase> cases = pool_cases();
+  for (PoolCase pc : pool_cases()) {  // every case once more channels-last
+    pc.variant += "_nhwc";
+    pc.x = stored(Layout::NHWC, pc.x);
+    pc.p.layout = Layout::NHWC;
+    cases.push_back(pc);
+  }
+  for (const PoolCase& pc : cases) {
     add_case(list, OpKind::MaxPool2d, pc.variant, t,
              [pc](CaseGraph& c) { return c.g.max_pool2d(c.input(pc.x), pc.p); });
     add_case(list, OpKind::AvgPool2d, pc.variant, t,
@@ -49,11 +56,15 @@ void add_pool_cases(std::vector<OpCase>& list, DType t) {
                [x = pc.x, p](CaseGraph& c) { return c.g.avg_pool2d(c.input(x), p); });
     }
   }
-  for (const Shape& x : {Shape{1, 1, 1, 1}, Shape{2, 3, 5, 7}, Shape{1, 17, 13, 11}, Shape{1, 3, 129, 1}}) {
-    std::string variant = std::to_string(x[0]);
-    for (std::size_t i = 1; i < x.size(); ++i) variant.append("x").append(std::to_string(x[i]));
-    add_case(list, OpKind::GlobalAvgPool, variant, t, [x](CaseGraph& c) { return c.g.global_avg_pool(c.input(x)); });
-  }
+  for (const Layout layout : {Layout::NCHW, Layout::NHWC})
+    for (const Shape& nchw : {Shape{1, 1, 1, 1}, Shape{2, 3, 5, 7}, Shape{1, 17, 13, 11}, Shape{1, 3, 129, 1}}) {
+      const Shape x = stored(layout, nchw);
+      std::string variant = std::to_string(x[0]);
+      for (std::size_t i = 1; i < x.size(); ++i) variant.append("x").append(std::to_string(x[i]));
+      if (layout == Layout::NHWC) variant += "_nhwc";
+      add_case(list, OpKind::GlobalAvgPool, variant, t,
+               [x, layout](CaseGraph& c) { return c.g.global_avg_pool(c.input(x), {.layout = layout}); });
+    }
 }
 
 void add_softmax_cases(std::vector<OpCase>& list, DType t) {

@@ -171,25 +171,38 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
   for (const A act : {A::Relu, A::Relu6, A::Sigmoid, A::Silu, A::Tanh, A::Gelu})
     cases.push_back({"act_" + std::string(to_string(act)), {1, 3, 5, 5}, {4, 3, 3, 3},
                      {.pad = {1, 1, 1, 1}, .activation = act}, true});
+  // Every case once more channels-last: the same problem, with x (and y) stored NHWC.
+  for (const ConvCase& cc : std::vector<ConvCase>(cases)) {
+    ConvCase nhwc = cc;
+    nhwc.variant += "_nhwc";
+    nhwc.p.layout = Layout::NHWC;
+    cases.push_back(nhwc);
+  }
   for (const ConvCase& cc : cases)
     add_case(list, OpKind::Conv2d, cc.variant, t, [cc](CaseGraph& c) {
-      const Tensor x = cc.p.activation == A::None ? c.input(cc.x) : c.scaled(c.input(cc.x), 4.0f);
+      const Tensor x0 = c.input(stored(cc.p.layout, cc.x));
+      const Tensor x = cc.p.activation == A::None ? x0 : c.scaled(x0, 4.0f);
       return c.g.conv2d(x, c.weights(cc.w), cc.p, cc.bias ? c.weights({cc.w[0]}) : Tensor{});
     });
-  // Residual epilogues, act(conv + bias + residual), on the GEMM and depthwise paths.
-  for (const ConvCase& cc : std::vector<ConvCase>{
-           {"residual_relu_bias", {2, 5, 7, 6}, {5, 5, 3, 3}, {.pad = {1, 1, 1, 1}, .activation = A::Relu}, true},
-           {"residual_no_bias_1x1", {1, 17, 5, 3}, {6, 17, 1, 1}, {}},
-           {"residual_depthwise_silu", {1, 6, 7, 9}, {6, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 6, .activation = A::Silu},
-            true},
-       })
-    add_case(list, OpKind::Conv2d, cc.variant, t, [cc](CaseGraph& c) {
-      const auto extent = [&](int i) {
-        return window_output_size(cc.x[2 + i], cc.w[2 + i], cc.p.stride[i], cc.p.pad[i], cc.p.pad[2 + i], cc.p.dilation[i]);
-      };
-      const Tensor residual = c.input({cc.x[0], cc.w[0], extent(0), extent(1)});
-      return c.g.conv2d(c.input(cc.x), c.weights(cc.w), cc.p, cc.bias ? c.weights({cc.w[0]}) : Tensor{}, {}, residual);
-    });
+  // Residual epilogues, act(conv + bias + residual), on the GEMM and depthwise paths, in both layouts.
+  for (const Layout layout : {Layout::NCHW, Layout::NHWC})
+    for (ConvCase cc : std::vector<ConvCase>{
+             {"residual_relu_bias", {2, 5, 7, 6}, {5, 5, 3, 3}, {.pad = {1, 1, 1, 1}, .activation = A::Relu}, true},
+             {"residual_no_bias_1x1", {1, 17, 5, 3}, {6, 17, 1, 1}, {}},
+             {"residual_depthwise_silu", {1, 6, 7, 9}, {6, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 6, .activation = A::Silu},
+              true},
+         }) {
+      cc.p.layout = layout;
+      if (layout == Layout::NHWC) cc.variant += "_nhwc";
+      add_case(list, OpKind::Conv2d, cc.variant, t, [cc](CaseGraph& c) {
+        const auto extent = [&](int i) {
+          return window_output_size(cc.x[2 + i], cc.w[2 + i], cc.p.stride[i], cc.p.pad[i], cc.p.pad[2 + i], cc.p.dilation[i]);
+        };
+        const Tensor residual = c.input(stored(cc.p.layout, {cc.x[0], cc.w[0], extent(0), extent(1)}));
+        return c.g.conv2d(c.input(stored(cc.p.layout, cc.x)), c.weights(cc.w), cc.p,
+                          cc.bias ? c.weights({cc.w[0]}) : Tensor{}, {}, residual);
+      });
+    }
   add_case(list, OpKind::Conv2d, "weights_as_input", t, [](CaseGraph& c) {
     return c.g.conv2d(c.input({1, 3, 6, 6}), c.input({2, 3, 3, 3}), {.pad = {1, 1, 1, 1}}, c.input({2}));
   });

@@ -46,7 +46,8 @@ Graph conv_graph(const ConvProblem& p, std::uint64_t seed) {
   std::int64_t count = 1;
   for (auto d : w) count *= d;
   const std::vector<float> values = random_values(static_cast<std::size_t>(count), seed, -1.0f, 1.0f);
-  const Tensor x = g.input("x", {p.n, p.c, p.h, p.w}, p.dtype);
+  const Shape nchw{p.n, p.c, p.h, p.w};
+  const Tensor x = g.input("x", p.params.layout == Layout::NHWC ? Shape{p.n, p.h, p.w, p.c} : nchw, p.dtype);
   g.output("y", g.conv2d(x, g.constant("w", w, values, p.dtype), p.params));
   return g;
 }
