@@ -8,28 +8,41 @@
 
 namespace porta::detail {
 
-template <class Act>
-inline void bias_activate_with(float* y, const float* src, const float* residual, std::int64_t count, float bias,
-                               const Act& act) {
+template <class Bias, class Act>
+inline void epilogue_run(float* y, const float* src, const float* residual, std::int64_t count, const Bias& bias,
+                         const Act& act) {
   if (residual) {
-    for (std::int64_t i = 0; i < count; ++i) y[i] = act(src[i] + bias + residual[i]);
+    for (std::int64_t i = 0; i < count; ++i) y[i] = act(src[i] + bias(i) + residual[i]);
   } else {
-    for (std::int64_t i = 0; i < count; ++i) y[i] = act(src[i] + bias);
+    for (std::int64_t i = 0; i < count; ++i) y[i] = act(src[i] + bias(i));
   }
 }
 
-// `src` may be `y` itself; `residual` may be null.
+template <class Bias>
+inline void epilogue(float* y, const float* src, const float* residual, std::int64_t count, const Bias& bias,
+                     Activation act) {
+  switch (act) {
+    case Activation::None: return epilogue_run(y, src, residual, count, bias, [](float v) { return v; });
+    case Activation::Relu:
+      return epilogue_run(y, src, residual, count, bias, [](float v) { return v > 0.0f ? v : 0.0f; });
+    case Activation::Relu6:
+      return epilogue_run(y, src, residual, count, bias, [](float v) { return clip(v, 0.0f, 6.0f); });
+    default:
+      return epilogue_run(y, src, residual, count, bias, [act](float v) { return activate(act, v); });
+  }
+}
+
+// A run of one filter's outputs (NCHW): one bias for all. `src` may be `y` itself; `residual` may be null.
 inline void bias_activate(float* y, const float* src, const float* residual, std::int64_t count, float bias,
                           Activation act) {
-  switch (act) {
-    case Activation::None: return bias_activate_with(y, src, residual, count, bias, [](float v) { return v; });
-    case Activation::Relu:
-      return bias_activate_with(y, src, residual, count, bias, [](float v) { return v > 0.0f ? v : 0.0f; });
-    case Activation::Relu6:
-      return bias_activate_with(y, src, residual, count, bias, [](float v) { return clip(v, 0.0f, 6.0f); });
-    default:
-      return bias_activate_with(y, src, residual, count, bias, [act](float v) { return activate(act, v); });
-  }
+  epilogue(y, src, residual, count, [bias](std::int64_t) { return bias; }, act);
+}
+
+// A run along the channels of one pixel (NHWC): a bias per element. `bias` and `residual` may be null.
+inline void bias_activate_channels(float* y, const float* src, const float* residual, std::int64_t count,
+                                   const float* bias, Activation act) {
+  if (bias == nullptr) return bias_activate(y, src, residual, count, 0.0f, act);
+  epilogue(y, src, residual, count, [bias](std::int64_t i) { return bias[i]; }, act);
 }
 
 }  // namespace porta::detail

@@ -1,4 +1,4 @@
-// Conv2d, with the algorithm chosen per layer: depthwise convolutions have too little reuse for a
+// Conv2d on NCHW activations (NHWC: conv2d_nhwc.cpp), with the algorithm chosen per layer: depthwise convolutions have too little reuse for a
 // GEMM and get a direct vectorised kernel; every other one is a direct convolution run by the
 // GEMM micro-kernel, Y[K, pixels] = W[K, C*R*S] x X, whose B operand is never packed or
 // expanded (no im2col): it is the input itself, read at one shift per filter tap.
@@ -16,6 +16,7 @@
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/scratch_pool.hpp"
+#include "backends/cpu/ops/conv2d_nhwc.hpp"
 #include "backends/cpu/ops/ops.hpp"
 #include "backends/cpu/ops/tensor_io.hpp"
 #include "core/runtime/op_math.hpp"
@@ -301,6 +302,7 @@ void depthwise(const ConvOperands& op) {
 
 void cpu_conv2d(const HostOpArgs& args) {
   const auto& p = std::get<Conv2dParams>(args.node.params);
+  if (p.layout == Layout::NHWC) return cpu_conv2d_nhwc(args);
   const ConvDims d = conv_dims(args.inputs[0].shape(), args.inputs[1].shape(), p);
   if (args.output.numel() == 0) return;
   const F32Input x(args.inputs[0]);
@@ -324,6 +326,7 @@ void cpu_conv2d(const HostOpArgs& args) {
 
 std::shared_ptr<const HostNodeState> cpu_prepare_conv2d(const Graph& graph, const Node& node) {
   const auto& p = std::get<Conv2dParams>(node.params);
+  if (p.layout == Layout::NHWC) return cpu_prepare_conv2d_nhwc(graph, node);
   const TensorInfo& w = graph.tensors()[static_cast<std::size_t>(node.inputs[1].id)];
   const ConvDims d = conv_dims(graph.shape(node.inputs[0]), w.desc.shape, p);
   const bool depthwise = d.groups == d.c && d.groups == d.k;

@@ -1,6 +1,7 @@
-// Conv2d through oneDNN's convolution primitive. oneDNN picks its own layouts ("any"); porta's
-// NCHW tensors are reordered into them and back on every run, and that cost is part of what the
-// vendor provider measures.
+// Conv2d through oneDNN's convolution primitive. NHWC activations are given to oneDNN as they are
+// (its channels-last kernels read them in place); for NCHW ones oneDNN picks its own layout
+// ("any"), and they are reordered into it and back on every run. The weights are reordered on
+// every run too. Those costs are part of what the vendor provider measures.
 #include <unordered_map>
 #include <variant>
 
@@ -24,16 +25,19 @@ ConvPrimitive conv_primitive(const HostOpArgs& args) {
   const auto type = [&](const HostTensor& t) { return onednn::data_type(t.dtype()); };
   const auto any = [](const memory::desc& desc) { return memory::desc(desc.dims(), desc.data_type(), tag::any); };
   ConvPrimitive cp;
-  cp.x = memory::desc({d.n, d.c, d.h, d.w}, type(args.inputs[0]), tag::nchw);
+  const bool nhwc = p.layout == Layout::NHWC;
+  const tag activations = nhwc ? tag::nhwc : tag::nchw;
+  // Dims are always given in NCHW order; the tag says how they are stored.
+  cp.x = memory::desc({d.n, d.c, d.h, d.w}, type(args.inputs[0]), activations);
   const memory::data_type w_type = type(args.inputs[1]);
   cp.w = d.groups == 1 ? memory::desc({d.k, d.c, d.r, d.s}, w_type, tag::oihw)
                        : memory::desc({d.groups, d.k_per_group, d.c_per_group, d.r, d.s}, w_type, tag::goihw);
   if (args.inputs.size() == 3) cp.bias = memory::desc({d.k}, type(args.inputs[2]), tag::x);
-  cp.y = memory::desc({d.n, d.k, d.p, d.q}, type(args.output), tag::nchw);
+  cp.y = memory::desc({d.n, d.k, d.p, d.q}, type(args.output), activations);
   // oneDNN counts dilation from 0 (dense), ONNX from 1.
   const dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(cp.x), any(cp.w), cp.bias,
-      any(cp.y), {p.stride[0], p.stride[1]}, {p.dilation[0] - 1, p.dilation[1] - 1}, {p.pad[0], p.pad[1]},
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, nhwc ? cp.x : any(cp.x), any(cp.w), cp.bias,
+      nhwc ? cp.y : any(cp.y), {p.stride[0], p.stride[1]}, {p.dilation[0] - 1, p.dilation[1] - 1}, {p.pad[0], p.pad[1]},
       {p.pad[2], p.pad[3]});
   dnnl::post_ops ops;
   onednn::append_activation(ops, p.activation);

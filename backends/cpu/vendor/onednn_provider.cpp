@@ -82,7 +82,8 @@ std::string unsupported_reason(const Graph& graph, const Node& node) {
 }
 
 HostVendorProvider make_provider() {
-  HostVendorProvider provider{.library = "oneDNN", .kernels = cpu_kernels(), .unsupported_reason = unsupported_reason};
+  HostVendorProvider provider{.library = "oneDNN", .kernels = cpu_kernels(), .unsupported_reason = unsupported_reason,
+                              .conv_layout = Layout::NHWC};
   provider.kernels[static_cast<std::size_t>(OpKind::MatMul)] = onednn_matmul;
   provider.kernels[static_cast<std::size_t>(OpKind::Gemm)] = onednn_gemm;
   provider.kernels[static_cast<std::size_t>(OpKind::Conv2d)] = onednn_conv2d;

@@ -1,0 +1,95 @@
+#pragma once
+// One output row of a depthwise convolution on NHWC activations, every channel at once:
+//   y[ow * k + c] = sum over taps (r, s) inside the input of
+//                   taps[(r * taps_w + s) * k + c] * rows[r][(ow * stride + s * dilation - pad_left) * k + c]
+// where rows[r] is the input row that filter row r reads, or null where it falls in the padding.
+// Channels are contiguous in both, so the sums of a chunk of channels stay in vector registers
+// over every tap. Written once, compiled per instruction set (depthwise_row_<isa>.cpp, with target
+// attributes); CPUID picks the version at run time.
+#include <algorithm>
+#include <cstdint>
+
+namespace porta::detail {
+
+struct DepthwiseRow {
+  const float* taps;          // [taps_h * taps_w][k]
+  std::int64_t k, taps_h, taps_w;
+  const float* const* rows;   // [taps_h]
+  std::int64_t width, stride, dilation, pad_left;
+};
+
+using DepthwiseRowFn = void (*)(const DepthwiseRow& row, float* y, std::int64_t q);
+
+// The widest version this CPU runs; it follows the GEMM micro-kernel's choice (and PORTA_CPU_ISA).
+DepthwiseRowFn depthwise_row();
+
+DepthwiseRowFn avx512_depthwise_row();
+DepthwiseRowFn avx2_depthwise_row();
+
+// 16 floats: a zmm register where the target has AVX-512, two ymm or four xmm elsewhere.
+using DepthwiseVec = float __attribute__((vector_size(64)));
+
+[[gnu::always_inline]] inline DepthwiseVec depthwise_load(const float* p) {
+  DepthwiseVec v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Channels [c0, c0 + 16 * Vecs) of output columns [ow, ow + Pixels): every sum in a register
+// over all taps, each tap's weights loaded once for the block. `Checked` skips taps that fall
+// in the horizontal padding; unchecked blocks lie where none does.
+template <int Vecs, int Pixels, bool Checked>
+[[gnu::always_inline]] inline void depthwise_block(const DepthwiseRow& a, std::int64_t ow, std::int64_t c0, float* y) {
+  DepthwiseVec sum[Pixels][Vecs] = {};
+  for (std::int64_t r = 0; r < a.taps_h; ++r) {
+    const float* row = a.rows[r];
+    if (row == nullptr) continue;
+    for (std::int64_t s = 0; s < a.taps_w; ++s) {
+      DepthwiseVec tap[Vecs];
+      for (int v = 0; v < Vecs; ++v) tap[v] = depthwise_load(a.taps + (r * a.taps_w + s) * a.k + c0 + 16 * v);
+      for (int p = 0; p < Pixels; ++p) {
+        const std::int64_t iw = (ow + p) * a.stride + s * a.dilation - a.pad_left;
+        if (Checked && (iw < 0 || iw >= a.width)) continue;
+        for (int v = 0; v < Vecs; ++v) sum[p][v] += tap[v] * depthwise_load(row + iw * a.k + c0 + 16 * v);
+      }
+    }
+  }
+  for (int p = 0; p < Pixels; ++p)
+    for (int v = 0; v < Vecs; ++v) __builtin_memcpy(y + (ow + p) * a.k + c0 + 16 * v, &sum[p][v], sizeof sum[p][v]);
+}
+
+// The columns of one chunk of channels: checked at the edges, blocks of four inside.
+template <int Vecs>
+[[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRow& a, std::int64_t c0, float* y, std::int64_t q,
+                                                     std::int64_t inside_begin, std::int64_t inside_end) {
+  std::int64_t ow = 0;
+  for (; ow < q && ow < inside_begin; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
+  for (; ow + 4 <= inside_end; ow += 4) depthwise_block<Vecs, 4, false>(a, ow, c0, y);
+  for (; ow < inside_end; ++ow) depthwise_block<Vecs, 1, false>(a, ow, c0, y);
+  for (; ow < q; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
+}
+
+[[gnu::always_inline]] inline void depthwise_row_body(const DepthwiseRow& a, float* y, std::int64_t q) {
+  // Output columns [inside_begin, inside_end) read no horizontal padding.
+  const std::int64_t span = (a.taps_w - 1) * a.dilation;
+  const std::int64_t inside_begin = std::min(q, (a.pad_left + a.stride - 1) / a.stride);
+  const std::int64_t last = a.width - 1 - span + a.pad_left;  // the largest ow * stride inside
+  const std::int64_t inside_end = std::max(inside_begin, last < 0 ? inside_begin : std::min(q, last / a.stride + 1));
+  std::int64_t c0 = 0;
+  for (; c0 + 64 <= a.k; c0 += 64) depthwise_columns<4>(a, c0, y, q, inside_begin, inside_end);
+  for (; c0 + 16 <= a.k; c0 += 16) depthwise_columns<1>(a, c0, y, q, inside_begin, inside_end);
+  for (; c0 < a.k; ++c0)  // channels past the last multiple of 16
+    for (std::int64_t ow = 0; ow < q; ++ow) {
+      float sum = 0.0f;
+      for (std::int64_t r = 0; r < a.taps_h; ++r) {
+        if (a.rows[r] == nullptr) continue;
+        for (std::int64_t s = 0; s < a.taps_w; ++s) {
+          const std::int64_t iw = ow * a.stride + s * a.dilation - a.pad_left;
+          if (iw >= 0 && iw < a.width) sum += a.taps[(r * a.taps_w + s) * a.k + c0] * a.rows[r][iw * a.k + c0];
+        }
+      }
+      y[ow * a.k + c0] = sum;
+    }
+}
+
+}  // namespace porta::detail

@@ -1,0 +1,249 @@
+// Conv2d on NHWC (channels-last) activations. Per image, Y[pixels, K] = X'[pixels, C*R*S] x
+// W'[C*R*S, K]: the GEMM micro-kernel reads A in place from a zero-padded copy of the image, one
+// row per output pixel (a filter tap only shifts where the rows start; with one group and no
+// column dilation a whole filter row of taps is one contiguous run of S*C values), and B is the
+// filters, packed once into the kernel's column panels. Depthwise layers have no reduction over
+// channels and get a direct kernel that runs along the channels of a pixel instead.
+#include <algorithm>
+#include <optional>
+#include <variant>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "backends/cpu/kernels/depthwise_row.hpp"
+#include "backends/cpu/kernels/epilogue.hpp"
+#include "backends/cpu/kernels/micro_kernel.hpp"
+#include "backends/cpu/kernels/scratch_pool.hpp"
+#include "backends/cpu/ops/conv2d_nhwc.hpp"
+#include "backends/cpu/ops/tensor_io.hpp"
+#include "core/runtime/op_math.hpp"
+
+namespace porta::detail {
+namespace {
+
+constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
+
+bool is_depthwise(const ConvDims& d) { return d.groups == d.c && d.groups == d.k; }
+
+// The narrow kernel where a group's filters fill few of the wide kernel's columns.
+const MicroKernel& kernel_for(const ConvDims& d) {
+  const MicroKernel* narrow = gemm_narrow_micro_kernel();
+  return narrow && d.k_per_group <= narrow->nr ? *narrow : gemm_micro_kernel();
+}
+
+// Filters as B panels: per group, panels of nr filters, each [r][s][c][nr] (so that depth index
+// (r * S + s) * Cg + c follows the input's own order), zero past the group's last filter.
+std::int64_t packed_filters_size(const ConvDims& d, std::int64_t nr) {
+  return d.groups * ceil_div(d.k_per_group, nr) * nr * d.c_per_group * d.r * d.s;
+}
+
+void pack_filters(const float* w, const ConvDims& d, std::int64_t nr, float* dst) {
+  const std::int64_t depth = d.c_per_group * d.r * d.s, panels = ceil_div(d.k_per_group, nr);
+  tbb::parallel_for(std::int64_t{0}, d.groups * panels, [&](std::int64_t task) {
+    const std::int64_t first = task / panels * d.k_per_group + task % panels * nr;
+    const std::int64_t last = (task / panels + 1) * d.k_per_group;
+    float* panel = dst + task * depth * nr;
+    for (std::int64_t r = 0; r < d.r; ++r)
+      for (std::int64_t s = 0; s < d.s; ++s)
+        for (std::int64_t c = 0; c < d.c_per_group; ++c, panel += nr)
+          for (std::int64_t j = 0; j < nr; ++j)
+            panel[j] = first + j < last ? w[(((first + j) * d.c_per_group + c) * d.r + r) * d.s + s] : 0.0f;
+  });
+}
+
+// Constant filters packed at prepare; the micro-kernel loads B panels 64-byte aligned.
+struct NhwcFilters final : HostNodeState {
+  std::vector<float> storage;
+  const float* panels = nullptr;
+};
+
+// Where A's rows are. The padded image is [hp][wp][C]. With stride 1 an image is one segment
+// whose pixel j is output (j / wp, j % wp), kept when j % wp < Q: every tap is then one shift of
+// the same rows. Otherwise each output row is a segment of Q pixels, sw * C apart.
+struct Rows {
+  std::int64_t hp, wp;
+  std::int64_t segments, pixels;  // per image; pixels per segment
+  std::int64_t lda;               // floats between consecutive pixels
+  std::int64_t image_floats;      // per padded image, with room for the last tile's overhang
+};
+
+Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
+  Rows rows{};
+  rows.hp = d.h + p.pad[0] + p.pad[2];
+  rows.wp = d.w + p.pad[1] + p.pad[3];
+  const bool unit = p.stride[0] == 1 && p.stride[1] == 1;
+  rows.segments = unit ? 1 : d.p;
+  rows.pixels = unit ? (d.p - 1) * rows.wp + d.q : d.q;
+  rows.lda = p.stride[1] * d.c;
+  rows.image_floats = (rows.hp * rows.wp + mr * p.stride[1]) * d.c;
+  return rows;
+}
+
+struct NhwcOperands {
+  const ConvDims& d;
+  const Conv2dParams& p;
+  const float* x;
+  const float* bias;
+  const float* residual;
+  const F32Output& y;
+};
+
+// Images [first, first + count) copied, zero-padded, to `dst`, each `rows.image_floats` apart.
+void copy_padded(const NhwcOperands& op, const Rows& rows, std::int64_t first, std::int64_t count, float* dst) {
+  const ConvDims& d = op.d;
+  tbb::parallel_for(std::int64_t{0}, count * rows.hp, [&](std::int64_t task) {
+    const std::int64_t image = task / rows.hp, hh = task % rows.hp, h = hh - op.p.pad[0];
+    float* out = dst + image * rows.image_floats + hh * rows.wp * d.c;
+    if (h < 0 || h >= d.h) {
+      std::fill_n(out, rows.wp * d.c, 0.0f);
+    } else {
+      std::fill_n(out, op.p.pad[1] * d.c, 0.0f);
+      const float* in = op.x + ((first + image) * d.h + h) * d.w * d.c;
+      std::copy(in, in + d.w * d.c, out + op.p.pad[1] * d.c);
+      std::fill(out + (op.p.pad[1] + d.w) * d.c, out + rows.wp * d.c, 0.0f);
+    }
+    if (hh == rows.hp - 1)  // the overhang that the last tile's discarded rows read
+      std::fill(dst + image * rows.image_floats + rows.hp * rows.wp * d.c, dst + (image + 1) * rows.image_floats, 0.0f);
+  });
+}
+
+void conv_gemm(const NhwcOperands& op, const float* filters) {
+  const ConvDims& d = op.d;
+  const MicroKernel& kernel = kernel_for(d);
+  const std::int64_t mr = kernel.mr, nr = kernel.nr;
+  const Rows rows = rows_of(d, op.p, mr);
+  const std::int64_t depth = d.c_per_group * d.r * d.s, panels = ceil_div(d.k_per_group, nr);
+  // A filter row of taps is one run of the input when channels and columns are contiguous.
+  const bool row_runs = d.groups == 1 && op.p.dilation[1] == 1;
+  const std::int64_t call_depth = row_runs ? d.s * d.c : d.c_per_group;
+  std::vector<std::int64_t> call_shift;  // per call, from the pixel's first input element
+  for (std::int64_t r = 0; r < d.r; ++r)
+    for (std::int64_t s = 0; s < (row_runs ? 1 : d.s); ++s)
+      call_shift.push_back((r * op.p.dilation[0] * rows.wp + s * op.p.dilation[1]) * d.c);
+
+  // Enough images per copy to give every thread work, few enough to stay near the caches.
+  const std::int64_t images = std::clamp<std::int64_t>((std::int64_t{4} << 20) / rows.image_floats, 1, d.n);
+  const auto copy = gemm_scratch().acquire(static_cast<std::size_t>(images * rows.image_floats));
+  const std::int64_t tiles = ceil_div(rows.pixels, mr);
+  const std::int64_t tiles_per_task = std::min<std::int64_t>(tiles, 4);
+  const std::int64_t tile_blocks = ceil_div(tiles, tiles_per_task);
+  const std::int64_t panels_per_task = std::min<std::int64_t>(panels, 4);
+  const std::int64_t panel_blocks = ceil_div(panels, panels_per_task);
+
+  for (std::int64_t first = 0; first < d.n; first += images) {
+    const std::int64_t count = std::min(images, d.n - first);
+    copy_padded(op, rows, first, count, copy.data());
+    const std::int64_t tasks = count * rows.segments * d.groups * tile_blocks * panel_blocks;
+    tbb::parallel_for(std::int64_t{0}, tasks, [&](std::int64_t task) {
+      const std::int64_t panel0 = task % panel_blocks * panels_per_task;
+      const std::int64_t tile0 = task / panel_blocks % tile_blocks * tiles_per_task;
+      const std::int64_t group = task / (panel_blocks * tile_blocks) % d.groups;
+      const std::int64_t segment = task / (panel_blocks * tile_blocks * d.groups) % rows.segments;
+      const std::int64_t image = task / (panel_blocks * tile_blocks * d.groups * rows.segments);
+      const std::int64_t k0 = group * d.k_per_group + panel0 * nr;
+      const std::int64_t k_count = std::min(panels_per_task * nr, (group + 1) * d.k_per_group - k0);
+      const std::int64_t ldc = panels_per_task * nr;
+      const auto block = gemm_scratch().acquire(static_cast<std::size_t>(mr * ldc));
+      const float* segment_rows = copy.data() + image * rows.image_floats +
+                                  segment * op.p.stride[0] * rows.wp * d.c + group * d.c_per_group;
+      for (std::int64_t tile = tile0; tile < std::min(tiles, tile0 + tiles_per_task); ++tile) {
+        const float* a = segment_rows + tile * mr * rows.lda;
+        for (std::int64_t panel = 0; panel * nr < k_count; ++panel) {
+          const float* b = filters + ((group * panels + panel0 + panel) * depth) * nr;
+          for (std::size_t call = 0; call < call_shift.size(); ++call)
+            kernel.run_unpacked_a(call_depth, a + call_shift[call], rows.lda, b + call * call_depth * nr,
+                                  block.data() + panel * nr, ldc, call > 0);
+        }
+        // The tile's kept rows, through the epilogue into the output.
+        for (std::int64_t i = 0; i < mr; ++i) {
+          const std::int64_t j = tile * mr + i;
+          if (j >= rows.pixels) break;
+          const std::int64_t oh = rows.segments == 1 ? j / rows.wp : segment, ow = rows.segments == 1 ? j % rows.wp : j;
+          if (ow >= d.q) continue;
+          const std::int64_t y_index = (((first + image) * d.p + oh) * d.q + ow) * d.k + k0;
+          bias_activate_channels(op.y.data() + y_index, block.data() + i * ldc,
+                                 op.residual ? op.residual + y_index : nullptr, k_count,
+                                 op.bias ? op.bias + k0 : nullptr, op.p.activation);
+          op.y.commit(y_index, k_count);
+        }
+      }
+    });
+  }
+}
+
+// groups == C == K: every output channel reads its own input channel. A task per output row,
+// run by the vectorised row kernel with the filters transposed to [tap][K], so that a tap's
+// weights are contiguous like a pixel's channels.
+void depthwise(const NhwcOperands& op, const float* w) {
+  const ConvDims& d = op.d;
+  std::vector<float> taps(static_cast<std::size_t>(d.r * d.s * d.k));
+  for (std::int64_t k = 0; k < d.k; ++k)
+    for (std::int64_t t = 0; t < d.r * d.s; ++t) taps[static_cast<std::size_t>(t * d.k + k)] = w[k * d.r * d.s + t];
+  const DepthwiseRowFn sweep = depthwise_row();
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.p), [&](const tbb::blocked_range<std::int64_t>& range) {
+    std::vector<const float*> rows(static_cast<std::size_t>(d.r));
+    for (std::int64_t row = range.begin(); row != range.end(); ++row) {
+      const std::int64_t n = row / d.p, oh = row % d.p;
+      for (std::int64_t r = 0; r < d.r; ++r) {
+        const std::int64_t h = oh * op.p.stride[0] - op.p.pad[0] + r * op.p.dilation[0];
+        rows[static_cast<std::size_t>(r)] = h >= 0 && h < d.h ? op.x + (n * d.h + h) * d.w * d.c : nullptr;
+      }
+      const DepthwiseRow args{.taps = taps.data(), .k = d.k, .taps_h = d.r, .taps_w = d.s, .rows = rows.data(),
+                              .width = d.w, .stride = op.p.stride[1], .dilation = op.p.dilation[1],
+                              .pad_left = op.p.pad[1]};
+      const std::int64_t y_index = row * d.q * d.k;
+      float* y = op.y.data() + y_index;
+      sweep(args, y, d.q);
+      for (std::int64_t ow = 0; ow < d.q; ++ow)
+        bias_activate_channels(y + ow * d.k, y + ow * d.k, op.residual ? op.residual + y_index + ow * d.k : nullptr, d.k,
+                               op.bias, op.p.activation);
+      op.y.commit(y_index, d.q * d.k);
+    }
+  });
+}
+
+}  // namespace
+
+void cpu_conv2d_nhwc(const HostOpArgs& args) {
+  const auto& p = std::get<Conv2dParams>(args.node.params);
+  const ConvDims d = conv_dims(args.inputs[0].shape(), args.inputs[1].shape(), p);
+  if (args.output.numel() == 0) return;
+  const F32Input x(args.inputs[0]);
+  const ConvSlots slots = conv_slots(args.node);
+  std::optional<F32Input> bias, residual;
+  if (slots.bias >= 0) bias.emplace(args.inputs[slots.bias]);
+  if (slots.residual >= 0) residual.emplace(args.inputs[slots.residual]);
+  const F32Output y(args.output);
+  const NhwcOperands op{.d = d, .p = p, .x = x.data(), .bias = bias ? bias->data() : nullptr,
+                        .residual = residual ? residual->data() : nullptr, .y = y};
+  const auto* prepared = dynamic_cast<const NhwcFilters*>(args.state);
+  if (prepared) return conv_gemm(op, prepared->panels);
+  const F32Input w(args.inputs[1]);
+  if (is_depthwise(d)) return depthwise(op, w.data());
+  const std::int64_t nr = kernel_for(d).nr;
+  const auto packed = gemm_scratch().acquire(static_cast<std::size_t>(packed_filters_size(d, nr)));
+  pack_filters(w.data(), d, nr, packed.data());
+  conv_gemm(op, packed.data());
+}
+
+std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const Graph& graph, const Node& node) {
+  const auto& p = std::get<Conv2dParams>(node.params);
+  const TensorInfo& w = graph.tensors()[static_cast<std::size_t>(node.inputs[1].id)];
+  const ConvDims d = conv_dims(graph.shape(node.inputs[0]), w.desc.shape, p);
+  if (is_depthwise(d) || w.role != Role::Constant || !w.data) return nullptr;
+  std::vector<float> values(static_cast<std::size_t>(w.desc.numel()));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(w.data->data(), i, w.desc.dtype);
+  auto packed = std::make_shared<NhwcFilters>();
+  const std::int64_t nr = kernel_for(d).nr, floats = packed_filters_size(d, nr);
+  constexpr std::size_t align = 64 / sizeof(float);
+  packed->storage.resize(static_cast<std::size_t>(floats) + align);
+  float* start = packed->storage.data();
+  start += (align - reinterpret_cast<std::uintptr_t>(start) / sizeof(float) % align) % align;
+  pack_filters(values.data(), d, nr, start);
+  packed->panels = start;
+  return packed;
+}
+
+}  // namespace porta::detail
