@@ -14,7 +14,8 @@ namespace {
 
 // Reads one operand of a broadcast binary op in the output's element order. Almost every real
 // broadcast (scalar, bias row, per-channel [C, 1, 1]) repeats one block of values: output element
-// i reads value (i / inner) % period. Only other patterns pay for a full index computation.
+// i reads value (i / inner) % period. Other patterns pay for a full index computation once per
+// run along the last dimension.
 class BroadcastReader {
  public:
   BroadcastReader(const HostTensor& operand, const Shape& result)
@@ -22,6 +23,8 @@ class BroadcastReader {
     if (operand.numel() == result_numel(result)) return;  // same layout: read straight through
     values_.emplace(operand);
     periodic_ = find_period(operand.shape(), result);
+    last_ = result.back();
+    last_contiguous_ = operand.shape().back() == last_;
   }
 
   // The operand's values for output elements [begin, begin + count).
@@ -29,7 +32,15 @@ class BroadcastReader {
     if (!values_) return read_f32(operand_, begin, count, buffer);
     const float* values = values_->data();
     if (!periodic_) {
-      for (std::int64_t i = 0; i < count; ++i) buffer[i] = values[index_(begin + i)];
+      // Along the result's last dimension the operand is contiguous or one repeated value (a
+      // channels-last [N, 1, 1, C] gate, say): one index computation per run of it.
+      for (std::int64_t i = 0; i < count;) {
+        const std::int64_t at = begin + i, run = std::min(last_ - at % last_, count - i);
+        const float* from = values + index_(at);
+        if (last_contiguous_) std::copy_n(from, run, buffer + i);
+        else std::fill_n(buffer + i, run, *from);
+        i += run;
+      }
       return buffer;
     }
     std::int64_t within = begin % inner_, index = begin / inner_ % period_;
@@ -74,6 +85,8 @@ class BroadcastReader {
   std::optional<F32Input> values_;  // whole operand in f32, unless it is read straight through
   bool periodic_ = false;
   std::int64_t period_ = 1, inner_ = 1;
+  std::int64_t last_ = 1;         // the result's last dimension
+  bool last_contiguous_ = false;  // the operand keeps it (else it repeats one value along it)
 };
 
 template <class Op> void binary(const HostOpArgs& args, Op op) {
