@@ -66,6 +66,11 @@ int parse_threads(const DeviceSpec& spec) {
   return threads;
 }
 
+// Channels-last: a conv's reduction runs along contiguous channels, every filter tap is one
+// shift of the same rows, and depthwise filters vectorise across channels. On ResNet-50 and
+// EfficientNet-B0 this ran 1.1-1.6x faster than NCHW end to end (docs/benchmarks.md).
+Layout cpu_conv_layout(const Graph&, const Node&) { return Layout::NHWC; }
+
 const HostVendorProvider* vendor_provider() {
 #ifdef PORTA_HAVE_ONEDNN
   return &onednn_provider();
@@ -85,7 +90,7 @@ class CpuBackend final : public Backend {
     auto arena = std::make_shared<tbb::task_arena>(threads);
     auto execute = [arena](const std::function<void()>& body) { arena->execute(body); };
     return std::make_shared<HostDevice>(cpu_info(threads, spec.option("threads") == nullptr), cpu_kernels(), execute,
-                                        vendor_provider(), &cpu_preparers());
+                                        vendor_provider(), &cpu_preparers(), cpu_conv_layout);
   }
 };
 

@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/compile/layout.hpp"
 #include "core/compile/rewrite.hpp"
 #include "core/runtime/op_math.hpp"
 
@@ -211,7 +212,9 @@ class EpilogueFuser {
 
   bool foldable(const Node& conv, const Node& bn) const {
     const int bias = conv_slots(conv).bias;
-    return std::get<Conv2dParams>(conv.params).activation == Activation::None && is_constant(graph_, conv.inputs[1]) &&
+    // Batchnorm normalises dimension 1: the channels of an NCHW conv only.
+    const auto& p = std::get<Conv2dParams>(conv.params);
+    return p.activation == Activation::None && p.layout == Layout::NCHW && is_constant(graph_, conv.inputs[1]) &&
            (bias < 0 || is_constant(graph_, conv.inputs[static_cast<std::size_t>(bias)])) &&
            std::all_of(bn.inputs.begin() + 1, bn.inputs.end(), [&](Tensor t) { return is_constant(graph_, t); });
   }
@@ -276,7 +279,8 @@ std::vector<std::int32_t> all_nodes(const Graph& graph) {
 Graph optimize(const Graph& graph, std::span<const std::int32_t> order, const DeviceImpl& device,
                const CompileOptions& options) {
   const Graph canonical = fuse_silu(graph, order);
-  return EpilogueFuser(canonical, all_nodes(canonical), device, options).run();
+  const Graph fused = EpilogueFuser(canonical, all_nodes(canonical), device, options).run();
+  return assign_layouts(fused, all_nodes(fused), device, options);
 }
 
 }  // namespace porta::detail

@@ -3,7 +3,8 @@
 //  - x * sigmoid(x) becomes silu(x), as ONNX exports spell it;
 //  - a batchnorm after a conv with constant weights folds into the conv's weights and bias;
 //  - a residual add and an activation after a conv (or an activation after a gemm) move into
-//    its epilogue, where the device says it can run the fused node.
+//    its epilogue, where the device says it can run the fused node;
+//  - convs move to the layout the device prefers (core/compile/layout.hpp).
 #include <span>
 
 #include "core/runtime/backend.hpp"

@@ -63,7 +63,7 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
       return g.batchnorm(in[0], in[1], in[2], in[3], in[4], std::get<BatchNormParams>(params), name);
     case OpKind::MaxPool2d: return g.max_pool2d(in[0], std::get<Pool2dParams>(params), name);
     case OpKind::AvgPool2d: return g.avg_pool2d(in[0], std::get<Pool2dParams>(params), name);
-    case OpKind::GlobalAvgPool: return g.global_avg_pool(in[0], name);
+    case OpKind::GlobalAvgPool: return g.global_avg_pool(in[0], std::get<GlobalPoolParams>(params), name);
     case OpKind::Softmax: return g.softmax(in[0], std::get<SoftmaxParams>(params).axis, name);
     case OpKind::Reshape: return g.reshape(in[0], std::get<ReshapeParams>(params).shape, name);
     case OpKind::Transpose: return g.transpose(in[0], std::get<TransposeParams>(params).perm, name);

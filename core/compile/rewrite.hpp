@@ -16,6 +16,8 @@ class GraphRewriter {
   // The rebuilt tensor for a tensor of the source; constants are copied on first use.
   Tensor operator[](Tensor old);
   void replace(Tensor old, Tensor now) { map_[static_cast<std::size_t>(old.id)] = now; }
+  // The rebuilt tensor, or an empty one where there is none yet.
+  Tensor find(Tensor old) const { return map_[static_cast<std::size_t>(old.id)]; }
 
   // Re-adds `node` with its inputs mapped, and maps its output.
   Tensor copy(const Node& node);

@@ -73,6 +73,12 @@ class DeviceImpl {
   virtual const DeviceInfo& info() const = 0;
   virtual std::string unsupported_reason(const Graph& graph, const Node& node,
                                          const CompileOptions& options) const = 0;
+  // The layout this device runs the Conv2d node `conv` fastest in. It need not support it: the
+  // compiler's layout pass asks unsupported_reason too. The default keeps graphs as built.
+  virtual Layout preferred_layout(const Graph& graph, const Node& conv, const CompileOptions& options) const {
+    (void)graph, (void)conv, (void)options;
+    return Layout::NCHW;
+  }
   virtual std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) = 0;
   virtual std::unique_ptr<Program> prepare(std::shared_ptr<const CompiledGraph> graph) = 0;
   virtual std::size_t alignment() const { return 256; }  // of every planned tensor offset

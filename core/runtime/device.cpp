@@ -40,6 +40,10 @@ std::string Device::unsupported_reason(const Graph& graph, const Node& node, con
   return impl_->unsupported_reason(graph, node, options);
 }
 
+Layout Device::preferred_layout(const Graph& graph, const Node& conv, const CompileOptions& options) const {
+  return impl_->preferred_layout(graph, conv, options);
+}
+
 Executable Device::compile(const Graph& graph, const CompileOptions& options) const {
   return Executable(std::make_unique<detail::ExecutableImpl>(impl_, detail::compile_graph(graph, *impl_, options)));
 }

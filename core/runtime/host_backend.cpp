@@ -89,8 +89,13 @@ void HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<do
 }
 
 HostDevice::HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute,
-                       const HostVendorProvider* vendor, const HostPrepareTable* prepare)
-    : info_(std::move(info)), kernels_(kernels), execute_(std::move(execute)), vendor_(vendor), prepare_(prepare) {
+                       const HostVendorProvider* vendor, const HostPrepareTable* prepare, HostLayoutChoice layout)
+    : info_(std::move(info)),
+      kernels_(kernels),
+      execute_(std::move(execute)),
+      vendor_(vendor),
+      prepare_(prepare),
+      layout_(layout) {
   if (vendor_ == nullptr || prepare_ == nullptr) return;
   for (std::size_t op = 0; op < op_kind_count; ++op)
     if (vendor_->kernels[op] == kernels_[op]) vendor_prepare_[op] = (*prepare_)[op];
@@ -103,6 +108,11 @@ std::string HostDevice::unsupported_reason(const Graph& graph, const Node& node,
   if (kernels[static_cast<std::size_t>(node.op)] == nullptr)
     return "the " + info_.backend + " backend has no " + std::string(to_string(node.op)) + " kernel";
   return vendor ? vendor_->unsupported_reason(graph, node) : std::string{};
+}
+
+Layout HostDevice::preferred_layout(const Graph& graph, const Node& conv, const CompileOptions& options) const {
+  if (options.impl == Impl::Vendor && vendor_ != nullptr) return vendor_->conv_layout;
+  return layout_ ? layout_(graph, conv) : Layout::NCHW;
 }
 
 std::unique_ptr<DeviceBuffer> HostDevice::allocate(std::size_t bytes) { return std::make_unique<HostBuffer>(bytes); }

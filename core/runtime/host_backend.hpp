@@ -84,17 +84,23 @@ struct HostVendorProvider {
   HostKernelTable kernels;
   // Why the library cannot run `node` (e.g. a dtype it lacks on this CPU), or empty.
   std::string (*unsupported_reason)(const Graph& graph, const Node& node);
+  Layout conv_layout = Layout::NCHW;  // the layout its convolutions prefer
 };
+
+// The layout a host device's own kernels prefer for a Conv2d node.
+using HostLayoutChoice = Layout (*)(const Graph& graph, const Node& conv);
 
 // A host device: everything but the kernel tables and the device description is shared.
 class HostDevice : public DeviceImpl {
  public:
   // `prepare` runs for the nodes that the device's own kernels run, vendor provider or not.
   HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute = {},
-             const HostVendorProvider* vendor = nullptr, const HostPrepareTable* prepare = nullptr);
+             const HostVendorProvider* vendor = nullptr, const HostPrepareTable* prepare = nullptr,
+             HostLayoutChoice layout = nullptr);
   const DeviceInfo& info() const override { return info_; }
   std::string unsupported_reason(const Graph& graph, const Node& node,
                                  const CompileOptions& options) const override;
+  Layout preferred_layout(const Graph& graph, const Node& conv, const CompileOptions& options) const override;
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override;
   std::unique_ptr<Program> prepare(std::shared_ptr<const CompiledGraph> graph) override;
   std::size_t alignment() const override { return 64; }
@@ -105,6 +111,7 @@ class HostDevice : public DeviceImpl {
   HostProgram::Executor execute_;
   const HostVendorProvider* vendor_;
   const HostPrepareTable* prepare_;
+  HostLayoutChoice layout_;
   HostPrepareTable vendor_prepare_{};  // prepare_ where the vendor provider runs the device's kernel
 };
 

@@ -2,6 +2,7 @@
 // Devices: enumeration, selection by a spec string, and compilation of graphs.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,11 @@ struct CompileOptions {
   // Fold batchnorms into convs, fuse residual adds and activations into conv/gemm epilogues
   // where the device runs them, and let elementwise ops write over an input that dies there.
   bool optimize = true;
+  // With optimize: the layout convolutions run in. Unset lets the device choose per conv (the
+  // pass then moves chains of convs and the ops between them to that layout and converts at the
+  // chain's ends); NCHW keeps the layouts the graph was built with; NHWC moves every conv the
+  // device can run in NHWC.
+  std::optional<Layout> layout = std::nullopt;
 };
 
 // What a compiled graph would need on a device, known before anything is allocated.
@@ -75,6 +81,9 @@ class Device {
   // Why `node` of `graph` cannot run here, or an empty string when it can.
   std::string unsupported_reason(const Graph& graph, const Node& node,
                                  const CompileOptions& options = {}) const;
+  // The layout this device runs a Conv2d node fastest in: what the layout pass moves convs to
+  // when CompileOptions::layout is unset.
+  Layout preferred_layout(const Graph& graph, const Node& conv, const CompileOptions& options = {}) const;
 
   // Validates, orders, plans memory and prepares kernels. Throws Unsupported listing every node
   // this device cannot run; it never falls back to another device.

@@ -1,0 +1,196 @@
+#include "core/compile/layout.hpp"
+
+#include <algorithm>
+#include <array>
+#include <variant>
+#include <vector>
+
+#include "core/compile/rewrite.hpp"
+#include "core/runtime/op_math.hpp"
+#include "porta/error.hpp"
+
+namespace porta::detail {
+namespace {
+
+constexpr std::array<std::int64_t, 4> nchw_to_nhwc{0, 2, 3, 1};
+constexpr std::array<std::int64_t, 4> nhwc_to_nchw{0, 3, 1, 2};
+
+Shape permuted(const Shape& shape, const std::array<std::int64_t, 4>& perm) {
+  Shape out(4);
+  for (std::size_t i = 0; i < 4; ++i) out[i] = shape[static_cast<std::size_t>(perm[i])];
+  return out;
+}
+
+// Ops that compute each element from the elements at the same index of their operands (with
+// numpy broadcasting): they run in any layout, given every operand in it.
+bool is_elementwise(OpKind op) {
+  switch (op) {
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
+    case OpKind::Relu: case OpKind::Clip: case OpKind::Sigmoid: case OpKind::Silu:
+    case OpKind::Tanh: case OpKind::Gelu: case OpKind::Cast:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A constant's bytes with its dimensions (left-padded with 1s to rank 4, as broadcasting would)
+// moved from NCHW to NHWC order.
+std::vector<std::byte> channels_last_bytes(const TensorInfo& info) {
+  Shape s = info.desc.shape;
+  s.insert(s.begin(), 4 - s.size(), 1);
+  const std::size_t element = size_of(info.desc.dtype);
+  std::vector<std::byte> out(info.data->size());
+  std::size_t from = 0;
+  for (std::int64_t n = 0; n < s[0]; ++n)
+    for (std::int64_t c = 0; c < s[1]; ++c)
+      for (std::int64_t h = 0; h < s[2]; ++h)
+        for (std::int64_t w = 0; w < s[3]; ++w, from += element) {
+          const auto to = static_cast<std::size_t>(((n * s[2] + h) * s[3] + w) * s[1] + c) * element;
+          std::copy_n(info.data->begin() + static_cast<std::ptrdiff_t>(from), element, out.begin() + static_cast<std::ptrdiff_t>(to));
+        }
+  return out;
+}
+
+class LayoutAssigner {
+ public:
+  LayoutAssigner(const Graph& graph, const DeviceImpl& device, const CompileOptions& options)
+      : graph_(graph), device_(device), options_(options), r_(graph), nhwc_(graph.tensors().size()) {}
+
+  Graph run(std::span<const std::int32_t> order) && {
+    for (const std::int32_t index : order) visit(graph_.nodes()[static_cast<std::size_t>(index)]);
+    for (const auto& [name, t] : graph_.outputs()) as_built(t);
+    return std::move(r_).finish();
+  }
+
+  // Whether some conv of `order` is to move to NHWC; else the pass has nothing to do.
+  bool wanted(std::span<const std::int32_t> order) const {
+    return std::any_of(order.begin(), order.end(), [&](std::int32_t index) {
+      const Node& node = graph_.nodes()[static_cast<std::size_t>(index)];
+      return node.op == OpKind::Conv2d && node_layout(node) == Layout::NCHW && target(node) == Layout::NHWC;
+    });
+  }
+
+ private:
+  Layout target(const Node& conv) const {
+    return options_.layout ? *options_.layout : device_.preferred_layout(graph_, conv, options_);
+  }
+
+  void visit(const Node& node) {
+    const bool nchw = node_layout(node) == Layout::NCHW;
+    switch (node.op) {
+      case OpKind::Conv2d: {
+        std::vector<bool> permute(node.inputs.size(), false);  // x and the residual; not w or bias
+        permute[0] = true;
+        if (const int residual = conv_slots(node).residual; residual >= 0) permute[static_cast<std::size_t>(residual)] = true;
+        if (nchw && target(node) == Layout::NHWC && try_channels_last(node, permute)) return;
+        break;
+      }
+      case OpKind::MaxPool2d: case OpKind::AvgPool2d: case OpKind::GlobalAvgPool:
+        // Only where the input is already channels-last: a pool alone is not worth converting for.
+        if (nchw && only_channels_last(node.inputs[0]) && try_channels_last(node, {true})) return;
+        break;
+      default:
+        if (is_elementwise(node.op) && graph_.shape(node.output).size() == 4 && convertible(node) &&
+            std::any_of(node.inputs.begin(), node.inputs.end(), [&](Tensor t) { return only_channels_last(t); }) &&
+            try_channels_last(node, std::vector<bool>(node.inputs.size(), true)))
+          return;
+        break;
+    }
+    std::vector<Tensor> inputs;
+    for (const Tensor t : node.inputs) inputs.push_back(as_built(t));
+    r_.replace(node.output, r_.add(node, node.params, inputs));
+  }
+
+  bool only_channels_last(Tensor t) const { return nhwc_[index(t)] && !r_.find(t); }
+
+  // Every operand of an elementwise node is 4-D, or a constant that broadcasts as one.
+  bool convertible(const Node& node) const {
+    return std::all_of(node.inputs.begin(), node.inputs.end(), [&](Tensor t) {
+      return graph_.shape(t).size() == 4 || (graph_.info(t).role == Role::Constant && graph_.shape(t).size() < 4);
+    });
+  }
+
+  // Emits `node` in NHWC, its inputs marked in `permute` taken channels-last, if the device runs it
+  // so; its output then exists channels-last only.
+  bool try_channels_last(const Node& node, const std::vector<bool>& permute) {
+    OpParams params = node.params;
+    if (auto* conv = std::get_if<Conv2dParams>(&params)) conv->layout = Layout::NHWC;
+    if (auto* pool = std::get_if<Pool2dParams>(&params)) pool->layout = Layout::NHWC;
+    if (auto* global = std::get_if<GlobalPoolParams>(&params)) global->layout = Layout::NHWC;
+    if (!device_runs(node, params, permute)) return false;
+    std::vector<Tensor> inputs;
+    for (std::size_t i = 0; i < node.inputs.size(); ++i)
+      inputs.push_back(permute[i] ? channels_last(node.inputs[i]) : as_built(node.inputs[i]));
+    nhwc_[index(node.output)] = r_.add(node, params, inputs);
+    return true;
+  }
+
+  // Asks the device on a one-node graph whose operands have the shapes NHWC gives them.
+  bool device_runs(const Node& node, const OpParams& params, const std::vector<bool>& permute) const {
+    Graph empty;
+    GraphRewriter trial(empty);
+    std::vector<Tensor> inputs;
+    try {
+      for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+        const TensorInfo& info = graph_.info(node.inputs[i]);
+        Shape shape = info.desc.shape;
+        if (permute[i]) {
+          shape.insert(shape.begin(), 4 - shape.size(), 1);
+          shape = permuted(shape, nchw_to_nhwc);
+        }
+        const std::string name = "operand" + std::to_string(i);
+        inputs.push_back(info.role == Role::Constant && !permute[i]
+                             ? trial.graph.constant_bytes(name, shape, info.desc.dtype, info.data)
+                             : trial.graph.input(name, shape, info.desc.dtype));
+      }
+      trial.add(node, params, inputs);
+    } catch (const Error&) {
+      return false;
+    }
+    return device_.unsupported_reason(trial.graph, trial.graph.nodes().back(), options_).empty();
+  }
+
+  Tensor channels_last(Tensor t) {
+    Tensor& now = nhwc_[index(t)];
+    if (now) return now;
+    const TensorInfo& info = graph_.info(t);
+    Shape shape = info.desc.shape;
+    shape.insert(shape.begin(), 4 - shape.size(), 1);
+    const std::string name = info.name + ".nhwc";
+    if (info.role == Role::Constant) {  // folded here, once
+      now = r_.graph.constant_bytes(name, permuted(shape, nchw_to_nhwc), info.desc.dtype, channels_last_bytes(info));
+    } else {
+      now = r_.graph.transpose(as_built(t), {nchw_to_nhwc.begin(), nchw_to_nhwc.end()}, name);
+    }
+    return now;
+  }
+
+  Tensor as_built(Tensor t) {
+    if (const Tensor now = r_.find(t)) return now;
+    if (!nhwc_[index(t)]) return r_[t];  // a constant not used yet
+    const Tensor now = r_.graph.transpose(nhwc_[index(t)], {nhwc_to_nchw.begin(), nhwc_to_nchw.end()},
+                                          graph_.info(t).name + ".nchw");
+    r_.replace(t, now);
+    return now;
+  }
+
+  static std::size_t index(Tensor t) { return static_cast<std::size_t>(t.id); }
+
+  const Graph& graph_;
+  const DeviceImpl& device_;
+  const CompileOptions& options_;
+  GraphRewriter r_;
+  std::vector<Tensor> nhwc_;  // per source tensor: its channels-last form, where one was made
+};
+
+}  // namespace
+
+Graph assign_layouts(const Graph& graph, std::span<const std::int32_t> order, const DeviceImpl& device,
+                     const CompileOptions& options) {
+  LayoutAssigner assigner(graph, device, options);
+  if (!assigner.wanted(order)) return graph;
+  return std::move(assigner).run(order);
+}
+
+}  // namespace porta::detail
