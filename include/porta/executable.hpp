@@ -26,7 +26,9 @@ std::string_view to_string(RunClock clock) noexcept;  // "none", "device-event",
 
 // The time of one run as its backend measured it: from the start of its first command to the end
 // of its last, without porta's own work around the backend's run (locking, input poisoning, the
-// call) and, with RunClock::Device, without the host's launch and wait.
+// call). With RunClock::Device it is on the device's clock: the host's wait for the result is left
+// out, any gap where the device waits for the next launch is in. An OpenCL device's queue is shared
+// by its executables, so another executable's run on another thread can fall inside the span.
 struct RunTime {
   double seconds = 0.0;
   RunClock clock = RunClock::None;
