@@ -82,7 +82,8 @@ Json environment(const std::vector<DeviceInfo>& devices, const std::string& comm
   env["hostname"] = hostname();
   env["threads"] = std::thread::hardware_concurrency();
   env["command"] = command_line;
-  env["timer"] = "host steady_clock around Executable::run()";
+  env["timer"] = "per row: device-event (the backend's device timestamps, Executable::last_run_time) where the "
+                 "device gives them, else host (steady_clock around Executable::run())";
   env["backends"] = Json::array();
   for (const BackendStatus& backend : backends()) {
     Json b{{"name", backend.name}, {"devices", backend.devices.size()}};

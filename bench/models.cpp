@@ -106,8 +106,9 @@ Row torch_reference(const Problem& model, int threads, const TimingPolicy& timin
     row.reason = result["error"].get<std::string>();
   } else {
     row.samples = result["samples"].get<int>();
-    row.median_s = result["median_s"].get<double>();
-    row.min_s = result["min_s"].get<double>();
+    row.timer = "host";
+    row.median_s = row.host_median_s = result["median_s"].get<double>();
+    row.min_s = row.host_min_s = result["min_s"].get<double>();
     row.p90_s = result["p90_s"].get<double>();
     row.first_run_s = result["first_run_s"].get<double>();
     row.gflops = model.flops / *row.median_s * 1e-9;

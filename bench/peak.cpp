@@ -96,7 +96,8 @@ Ceilings ceilings_from_rows(const std::vector<Row>& rows, const std::string& dev
   Ceilings c{.source = std::move(source)};
   for (const Row& row : rows) {
     if (row.device != device || row.impl != "native" || row.status != "ok" || !is_probe(row)) continue;
-    if (row.op == launch_op && row.median_s) c.launch_s = *row.median_s;
+    // Launch latency is what the host waits for a one-element run: its wall time, not the kernel's.
+    if (row.op == launch_op && row.host_median_s) c.launch_s = *row.host_median_s;
     if (!row.min_s || *row.min_s <= 0.0) continue;
     if (row.op == stream_op) c.stream_gbs[row.workload] = std::max(c.stream_gbs[row.workload], row.bytes / *row.min_s * 1e-9);
     if (row.op == "gemm") c.gflops[row.dtype] = std::max(c.gflops[row.dtype], row.flops / *row.min_s * 1e-9);

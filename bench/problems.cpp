@@ -29,6 +29,7 @@ std::vector<std::string> split_specs(const std::vector<std::string>& args) {
 void clear_speed(Row& row) {
   row.samples = 0;
   row.median_s = row.min_s = row.p90_s = row.mean_s = row.max_s = row.gflops = row.gbs = std::nullopt;
+  row.host_median_s = row.host_min_s = std::nullopt;
 }
 
 }  // namespace
@@ -143,13 +144,21 @@ Row run_problem(const Problem& problem, const Target& target, const RunSettings&
     exe.run();
     row.first_run_s = *row.compile_s + (steady_seconds() - first);
 
-    const Timing timing = measure([&] { exe.run(); }, settings.timing);
+    const Timing timing = measure(
+        [&] {
+          exe.run();
+          return device_seconds(exe);
+        },
+        settings.timing);
+    row.timer = timing.timer;
     row.samples = static_cast<int>(timing.samples.size());
     row.median_s = timing.median_s;
     row.min_s = timing.min_s;
     row.p90_s = timing.p90_s;
     row.mean_s = timing.mean_s;
     row.max_s = timing.max_s;
+    row.host_median_s = timing.host_median_s;
+    row.host_min_s = timing.host_min_s;
     row.overhead_pct = timing.overhead * 100.0;
     if (timing.median_s > 0.0) {  // a run below the clock's resolution has no meaningful rate
       if (problem.flops > 0.0) row.gflops = problem.flops / timing.median_s * 1e-9;

@@ -106,11 +106,14 @@ Json to_json(const Row& row) {
   j["bytes"] = row.bytes;
   j["seed"] = row.seed;
   j["samples"] = row.samples;
+  j["timer"] = row.timer.empty() ? Json(nullptr) : Json(row.timer);
   j["median_s"] = optional_json(row.median_s);
   j["min_s"] = optional_json(row.min_s);
   j["p90_s"] = optional_json(row.p90_s);
   j["mean_s"] = optional_json(row.mean_s);
   j["max_s"] = optional_json(row.max_s);
+  j["host_median_s"] = optional_json(row.host_median_s);
+  j["host_min_s"] = optional_json(row.host_min_s);
   j["first_run_s"] = optional_json(row.first_run_s);
   j["compile_s"] = optional_json(row.compile_s);
   j["gflops"] = optional_json(row.gflops);
@@ -173,14 +176,15 @@ void print_table(std::FILE* out, const std::vector<Row>& rows) {
   std::vector<std::vector<std::string>> cells;
   for (const Row& row : rows) {
     cells.push_back({row.op, row.workload, row.device, row.impl, row.dtype, fixed_or_dash(ms(row.median_s), 3),
-                     fixed_or_dash(ms(row.first_run_s), 3), fixed_or_dash(row.gflops, 1),
+                     row.timer == "device-event" ? "device" : row.timer.empty() ? "-" : row.timer,
+                     fixed_or_dash(ms(row.host_median_s), 3), fixed_or_dash(ms(row.first_run_s), 3), fixed_or_dash(row.gflops, 1),
                      fixed_or_dash(row.gbs, 1), fixed_or_dash(row.pct_peak, 0), verified_text(row),
                      row.nmse ? fmt::format("{:.1e}", *row.nmse) : "-", status_text(row)});
   }
   print_text_table(out,
-                   {"op", "workload", "device", "impl", "dtype", "median ms", "first ms", "GFLOP/s", "GB/s",
-                    "% peak", "verified", "nmse", "status"},
-                   cells, {false, false, false, false, false, true, true, true, true, true, true, true, false});
+                   {"op", "workload", "device", "impl", "dtype", "median ms", "clock", "host ms", "first ms", "GFLOP/s",
+                    "GB/s", "% peak", "verified", "nmse", "status"},
+                   cells, {false, false, false, false, false, true, false, true, true, true, true, true, true, true, false});
 }
 
 void print_comparison(std::FILE* out, const std::vector<Row>& rows) {

@@ -33,7 +33,9 @@ struct Row {
   double bytes = 0.0;         // per run: each input, weight and output moved once (the roofline minimum)
   std::uint64_t seed = 0;
   int samples = 0;
+  std::string timer;  // the clock of median_s..max_s: "device-event" or "host"; empty when nothing was timed
   std::optional<double> median_s, min_s, p90_s, mean_s, max_s;
+  std::optional<double> host_median_s, host_min_s;  // steady_clock around Executable::run(), whatever `timer` is
   std::optional<double> first_run_s;  // compile + first run
   std::optional<double> compile_s;
   std::optional<double> gflops, gbs;
@@ -41,7 +43,7 @@ struct Row {
   std::optional<double> pct_peak;     // gflops as % of the device's measured compute ceiling for the dtype
   std::optional<double> pct_roofline; // gflops as % of the roofline at this ai: min(compute, ai x bandwidth)
   std::string bound;                  // "compute" or "memory": which ceiling the roofline is at, at this ai
-  std::optional<double> overhead_pct; // porta-bench's own time per sample, % of the sample (see timing.hpp)
+  std::optional<double> overhead_pct; // the sampling loop's time beyond the timed samples, % of them (see timing.hpp)
   std::optional<bool> verified;       // null when not verified
   std::optional<double> nmse, max_abs;
 };

@@ -114,23 +114,32 @@ std::string safe_file_name(std::string text) {
   return text;
 }
 
-// porta-bench's own cost per sample, in two parts: the bookkeeping between samples (each row's
-// overhead_pct) and the clock reads and call inside each sample, timed here on an empty run. The
-// launch probe is left out: its sub-microsecond runs are the clock's own scale by design.
+// porta-bench's own cost per sample, in two parts: the bookkeeping between samples (overhead_pct of
+// host-timed rows) and the clock reads and call inside each sample, timed here on an empty run. The
+// launch probe is left out: its sub-microsecond runs are the clock's own scale by design. Rows timed
+// by device events are summarized apart: their overhead_pct is the host's wall time beyond the
+// device's (launch, wait and bookkeeping).
 void print_overhead(const std::vector<Row>& rows, double empty_sample_s) {
-  std::vector<double> between, inside;
+  std::vector<double> between, inside, beyond_device;
   for (const Row& row : rows) {
     if (!row.overhead_pct || !row.median_s || *row.median_s <= 0.0 || row.op == "launch") continue;
+    if (row.timer == "device-event") {
+      beyond_device.push_back(*row.overhead_pct);
+      continue;
+    }
     between.push_back(*row.overhead_pct);
     inside.push_back(100.0 * empty_sample_s / *row.median_s);
   }
-  if (between.empty()) return;
-  std::sort(between.begin(), between.end());
-  std::sort(inside.begin(), inside.end());
-  fmt::print("porta-bench's own time per sample, as % of the sample ({} rows): between samples median {:.4f} %, "
-             "max {:.4f} %; inside a sample ({:.0f} ns) median {:.4f} %, max {:.4f} %\n",
-             between.size(), between[between.size() / 2], between.back(), empty_sample_s * 1e9,
-             inside[inside.size() / 2], inside.back());
+  for (auto* v : {&between, &inside, &beyond_device}) std::sort(v->begin(), v->end());
+  const auto median = [](const std::vector<double>& v) { return v[v.size() / 2]; };
+  if (!between.empty())
+    fmt::print("porta-bench's own time per sample, as % of the sample ({} host-timed rows): between samples median "
+               "{:.4f} %, max {:.4f} %; inside a sample ({:.0f} ns) median {:.4f} %, max {:.4f} %\n",
+               between.size(), median(between), between.back(), empty_sample_s * 1e9, median(inside), inside.back());
+  if (!beyond_device.empty())
+    fmt::print("host wall time beyond the device's own time, as % of it ({} device-event rows): median {:.2f} %, "
+               "max {:.2f} %\n",
+               beyond_device.size(), median(beyond_device), beyond_device.back());
 }
 
 }  // namespace
@@ -196,7 +205,7 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
   }
   fmt::print("\n");
   const double empty_sample_s =
-      measure([] {}, {.warmup_s = 0.0, .min_samples = 10000, .min_time_s = 0.0, .max_time_s = 1.0}).median_s;
+      measure([] { return std::optional<double>(); }, {.warmup_s = 0.0, .min_samples = 10000, .min_time_s = 0.0, .max_time_s = 1.0}).median_s;
   env["empty_sample_s"] = empty_sample_s;
   print_overhead(rows, empty_sample_s);
 

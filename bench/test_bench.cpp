@@ -2,9 +2,13 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <random>
 
+#include "compare.hpp"
 #include "peak.hpp"
+#include "problems.hpp"
 #include "report.hpp"
 #include "suites.hpp"
 #include "timing.hpp"
@@ -106,11 +110,99 @@ TEST_CASE("timing statistics") {
   CHECK(t.max_s == 10);
   CHECK(t.p90_s == 9);
   CHECK(t.mean_s == doctest::Approx(5.5));
+  const TimingPolicy seven{.warmup_s = 0.0, .min_samples = 7, .min_time_s = 0.0, .max_time_s = 1.0};
   int runs = 0;
-  const Timing m = measure([&] { ++runs; }, {.warmup_s = 0.0, .min_samples = 7, .min_time_s = 0.0, .max_time_s = 1.0});
+  const Timing m = measure(
+      [&] {
+        ++runs;
+        return std::optional<double>();
+      },
+      seven);
   CHECK(m.samples.size() == 7);
   CHECK(runs == 7);
+  CHECK(m.timer == "host");
+  CHECK(m.samples == m.host_samples);
+  CHECK(m.median_s == m.host_median_s);
   CHECK(m.overhead >= 0.0);
+}
+
+TEST_CASE("timing: device-event samples are the statistics when every run has one; host wall kept") {
+  const TimingPolicy seven{.warmup_s = 0.0, .min_samples = 7, .min_time_s = 0.0, .max_time_s = 1.0};
+  int runs = 0;
+  const Timing d = measure([&] { return std::optional<double>(1e-3 * ++runs); }, seven);
+  CHECK(d.timer == "device-event");
+  CHECK(d.samples == std::vector<double>{1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3, 7e-3});
+  CHECK(d.median_s == doctest::Approx(4e-3));
+  CHECK(d.min_s == doctest::Approx(1e-3));
+  CHECK(d.host_samples.size() == 7);
+  CHECK(d.host_median_s > 0.0);
+  CHECK(d.host_median_s < 1e-3);  // the made-up device times dwarf these empty runs...
+  CHECK(d.overhead == 0.0);       // ... so the wall time is all inside them
+  runs = 0;
+  const Timing mixed = measure([&] { return ++runs == 3 ? std::nullopt : std::optional<double>(1.0); }, seven);
+  CHECK(mixed.timer == "host");  // one run without a device time: the host clock for all
+  CHECK(mixed.samples == mixed.host_samples);
+}
+
+TEST_CASE("rows: timer and host wall times in JSON and CSV; run_problem fills them per backend") {
+  const Json columns = to_json(Row{});
+  for (const char* key : {"timer", "host_median_s", "host_min_s", "median_s", "overhead_pct"}) CHECK(columns.contains(key));
+  CHECK(columns["timer"].is_null());  // nothing timed
+
+  const Problem p = gemm_problem({.m = 48, .n = 40, .k = 56});
+  const RunSettings settings{.timing = {.warmup_s = 0.0, .min_samples = 3, .min_time_s = 0.0, .max_time_s = 1.0}};
+  std::vector<Row> rows;
+  for (const Target& target : open_targets({"cpu"})) rows.push_back(run_problem(p, target, settings));
+  for (const DeviceInfo& info : devices())
+    if (info.spec == "opencl:0")
+      for (const Target& target : open_targets({"opencl:0"})) rows.push_back(run_problem(p, target, settings));
+  for (const Row& row : rows) {
+    CAPTURE(row.device);
+    REQUIRE(row.status == "ok");
+    REQUIRE(row.median_s);
+    REQUIRE(row.host_median_s);
+    CHECK(*row.median_s > 0.0);
+    if (row.backend == "cpu") {
+      CHECK(row.timer == "host");
+      CHECK(*row.median_s == *row.host_median_s);
+    } else {
+      CHECK(row.timer == "device-event");
+      CHECK(*row.median_s <= *row.host_median_s * 1.02 + 10e-6);
+    }
+  }
+  MESSAGE(rows.size() << " devices");
+
+  const auto path = std::filesystem::temp_directory_path() / "porta-bench-test-rows.csv";
+  write_csv(path, rows);
+  std::ifstream file(path);
+  std::string header, first;
+  std::getline(file, header);
+  std::getline(file, first);
+  CHECK(has(header, ",timer,median_s,"));
+  CHECK(has(header, ",host_median_s,host_min_s,"));
+  CHECK(has(first, ",host,"));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("compare: one clock per row; host wall times where the files' timers differ") {
+  const Json device_row{{"timer", "device-event"}, {"median_s", 1.0}, {"host_median_s", 1.5}};
+  const Json host_row{{"timer", "host"}, {"median_s", 2.0}, {"host_median_s", 2.0}};
+  const Json old_row{{"median_s", 3.0}};  // written before rows had a timer: host-timed
+  ComparedTimes t = compared_times(device_row, device_row);
+  CHECK(t.clock == "device-event");
+  CHECK(*t.a == 1.0);
+  t = compared_times(device_row, host_row);
+  CHECK(t.clock == "host");
+  CHECK(*t.a == 1.5);
+  CHECK(*t.b == 2.0);
+  t = compared_times(old_row, device_row);
+  CHECK(t.clock == "host");
+  CHECK(*t.a == 3.0);
+  CHECK(*t.b == 1.5);
+  t = compared_times(old_row, host_row);
+  CHECK(t.clock == "host");
+  CHECK(*t.a == 3.0);
+  CHECK(!compared_times(Json{{"timer", "device-event"}, {"median_s", 1.0}}, host_row).a);  // no host time: no ratio
 }
 
 TEST_CASE("suites: every name builds") {

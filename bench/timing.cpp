@@ -26,26 +26,40 @@ Timing summarize(std::vector<double> samples) {
   return t;
 }
 
-Timing measure(const std::function<void()>& run, const TimingPolicy& policy) {
+std::optional<double> device_seconds(const Executable& exe) {
+  const RunTime t = exe.last_run_time();
+  return t.clock == RunClock::Device ? std::optional(t.seconds) : std::nullopt;
+}
+
+Timing measure(const Sample& run, const TimingPolicy& policy) {
   const double warmup_start = steady_seconds();
   while (steady_seconds() - warmup_start < policy.warmup_s) run();
 
-  std::vector<double> samples;
-  samples.reserve(1024);  // no allocation inside the loop in the common case
+  std::vector<double> host, device;
+  host.reserve(1024);  // no allocation inside the loop in the common case
+  device.reserve(1024);
+  bool all_device = true;
   const double start = steady_seconds();
   double elapsed = 0.0;
   for (;;) {
     const double before = steady_seconds();
-    run();
+    const std::optional<double> on_device = run();
     const double after = steady_seconds();
-    samples.push_back(after - before);
+    host.push_back(after - before);
+    if (on_device) device.push_back(*on_device);
+    all_device = all_device && on_device;
     elapsed = after - start;
-    const bool enough = static_cast<int>(samples.size()) >= policy.min_samples && elapsed >= policy.min_time_s;
+    const bool enough = static_cast<int>(host.size()) >= policy.min_samples && elapsed >= policy.min_time_s;
     if (enough || elapsed >= policy.max_time_s) break;
   }
+  const Timing on_host = summarize(host);
+  Timing t = all_device ? summarize(std::move(device)) : on_host;
+  if (all_device) t.timer = "device-event";
+  t.host_samples = std::move(host);
+  t.host_median_s = on_host.median_s;
+  t.host_min_s = on_host.min_s;
   double inside = 0.0;
-  for (const double s : samples) inside += s;
-  Timing t = summarize(std::move(samples));
+  for (const double s : t.samples) inside += s;
   if (inside > 0.0) t.overhead = std::max(0.0, elapsed - inside) / inside;
   return t;
 }

@@ -1,7 +1,11 @@
 #pragma once
 // How porta-bench turns repeated runs into numbers (the methodology in bench/README.md).
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
+
+#include "porta/executable.hpp"
 
 namespace porta::bench {
 
@@ -13,24 +17,37 @@ struct TimingPolicy {
 };
 
 struct Timing {
-  std::vector<double> samples;  // seconds per run, in the order they ran
+  // "device-event" when the backend timed every sample with the device's own events
+  // (Executable::last_run_time with RunClock::Device), else "host": steady_clock around each run.
+  std::string timer = "host";
+  std::vector<double> samples;  // seconds per run on `timer`'s clock, in the order they ran
   double median_s = 0.0;        // the headline number: robust to the odd slow run
   double min_s = 0.0;
   double p90_s = 0.0;
   double mean_s = 0.0;
   double max_s = 0.0;
-  // porta-bench's own time in the sampling loop (clock reads, bookkeeping) as a fraction of the
-  // time spent inside the runs: the loop's wall time minus the sum of the samples, over that sum.
+  std::vector<double> host_samples;  // steady_clock around each run (device work, launch and wait)
+  double host_median_s = 0.0;
+  double host_min_s = 0.0;
+  // Time in the sampling loop beyond the timed samples, as a fraction of them: the loop's wall time
+  // minus the sum of the samples, over that sum. With the host timer that is porta-bench's own
+  // bookkeeping; with device events it also holds the host's launch and wait around the device work.
   double overhead = 0.0;
 };
 
 double steady_seconds();  // steady_clock now, in seconds (only differences mean anything)
 
-// Warms up by time, then samples `run` (which must be synchronous) under `policy`. The caller times
-// the first run itself, because that one includes compilation and belongs in its own column.
-Timing measure(const std::function<void()>& run, const TimingPolicy& policy);
+// One synchronous run; returns the device's own time for it, or nullopt where there is none.
+using Sample = std::function<std::optional<double>()>;
 
-// Median, min, p90 (nearest rank), mean and max of `samples`; all zero when there are none.
+// Warms up by time, then samples `run` under `policy`. The caller times the first run itself,
+// because that one includes compilation and belongs in its own column.
+Timing measure(const Sample& run, const TimingPolicy& policy);
+
+// The device-event time of `exe`'s last run, or nullopt where its backend measured it on the host.
+std::optional<double> device_seconds(const Executable& exe);
+
+// Median, min, p90 (nearest rank), mean and max of `samples` (timer "host"); all zero when there are none.
 Timing summarize(std::vector<double> samples);
 
 }  // namespace porta::bench

@@ -108,6 +108,17 @@ TEST_CASE("emulated gpu: profiled runs time every node of the compiled graph") {
   for (const NodeTiming& t : timings) CHECK(t.seconds >= 0.0);
 }
 
+TEST_CASE("emulated gpu: every run is timed by events on its stream, eager, captured and replayed") {
+  const auto device = open_emulated();
+  Graph g;
+  const Tensor x = g.input("x", {2, 3, 8, 8});
+  const Tensor w = g.constant("w", {4, 3, 3, 3}, cases::random_values(4 * 27, 1));
+  g.output("y", g.softmax(g.flatten(g.conv2d(x, w, {.pad = {1, 1, 1, 1}})), 1));
+  Executable exe = compile_on(device, g);
+  cases::set_random_inputs(exe, g, 3);
+  check_run_times(exe, RunClock::Device);
+}
+
 TEST_CASE("emulated gpu: out of memory says how much was asked and how much is free") {
   const auto device = open_emulated();
   check_error([&] { device->allocate(std::size_t{3} << 30); }, ErrorCode::OutOfMemory,

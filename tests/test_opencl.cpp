@@ -16,6 +16,7 @@
 #include "backends/opencl/program_cache.hpp"
 #include "core/compile/compile.hpp"
 #include "core/runtime/executable_impl.hpp"
+#include "op_cases/verify.hpp"
 #include "test_util.hpp"
 
 namespace porta::test {
@@ -105,6 +106,24 @@ TEST_SUITE("opencl") {
     Graph huge;
     huge.output("y", huge.relu(huge.input("x", {std::int64_t{1} << 40})));
     check_error([&] { device.compile(huge); }, ErrorCode::OutOfMemory, {"bytes", device.info().name});
+  }
+
+  TEST_CASE("opencl: every run is timed by profiling events, inside the host's wall time") {
+    if (!first_opencl_device()) return;
+    const Device device = Device::open("opencl:0");
+    Graph g;  // several kernels, so the time spans the first one's start to the last one's end
+    const Tensor x = g.input("x", {64, 96});
+    g.output("y", g.relu(g.matmul(g.add(x, x), g.input("w", {96, 80}))));
+    for (const bool profile : {false, true}) {
+      CAPTURE(profile);
+      Executable exe = device.compile(g, {.profile = profile});
+      cases::set_random_inputs(exe, g, 1);
+      check_run_times(exe, RunClock::Device);
+      if (!profile) continue;
+      double nodes = 0.0;
+      for (const NodeTiming& t : exe.node_timings()) nodes += t.seconds;
+      CHECK(nodes <= exe.last_run_time().seconds * 1.0001);  // the span holds every node and the gaps
+    }
   }
 
   TEST_CASE("opencl program cache: cold build, warm load, and bad files rebuilt") {

@@ -179,6 +179,16 @@ TEST_SUITE("runtime") {
     CHECK(timings[0].op == OpKind::Conv2d);
   }
 
+  TEST_CASE("last_run_time: host-measured on the host backends, inside the host's wall time") {
+    const Graph g = conv_gemm_graph(1);
+    for (const char* spec : {"ref", "cpu", "cpu:threads=1"}) {
+      CAPTURE(spec);
+      Executable exe = Device::open(spec).compile(g);
+      cases::set_random_inputs(exe, g, 1);
+      check_run_times(exe, RunClock::Host);
+    }
+  }
+
   TEST_CASE("planned_peak_bytes: known before the first run, positive, at most the naive sum") {
     const Graph g = conv_gemm_graph(1);
     for (const std::string spec : {"ref", "cpu"}) {

@@ -2,6 +2,7 @@
 // Helpers shared by the test files.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,22 @@ void check_error(F&& f, ErrorCode code, std::initializer_list<std::string_view> 
   const std::string what = error_of(std::forward<F>(f), code);
   for (const std::string_view part : parts)
     CHECK_MESSAGE(contains(what, part), "'" << what << "' should name '" << std::string(part) << "'");
+}
+
+// Runs `exe` (never run before) three times, which on a GPU covers an eager, a captured and a
+// replayed run. Each run's own time must be on `clock`, positive, and at most the host's wall time
+// around run(): the tolerance allows for two clocks that tick a little apart.
+inline void check_run_times(Executable& exe, RunClock clock) {
+  CHECK(exe.last_run_time().clock == RunClock::None);
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    exe.run();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const RunTime t = exe.last_run_time();
+    CHECK(to_string(t.clock) == to_string(clock));
+    CHECK(t.seconds > 0.0);
+    CHECK_MESSAGE(t.seconds <= wall * 1.02 + 10e-6, "run time " << t.seconds << " s, host wall " << wall << " s");
+  }
 }
 
 }  // namespace porta::test

@@ -32,7 +32,23 @@ ClGraphProgram::ClGraphProgram(std::shared_ptr<const ClDevice> device, std::shar
   events_.resize(launches_.size());
 }
 
-void ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
+namespace {
+
+cl_ulong profiling_ns(const ClEvent& event, cl_profiling_info what) {
+  cl_ulong ns = 0;
+  check_cl(clGetEventProfilingInfo(event.get(), what, sizeof ns, &ns, nullptr), "clGetEventProfilingInfo");
+  return ns;
+}
+
+ClEvent enqueue_marker(cl_command_queue queue) {
+  cl_event event = nullptr;
+  check_cl(clEnqueueMarkerWithWaitList(queue, 0, nullptr, &event), "clEnqueueMarkerWithWaitList");
+  return ClEvent(event);
+}
+
+}  // namespace
+
+RunTime ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
   const cl_mem arena_mem = static_cast<ClBuffer&>(arena).mem(), constant_mem = static_cast<ClBuffer&>(constants).mem();
   const MemoryPlan& plan = graph_->plan;
   const auto mem_of = [&](std::int32_t id) {
@@ -44,10 +60,17 @@ void ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span
   };
   const LocateTensor locate = [&](Tensor t) { return ClTensorRef{mem_of(t.id), offset_of(t.id)}; };
   const bool profile = !node_seconds.empty();
+  std::fill(node_seconds.begin(), node_seconds.end(), 0.0);
+  if (launches_.empty()) return {};  // views only: nothing ran on the device
   cl_command_queue queue = device_->queue.get();
+  // The run's time spans the first command's start to the last one's end. A library call may run
+  // several kernels and give the event of its last one only, so markers stand in at the edges.
+  ClEvent first, last;
+  if (std::holds_alternative<LibraryLaunch>(launches_.front().work)) first = enqueue_marker(queue);
   for (std::size_t i = 0; i < launches_.size(); ++i) {
+    const bool edge = i == 0 || i + 1 == launches_.size();
     cl_event event = nullptr;
-    cl_event* event_out = profile ? &event : nullptr;
+    cl_event* event_out = profile || edge ? &event : nullptr;
     if (const auto* k = std::get_if<KernelLaunch>(&launches_[i].work)) {
       for (const auto& [index, id] : k->buffers) {
         const cl_mem mem = mem_of(id);
@@ -64,20 +87,24 @@ void ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span
                                    offset_of(c.destination), c.bytes, 0, nullptr, event_out),
                "clEnqueueCopyBuffer");
     }
-    if (profile) events_[i] = ClEvent(event);
+    ClEvent owned(event);
+    if (!first) first = owned;
+    if (i + 1 == launches_.size()) last = owned;
+    if (profile) events_[i] = std::move(owned);
   }
+  if (!last) last = enqueue_marker(queue);  // the last call gave no event
   check_cl(clFinish(queue), "clFinish");
-  if (!profile) return;
-  std::fill(node_seconds.begin(), node_seconds.end(), 0.0);
+  const RunTime time{(static_cast<double>(profiling_ns(last, CL_PROFILING_COMMAND_END)) -
+                      static_cast<double>(profiling_ns(first, CL_PROFILING_COMMAND_START))) * 1e-9,
+                     RunClock::Device};
+  if (!profile) return time;
   for (std::size_t i = 0; i < launches_.size(); ++i) {
     if (!events_[i]) continue;  // a library call that gave no event
-    cl_ulong start = 0, end = 0;
-    check_cl(clGetEventProfilingInfo(events_[i].get(), CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr),
-             "clGetEventProfilingInfo");
-    check_cl(clGetEventProfilingInfo(events_[i].get(), CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr),
-             "clGetEventProfilingInfo");
-    node_seconds[launches_[i].step] += static_cast<double>(end - start) * 1e-9;
+    node_seconds[launches_[i].step] +=
+        static_cast<double>(profiling_ns(events_[i], CL_PROFILING_COMMAND_END) -
+                            profiling_ns(events_[i], CL_PROFILING_COMMAND_START)) * 1e-9;
   }
+  return time;
 }
 
 }  // namespace porta::detail

@@ -1,6 +1,9 @@
 #pragma once
 // A compiled graph on an OpenCL device: every node's launches are enqueued in order on the
-// device's in-order queue, then one clFinish.
+// device's in-order queue, then one clFinish. Each run is timed by profiling events
+// (the queue has profiling enabled): the first command's start to the last one's end. The queue is
+// the device's, shared by its executables, so runs of another executable on other threads can fall
+// inside that span.
 #include <memory>
 
 #include "backends/opencl/launch_builder.hpp"
@@ -11,7 +14,7 @@ class ClGraphProgram final : public Program {
  public:
   ClGraphProgram(std::shared_ptr<const ClDevice> device, std::shared_ptr<const CompiledGraph> graph,
                  KernelPrograms& programs);
-  void run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
+  RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
 
  private:
   std::shared_ptr<const ClDevice> device_;

@@ -3,6 +3,7 @@
 
 #include "porta/device.hpp"
 #include "porta/error.hpp"
+#include "porta/executable.hpp"
 #include "porta/ops.hpp"
 
 namespace porta {
@@ -90,5 +91,14 @@ std::string_view to_string(Layout layout) noexcept {
 }
 
 std::string_view to_string(Impl impl) noexcept { return impl == Impl::Native ? "native" : "vendor"; }
+
+std::string_view to_string(RunClock clock) noexcept {
+  switch (clock) {
+    case RunClock::Device: return "device-event";
+    case RunClock::Host: return "host";
+    case RunClock::None: break;
+  }
+  return "none";
+}
 
 }  // namespace porta

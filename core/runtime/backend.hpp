@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "porta/device.hpp"
+#include "porta/executable.hpp"
 #include "porta/graph.hpp"
 
 namespace porta::detail {
@@ -62,9 +63,9 @@ struct CompiledGraph {
 class Program {
  public:
   virtual ~Program() = default;
-  // Runs every node of `order` and waits. `node_seconds` is empty, or has one slot per node in
-  // `order` to receive device-timed durations.
-  virtual void run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) = 0;
+  // Runs every node of `order` and waits; returns the run's time as the backend measured it.
+  // `node_seconds` is empty, or has one slot per node in `order` to receive device-timed durations.
+  virtual RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) = 0;
 };
 
 class DeviceImpl {

@@ -100,7 +100,13 @@ void ExecutableImpl::run() {
     for (std::size_t t = 0; t < tensors.size(); ++t)
       if (tensors[t].role == Role::Intermediate && compiled_->plan.offset[t] >= 0)
         arena_->fill(static_cast<std::size_t>(compiled_->plan.offset[t]), tensors[t].desc.bytes(), std::byte{0xff});
-  program_->run(*arena_, *constants_, node_seconds_);
+  last_run_ = {};  // a run that throws has no time
+  last_run_ = program_->run(*arena_, *constants_, node_seconds_);
+}
+
+RunTime ExecutableImpl::last_run_time() const {
+  const std::lock_guard lock(mutex_);
+  return last_run_;
 }
 
 std::vector<std::byte> ExecutableImpl::output_bytes(std::string_view name) const {
@@ -139,6 +145,7 @@ void Executable::set_input_bytes(std::string_view name, std::span<const std::byt
   impl_->set_input(name, bytes, false);
 }
 void Executable::run() { impl_->run(); }
+RunTime Executable::last_run_time() const { return impl_->last_run_time(); }
 
 std::vector<float> Executable::output(std::string_view name) const {
   const std::vector<std::byte> bytes = impl_->output_bytes(name);

@@ -12,6 +12,7 @@ class ExecutableImpl {
 
   void set_input(std::string_view name, std::span<const std::byte> bytes, bool from_f32);
   void run();
+  RunTime last_run_time() const;
   std::vector<std::byte> output_bytes(std::string_view name) const;
 
   const TensorInfo& input(std::string_view name) const;
@@ -27,6 +28,7 @@ class ExecutableImpl {
   std::unique_ptr<DeviceBuffer> constants_;
   std::unique_ptr<Program> program_;
   std::vector<double> node_seconds_;
+  RunTime last_run_;
   mutable std::mutex mutex_;  // one run, set_input or read at a time
 };
 

@@ -59,7 +59,7 @@ HostProgram::HostProgram(std::shared_ptr<const CompiledGraph> graph, const HostK
   }
 }
 
-void HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
+RunTime HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
   std::byte* const arena_base = static_cast<HostBuffer&>(arena).data();
   std::byte* const constant_base = static_cast<HostBuffer&>(constants).data();
   const Graph& graph = graph_->graph;
@@ -69,7 +69,9 @@ void HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<do
     std::byte* data = plan.constant_offset[id] >= 0 ? constant_base + plan.constant_offset[id] : arena_base + plan.offset[id];
     return HostTensor{&graph.tensors()[id].desc, data};
   };
+  std::chrono::steady_clock::duration elapsed{};
   const auto body = [&] {
+    const auto run_start = std::chrono::steady_clock::now();
     std::vector<HostTensor> inputs;
     for (std::size_t step = 0; step < graph_->order.size(); ++step) {
       const Node& node = graph.nodes()[static_cast<std::size_t>(graph_->order[step])];
@@ -81,11 +83,13 @@ void HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<do
       if (!node_seconds.empty())
         node_seconds[step] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
+    elapsed = std::chrono::steady_clock::now() - run_start;
   };
   if (execute_)
     execute_(body);
   else
     body();
+  return {std::chrono::duration<double>(elapsed).count(), RunClock::Host};
 }
 
 HostDevice::HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute,

@@ -68,7 +68,8 @@ class HostProgram final : public Program {
   using Executor = std::function<void(const std::function<void()>&)>;
   HostProgram(std::shared_ptr<const CompiledGraph> graph, const HostKernelTable& kernels,
               Executor execute, const HostPrepareTable* prepare = nullptr);
-  void run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
+  // Its time is host-measured (RunClock::Host): steady_clock around the kernels, inside the executor.
+  RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
 
  private:
   std::shared_ptr<const CompiledGraph> graph_;

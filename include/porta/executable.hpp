@@ -16,6 +16,24 @@ namespace detail {
 class ExecutableImpl;
 }
 
+// Which clock measured a run's time.
+enum class RunClock : std::uint8_t {
+  None,    // nothing measured: no run yet, or a run that gave the device no work
+  Device,  // the device's own timestamps: OpenCL profiling events, CUDA/HIP events on the run's stream
+  Host,    // steady_clock around the backend's work, for backends whose work runs on the host (ref, cpu)
+};
+std::string_view to_string(RunClock clock) noexcept;  // "none", "device-event", "host"
+
+// The time of one run as its backend measured it: from the start of its first command to the end
+// of its last, without porta's own work around the backend's run (locking, input poisoning, the
+// call). With RunClock::Device it is on the device's clock: the host's wait for the result is left
+// out, any gap where the device waits for the next launch is in. An OpenCL device's queue is shared
+// by its executables, so another executable's run on another thread can fall inside the span.
+struct RunTime {
+  double seconds = 0.0;
+  RunClock clock = RunClock::None;
+};
+
 struct NodeTiming {
   std::string name;
   OpKind op;
@@ -36,6 +54,9 @@ class Executable {
 
   // Runs the whole graph and waits for it. Safe to call from several threads: runs are serialized.
   void run();
+  // The time of the last run, measured by the backend on every run (not only with
+  // CompileOptions::profile). See RunTime.
+  RunTime last_run_time() const;
 
   std::vector<float> output(std::string_view name) const;
   std::vector<std::byte> output_bytes(std::string_view name) const;  // storage dtype

@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the case registry: a small helper that builds one case's graph with seeded constants,
 // and the registration helper each op family uses.
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -34,7 +35,7 @@ class CaseGraph {
   // Values in +-[0.5, 1.5): safe denominators and variances.
   Tensor away_from_zero(const Shape& shape, bool positive = false) {
     std::vector<float> v = random_values(count(shape), next_seed(), -1.0f, 1.0f);
-    for (float& x : v) x = (x < 0.0f && !positive ? -0.5f : 0.5f) + (x < 0.0f ? -x : x);
+    for (float& x : v) x = x < 0.0f && !positive ? x - 0.5f : std::abs(x) + 0.5f;
     return g.constant(next_name(), shape, v, dtype);
   }
   Tensor scalar(float value) {

@@ -32,6 +32,10 @@ void add_binary_cases(std::vector<OpCase>& list, DType t) {
       {"large_300x257_row", {300, 257}, {257}},  // enough elements to be split across threads
       {"scalar_rhs", {5, 7}, {1}},
       {"scalar_lhs", {1}, {5, 7}},
+      {"scalar_rhs_large_300x257", {300, 257}, {1}},  // the single-value path split across threads
+      {"scalar_lhs_large_300x257", {1, 1}, {300, 257}},
+      {"scalar_rhs_higher_rank", {7}, {1, 1, 1}},  // the result takes the scalar's rank, same elements
+      {"scalar_rhs_transposed_view", {6, 4}, {1}, {1, 6}},
       {"row", {5, 7}, {7}},
       {"row_2d", {5, 7}, {1, 7}},
       {"column", {5, 7}, {5, 1}},

@@ -89,8 +89,26 @@ class BroadcastReader {
   bool last_contiguous_ = false;  // the operand keeps it (else it repeats one value along it)
 };
 
+// y = op(x) elementwise, in f32 chunks.
+template <class Op> void map(const HostTensor& x, const HostTensor& y, Op op) {
+  parallel_chunks(y.numel(), chunk_elements, [&](std::int64_t begin, std::int64_t count) {
+    ChunkBuffer x_buffer, y_buffer;
+    const float* xv = read_f32(x, begin, count, x_buffer.data());
+    float* yv = write_f32(y, begin, y_buffer.data());
+    for (std::int64_t i = 0; i < count; ++i) yv[i] = op(xv[i]);
+    store_f32(y, begin, count, yv);
+  });
+}
+
 template <class Op> void binary(const HostOpArgs& args, Op op) {
   const HostTensor& y = args.output;
+  // One operand with a single value (x * scale, x + bias) and the other laid out as the output:
+  // a loop over one stream, with no broadcast buffer to fill. Same arithmetic, same results.
+  const HostTensor &x0 = args.inputs[0], &x1 = args.inputs[1];
+  if (x1.numel() == 1 && x0.numel() == y.numel())
+    return map(x0, y, [op, s = x1.load(0)](float v) { return op(v, s); });
+  if (x0.numel() == 1 && x1.numel() == y.numel())
+    return map(x1, y, [op, s = x0.load(0)](float v) { return op(s, v); });
   const BroadcastReader a(args.inputs[0], y.shape());
   const BroadcastReader b(args.inputs[1], y.shape());
   parallel_chunks(y.numel(), chunk_elements, [&](std::int64_t begin, std::int64_t count) {
@@ -103,17 +121,7 @@ template <class Op> void binary(const HostOpArgs& args, Op op) {
   });
 }
 
-template <class Op> void unary(const HostOpArgs& args, Op op) {
-  const HostTensor& x = args.inputs[0];
-  const HostTensor& y = args.output;
-  parallel_chunks(y.numel(), chunk_elements, [&](std::int64_t begin, std::int64_t count) {
-    ChunkBuffer x_buffer, y_buffer;
-    const float* xv = read_f32(x, begin, count, x_buffer.data());
-    float* yv = write_f32(y, begin, y_buffer.data());
-    for (std::int64_t i = 0; i < count; ++i) yv[i] = op(xv[i]);
-    store_f32(y, begin, count, yv);
-  });
-}
+template <class Op> void unary(const HostOpArgs& args, Op op) { map(args.inputs[0], args.output, op); }
 
 }  // namespace
 

@@ -22,15 +22,19 @@ GpuProgram::GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared
                   ? vendor->session(context_, stream_.get(), graph_->options)
                   : nullptr),
       launches_(plan_node_launches(*graph_, *context_, vendor_.get())),
-      policy_(graphs) {
+      policy_(graphs),
+      run_start_(make_event(*context_)),
+      run_end_(make_event(*context_)) {
   if (graph_->options.profile)
     for (std::size_t i = 0; i <= launches_.size(); ++i) events_.push_back(make_event(*context_));
 }
 
-void GpuProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
+RunTime GpuProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
   context_->make_current();
   const Bindings bindings{graph_.get(), static_cast<GpuBuffer&>(arena).data(), static_cast<GpuBuffer&>(constants).data()};
   const bool profiling = !node_seconds.empty() && !events_.empty();
+  // Recorded outside any capture, so that they time the replay as well as eager runs.
+  check(gpuEventRecord(run_start_.get(), stream_.get()), context_->spec(), "recording an event");
   switch (policy_.next_run(bindings.arena, bindings.constants, profiling)) {
     case gpu::RunMode::Eager: enqueue(bindings, profiling ? node_seconds : std::span<double>{}); break;
     case gpu::RunMode::Capture:
@@ -44,13 +48,18 @@ void GpuProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<dou
       check(gpuGraphLaunch(exec_.get(), stream_.get()), context_->spec(), "launching the captured graph");
       break;
   }
+  check(gpuEventRecord(run_end_.get(), stream_.get()), context_->spec(), "recording an event");
   stream_.synchronize(*context_, "running the graph");
-  if (!profiling) return;
+  float run_ms = 0.0f;
+  check(gpuEventElapsedTime(&run_ms, run_start_.get(), run_end_.get()), context_->spec(), "reading the run's time");
+  const RunTime time{run_ms * 1e-3, RunClock::Device};
+  if (!profiling) return time;
   for (std::size_t i = 0; i < launches_.size(); ++i) {
     float ms = 0.0f;
     check(gpuEventElapsedTime(&ms, events_[i].get(), events_[i + 1].get()), context_->spec(), "reading node times");
     node_seconds[i] = ms * 1e-3;
   }
+  return time;
 }
 
 void GpuProgram::enqueue(const Bindings& bindings, std::span<double> node_seconds) {

@@ -1,7 +1,7 @@
 #pragma once
 // A compiled graph on one GPU: one launch per node, all enqueued on the program's stream, then
-// recorded into a CUDA/HIP graph and replayed (see plan/capture.hpp), with per-node events when
-// profiling.
+// recorded into a CUDA/HIP graph and replayed (see plan/capture.hpp). Two events on the stream time
+// every run; per-node events are added when profiling.
 #include <functional>
 #include <memory>
 #include <vector>
@@ -17,7 +17,7 @@ class GpuProgram final : public Program {
   // `vendor` is the device's provider, used when the graph was compiled with impl=vendor.
   GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared_ptr<const CompiledGraph> graph, bool graphs,
              const VendorProvider* vendor);
-  void run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
+  RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
 
  private:
   void enqueue(const Bindings& bindings, std::span<double> node_seconds);
@@ -31,6 +31,7 @@ class GpuProgram final : public Program {
   gpu::CapturePolicy policy_;
   GpuGraphExec exec_;
   std::vector<Event> events_;  // one before each node and one after the last, when profiling
+  Event run_start_, run_end_;  // around every run's work on the stream: its device time
 };
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

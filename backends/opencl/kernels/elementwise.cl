@@ -5,13 +5,22 @@
 #define BINARY_MUL 2
 #define BINARY_DIV 3
 
-// `broadcast` is 0 when both operands have the result's shape, so most calls skip the index math.
-__kernel void binary(TENSOR(a), TENSOR(b), TENSOR(y), long n, int op, int broadcast, long8 shape,
+// How an operand is read: laid out as the result, a single value, or through its strides.
+#define OPERAND_DENSE 0
+#define OPERAND_SINGLE 1
+#define OPERAND_STRIDED 2
+
+long operand_index(int mode, long i, long8 shape, long8 strides) {
+  return mode == OPERAND_DENSE ? i : mode == OPERAND_SINGLE ? 0 : strided_index(i, shape, strides);
+}
+
+// Only OPERAND_STRIDED pays for the index math, which is most of the time of a broadcast.
+__kernel void binary(TENSOR(a), TENSOR(b), TENSOR(y), long n, int op, int a_mode, int b_mode, long8 shape,
                      long8 a_strides, long8 b_strides) {
   const long i = get_global_id(0);
   if (i >= n) return;
-  const long ai = broadcast ? strided_index(i, shape, a_strides) : i;
-  const long bi = broadcast ? strided_index(i, shape, b_strides) : i;
+  const long ai = operand_index(a_mode, i, shape, a_strides);
+  const long bi = operand_index(b_mode, i, shape, b_strides);
   const float av = load_value(TENSOR_PTR(storage_t, a), ai);
   const float bv = load_value(TENSOR_PTR(storage_t, b), bi);
   float v;

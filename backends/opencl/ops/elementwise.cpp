@@ -19,13 +19,13 @@ void opencl_binary(LaunchBuilder& b, const Node& node) {
     }
     return to_long8(strides, 0);
   };
-  const Shape& a_shape = b.desc(a).shape;
-  const Shape& b_shape = b.desc(bt).shape;
-  const bool broadcast = a_shape != y_shape || b_shape != y_shape;
+  // The kernel's OPERAND_* modes: as many elements as the result means the same layout.
+  const std::int64_t n = b.desc(node.output).numel();
+  const auto mode = [&](Tensor t) -> std::int32_t { return b.desc(t).numel() == n ? 0 : b.desc(t).numel() == 1 ? 1 : 2; };
   const std::int32_t op = static_cast<std::int32_t>(node.op) - static_cast<std::int32_t>(OpKind::Add);
   auto args = b.kernel("elementwise", "binary", b.desc(node.output).dtype);
-  args.tensor(a).tensor(bt).tensor(node.output).i64(b.desc(node.output).numel()).i32(op).i32(broadcast ? 1 : 0)
-      .long8(to_long8(y_shape, 1)).long8(operand_strides(a_shape)).long8(operand_strides(b_shape));
+  args.tensor(a).tensor(bt).tensor(node.output).i64(n).i32(op).i32(mode(a)).i32(mode(bt))
+      .long8(to_long8(y_shape, 1)).long8(operand_strides(b.desc(a).shape)).long8(operand_strides(b.desc(bt).shape));
   b.enqueue_1d(std::move(args), b.desc(node.output).numel());
 }
 
