@@ -48,4 +48,24 @@ bool fits_int32(const BlasGemm& call) {
   return std::max({call.m, call.n, call.k, call.first.ld, call.second.ld, call.ld_y, call.batch_count}) <= most;
 }
 
+std::int64_t blas_alignment(const BlasGemm& call, std::int64_t element_bytes, std::int64_t tensor_alignment) {
+  std::int64_t alignment = tensor_alignment;
+  if (call.batch_count > 1)
+    for (const std::int64_t stride : {call.stride_first, call.stride_second, call.stride_y})
+      while (stride * element_bytes % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
+BlasEpilogue blas_epilogue(const GemmArgs& args) {
+  BlasEpilogue e;
+  if (args.has_c) {
+    e.bias = args.c_row == 0 && args.c_col == 1 && args.beta == 1.0f;
+    e.c_matrix = !e.bias && args.c_row == args.n && args.c_col == 1;
+    e.porta_addend = !e.bias && !e.c_matrix;
+  }
+  e.relu = args.activation == Activation::Relu && !e.porta_addend;
+  e.porta_activation = e.relu ? Activation::None : args.activation;
+  return e;
+}
+
 }  // namespace porta::detail::gpu
