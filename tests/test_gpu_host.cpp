@@ -397,6 +397,11 @@ TEST_CASE("gpu plan: a library with fused epilogues takes C as bias or matrix, t
     CHECK(e.porta_activation == c.porta_activation);
     CHECK(e.porta_epilogue() == (c.porta_addend || c.porta_activation != none));
   }
+  Graph g;
+  g.gemm(g.input("a", {9, 17}), g.input("b", {17, 3}), {}, g.input("c", {3}));
+  gpu::GemmArgs batched = gpu::gemm_args(g, last_node(g));
+  batched.batch_count = 2;  // one C for every batch: the library would want one per batch
+  CHECK(gpu::blas_epilogue(batched).porta_addend);
 }
 
 TEST_CASE("gpu plan: a BLAS call's alignment is the tensors' unless batch strides break it") {

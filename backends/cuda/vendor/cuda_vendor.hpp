@@ -45,8 +45,8 @@ struct ConvChoice {
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 };
 
-// The measured choices per convolution shape (gpu::conv_key), shared by the programs of one device,
-// so that each shape is searched once per process.
+// The measured choices per convolution shape (gpu::conv_key), shared by the programs compiled for
+// one opened device, so that each shape is searched once there.
 class ConvChoices {
  public:
   std::optional<ConvChoice> find(const std::string& key) const;

@@ -59,8 +59,9 @@ std::int64_t blas_alignment(const BlasGemm& call, std::int64_t element_bytes, st
 BlasEpilogue blas_epilogue(const GemmArgs& args) {
   BlasEpilogue e;
   if (args.has_c) {
-    e.bias = args.c_row == 0 && args.c_col == 1 && args.beta == 1.0f;
-    e.c_matrix = !e.bias && args.c_row == args.n && args.c_col == 1;
+    const bool one_batch = args.batch_count == 1;  // porta's C serves every batch, the library's one each
+    e.bias = one_batch && args.c_row == 0 && args.c_col == 1 && args.beta == 1.0f;
+    e.c_matrix = one_batch && !e.bias && args.c_row == args.n && args.c_col == 1;
     e.porta_addend = !e.bias && !e.c_matrix;
   }
   e.relu = args.activation == Activation::Relu && !e.porta_addend;

@@ -37,9 +37,10 @@ bool fits_int32(const BlasGemm& call);
 std::int64_t blas_alignment(const BlasGemm& call, std::int64_t element_bytes, std::int64_t tensor_alignment);
 
 // How much of Gemm's act(alpha op(A) op(B) + beta C) a library with fused epilogues (cuBLASLt)
-// takes: C as its bias, a vector along its rows (C broadcast down porta's rows, [N] or [1, N], with
-// beta 1), or as its own beta * C (C dense [M, N]); then ReLU, once C is taken (its GELU is the tanh
-// form, and porta's Gelu the erf form). What it does not take runs in porta's epilogue kernel.
+// takes, in a product of one batch: C as its bias, a vector along its rows (C broadcast down
+// porta's rows, [N] or [1, N], with beta 1), or as its own beta * C (C dense [M, N]); then ReLU,
+// once C is taken (its GELU is the tanh form, and porta's Gelu the erf form). What it does not
+// take runs in porta's epilogue kernel.
 struct BlasEpilogue {
   bool bias = false;
   bool c_matrix = false;
