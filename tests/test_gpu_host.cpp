@@ -288,13 +288,19 @@ TEST_CASE("gpu plan: f32 takes the tf32 matrix-unit tile only when allowed, on a
 namespace {
 
 // What a column-major BLAS computes for `call` (porta's B is its first operand, A its second), on
-// the CPU: Y(r, c) = sum_l op1(r, l) op2(l, c), with Y(r, c) at r + c * ld_y.
+// the CPU: Y(r, c) = sum_l op1(r, l) op2(l, c). The operands are read through the stored layouts
+// that a library which describes them (cuBLASLt) is given, each element checked to lie inside.
 std::vector<double> column_major_gemm(const gpu::BlasGemm& call, const gpu::GemmArgs& args, const std::vector<double>& a,
                                       const std::vector<double>& b) {
-  const auto at = [](const std::vector<double>& x, std::int64_t offset, const gpu::BlasOperand& op, std::int64_t r,
-                     std::int64_t c) {
-    return x[static_cast<std::size_t>(offset + (op.transpose ? c + r * op.ld : r + c * op.ld))];
+  const auto at = [](const std::vector<double>& x, std::int64_t offset, const gpu::BlasOperand& op,
+                     const gpu::BlasLayout& stored, std::int64_t r, std::int64_t c) {
+    const std::int64_t i = op.transpose ? c : r, j = op.transpose ? r : c;  // in the stored matrix
+    REQUIRE((i < stored.rows && j < stored.cols && stored.rows <= stored.ld));
+    return x[static_cast<std::size_t>(offset + i + j * stored.ld)];
   };
+  const gpu::BlasLayout first = gpu::first_layout(call), second = gpu::second_layout(call);
+  const gpu::BlasLayout result = gpu::result_layout(call);
+  REQUIRE((result.rows == call.m && result.cols == call.n && result.ld >= call.m));
   std::vector<double> y(static_cast<std::size_t>(call.batch_count * call.stride_y));
   for (std::int64_t batch = 0; batch < call.batch_count; ++batch) {
     const gpu::BatchOffsets o = call.uniform_batches
@@ -303,8 +309,9 @@ std::vector<double> column_major_gemm(const gpu::BlasGemm& call, const gpu::Gemm
     for (std::int64_t r = 0; r < call.m; ++r)
       for (std::int64_t c = 0; c < call.n; ++c) {
         double sum = 0.0;
-        for (std::int64_t l = 0; l < call.k; ++l) sum += at(b, o.b, call.first, r, l) * at(a, o.a, call.second, l, c);
-        y[static_cast<std::size_t>(batch * call.stride_y + r + c * call.ld_y)] = sum;
+        for (std::int64_t l = 0; l < call.k; ++l)
+          sum += at(b, o.b, call.first, first, r, l) * at(a, o.a, call.second, second, l, c);
+        y[static_cast<std::size_t>(batch * call.stride_y + r + c * result.ld)] = sum;
       }
   }
   return y;

@@ -36,12 +36,11 @@ struct DestroyPreference {
   void operator()(cublasLtMatmulPreference_t p) const noexcept { (void)cublasLtMatmulPreferenceDestroy(p); }
 };
 
-// A rows x cols column-major layout with leading dimension ld, `batches` of them `stride`
-// elements apart.
-bool make_layout(cublasLtMatrixLayout_t* layout, cudaDataType type, std::int64_t rows, std::int64_t cols,
-                 std::int64_t ld, std::int64_t batches, std::int64_t stride) {
-  if (cublasLtMatrixLayoutCreate(layout, type, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), ld) !=
-      CUBLAS_STATUS_SUCCESS)
+// `batches` of the stored matrix `m`, `stride` elements apart.
+bool make_layout(cublasLtMatrixLayout_t* layout, cudaDataType type, const gpu::BlasLayout& m, std::int64_t batches,
+                 std::int64_t stride) {
+  if (cublasLtMatrixLayoutCreate(layout, type, static_cast<std::uint64_t>(m.rows), static_cast<std::uint64_t>(m.cols),
+                                 m.ld) != CUBLAS_STATUS_SUCCESS)
     return false;
   if (batches == 1) return true;
   const auto count = static_cast<std::int32_t>(batches);
@@ -73,12 +72,9 @@ std::shared_ptr<LtPlan> plan_matmul(const gpu::GemmArgs& args, const gpu::BlasGe
       set<std::int32_t>(p.matmul, CUBLASLT_MATMUL_DESC_TRANSB, cublas_operation(call.second)) &&
       set<std::uint32_t>(p.matmul, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue) &&
       (!fused.bias || set<std::int32_t>(p.matmul, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, type)) &&
-      // The stored matrices: op(first) is m x k and op(second) k x n.
-      make_layout(&p.first, type, call.first.transpose ? call.k : call.m, call.first.transpose ? call.m : call.k,
-                  call.first.ld, call.batch_count, call.stride_first) &&
-      make_layout(&p.second, type, call.second.transpose ? call.n : call.k, call.second.transpose ? call.k : call.n,
-                  call.second.ld, call.batch_count, call.stride_second) &&
-      make_layout(&p.y, type, call.m, call.n, call.ld_y, call.batch_count, call.stride_y);
+      make_layout(&p.first, type, gpu::first_layout(call), call.batch_count, call.stride_first) &&
+      make_layout(&p.second, type, gpu::second_layout(call), call.batch_count, call.stride_second) &&
+      make_layout(&p.y, type, gpu::result_layout(call), call.batch_count, call.stride_y);
   if (!described) return nullptr;
 
   cublasLtMatmulPreference_t raw = nullptr;

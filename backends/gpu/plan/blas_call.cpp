@@ -43,6 +43,18 @@ BlasGemm blas_gemm(const GemmArgs& args) {
   return call;
 }
 
+namespace {
+
+BlasLayout stored(const BlasOperand& operand, std::int64_t rows, std::int64_t cols) {
+  return operand.transpose ? BlasLayout{cols, rows, operand.ld} : BlasLayout{rows, cols, operand.ld};
+}
+
+}  // namespace
+
+BlasLayout first_layout(const BlasGemm& call) { return stored(call.first, call.m, call.k); }
+BlasLayout second_layout(const BlasGemm& call) { return stored(call.second, call.k, call.n); }
+BlasLayout result_layout(const BlasGemm& call) { return {call.m, call.n, call.ld_y}; }
+
 bool fits_int32(const BlasGemm& call) {
   constexpr std::int64_t most = std::numeric_limits<int>::max();
   return std::max({call.m, call.n, call.k, call.first.ld, call.second.ld, call.ld_y, call.batch_count}) <= most;

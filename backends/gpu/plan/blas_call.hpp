@@ -29,6 +29,15 @@ struct BlasGemm {
 
 BlasGemm blas_gemm(const GemmArgs& args);
 
+// The stored column-major matrix behind an operand, as a library that describes layouts
+// (cuBLASLt) takes it: rows x cols with leading dimension ld.
+struct BlasLayout {
+  std::int64_t rows = 0, cols = 0, ld = 1;
+};
+BlasLayout first_layout(const BlasGemm& call);   // op(first) is m x k
+BlasLayout second_layout(const BlasGemm& call);  // op(second) is k x n
+BlasLayout result_layout(const BlasGemm& call);  // m x n
+
 // Whether the sizes and leading dimensions fit the libraries' 32-bit int arguments.
 bool fits_int32(const BlasGemm& call);
 
