@@ -1,6 +1,7 @@
 // The GPU backends' kernels and runtime on the CPU emulation of the GPU API
 // (backends/gpu/compat/emulation.hpp), against the reference: every op case run eagerly, then
-// captured into a graph, then replayed; plus profiling, out-of-memory and the device description.
+// captured into a graph, then replayed; plus tf32, profiling, out-of-memory and the device
+// description.
 // What this cannot show: timing, memory coalescing, and the vendor compilers' own behaviour.
 // PORTA_TEST_CASES   only cases whose name contains this text, e.g. "conv2d/"
 #include <doctest/doctest.h>
@@ -53,6 +54,7 @@ TEST_CASE("emulated gpu: the device describes itself from its properties") {
   CHECK(device->info().spec == "gpu-emulated:0");
   CHECK(device->info().subgroup_size == 64);  // wave64: nothing may assume 32
   CHECK(device->info().memory_total > 0);
+  CHECK(device->info().tf32);  // the emulated matrix units run f32 as tf32
   Graph g;
   g.matmul(g.input("a", {2, 3}), g.input("b", {3, 4}));
   CHECK(device->unsupported_reason(g, g.nodes().back(), {.impl = Impl::Vendor}).find("no gpu-emulated vendor provider") !=
@@ -92,6 +94,52 @@ TEST_CASE("emulated gpu: every op case matches the reference, eager, captured an
     ++checked;
   }
   MESSAGE(checked << " op cases on the emulated GPU");
+}
+
+TEST_CASE("emulated gpu: f32 products run as tf32 only with allow_tf32, within tf32's precision") {
+  const auto device = open_emulated();
+  const Device ref = Device::open("ref");
+  std::vector<std::pair<OpKind, Graph>> graphs(3);
+  {
+    Graph& g = graphs[0].second;
+    graphs[0].first = OpKind::MatMul;
+    g.output("y", g.matmul(g.input("a", {2, 37, 70}), g.input("b", {70, 45})));
+  }
+  {
+    Graph& g = graphs[1].second;
+    graphs[1].first = OpKind::Gemm;
+    g.output("y", g.gemm(g.input("a", {70, 33}), g.input("b", {45, 70}),
+                         {.trans_a = true, .trans_b = true, .alpha = 1.5f, .beta = 0.5f, .activation = Activation::Relu},
+                         g.input("c", {45})));
+  }
+  {
+    Graph& g = graphs[2].second;
+    graphs[2].first = OpKind::Conv2d;
+    g.output("y", g.conv2d(g.input("x", {2, 8, 9, 9}), g.input("w", {20, 8, 3, 3}), {.pad = {1, 1, 1, 1}},
+                           g.input("bias", {20})));
+  }
+  const std::uint64_t seed = 7;
+  for (const auto& [op, g] : graphs) {
+    CAPTURE(to_string(op));
+    Executable want = ref.compile(g);
+    cases::set_random_inputs(want, g, seed);
+    want.run();
+    const auto nmse = [&](bool tf32) {
+      Executable got = compile_on(device, g, {.allow_tf32 = tf32, .poison_memory = true});
+      cases::set_random_inputs(got, g, seed);
+      got.run();
+      const cases::Comparison c = cases::compare(got.output("y"), want.output("y"));
+      CHECK(c.non_finite == 0);
+      CHECK(c.max_abs <= cases::max_abs_tolerance(op, DType::f32, tf32) * c.want_max_abs);
+      return c.nmse;
+    };
+    const double exact = nmse(false), tf32 = nmse(true);
+    MESSAGE(to_string(op) << ": nmse " << exact << " in f32, " << tf32 << " as tf32");
+    CHECK(exact <= cases::nmse_threshold(op, DType::f32));
+    CHECK(tf32 <= cases::nmse_threshold(op, DType::f32, true));
+    // The tf32 rounding shows: the matrix-unit path ran, not the exact one.
+    CHECK(tf32 > 10 * cases::nmse_threshold(op, DType::f32));
+  }
 }
 
 TEST_CASE("emulated gpu: profiled runs time every node of the compiled graph") {

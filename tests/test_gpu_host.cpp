@@ -155,6 +155,38 @@ TEST_CASE("gpu plan: elementwise, pooling, softmax and conv arguments") {
   CHECK_FALSE(gpu::use_depthwise_conv(grouped));
 }
 
+TEST_CASE("gpu plan: a convolution's algorithm key changes with every parameter and nothing else") {
+  const auto key = [](const Shape& x, const Shape& w, const Conv2dParams& p, DType dtype = DType::f32) {
+    Graph g;
+    g.conv2d(g.input("x", x, dtype), g.input("w", w, dtype), p, g.input("bias", {w[0]}, dtype), "named");
+    return gpu::conv_key(gpu::conv_args(g, last_node(g)));
+  };
+  const Shape x{2, 8, 9, 9}, w{16, 8, 3, 3};
+  const std::string base = key(x, w, {.pad = {1, 1, 1, 1}});
+  CHECK(key(x, w, {.pad = {1, 1, 1, 1}, .activation = Activation::Relu}) == base);  // the epilogue is porta's
+  const std::vector<std::string> others = {
+      key(x, w, {.pad = {1, 1, 1, 1}}, DType::f16),
+      key({1, 8, 9, 9}, w, {.pad = {1, 1, 1, 1}}),
+      key({2, 8, 9, 10}, w, {.pad = {1, 1, 1, 1}}),
+      key(x, {32, 8, 3, 3}, {.pad = {1, 1, 1, 1}}),
+      key(x, {16, 8, 1, 3}, {.pad = {1, 1, 1, 1}}),
+      key(x, w, {.stride = {2, 1}, .pad = {1, 1, 1, 1}}),
+      key(x, w, {.pad = {1, 0, 1, 0}}),
+      key(x, w, {.pad = {1, 1, 0, 1}}),  // the bottom pad: another output height
+      key(x, w, {.pad = {1, 1, 1, 1}, .dilation = {1, 2}}),
+      key(x, {16, 4, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 2}),
+  };
+  std::set<std::string> distinct(others.begin(), others.end());
+  distinct.insert(base);
+  CHECK(distinct.size() == others.size() + 1);
+  Graph g;
+  g.conv2d(g.input("x", x), g.input("w", w), {.pad = {1, 1, 1, 1}}, g.input("bias", {16}));
+  gpu::ConvArgs args = gpu::conv_args(g, last_node(g));
+  CHECK(gpu::conv_key(args) == base);
+  args.allow_tf32 = true;
+  CHECK(gpu::conv_key(args) != base);
+}
+
 TEST_CASE("gpu plan: concat is one strided copy per input") {
   Graph g;
   const std::vector<Tensor> xs = {g.input("a", {2, 3, 4}, DType::f16), g.input("b", {2, 5, 4}, DType::f16)};
@@ -224,16 +256,51 @@ TEST_CASE("gpu plan: f16 and bf16 GEMMs take the matrix-unit tile only where it 
   CHECK(m.tile_k % 16 == 0);
 }
 
+TEST_CASE("gpu plan: f32 takes the tf32 matrix-unit tile only when allowed, on a device that runs it") {
+  const gpu::DeviceLimits sm90{.compute_units = 132, .matrix_units = true,
+                               .tf32 = gpu::native_tf32(gpu::nvidia_capabilities(9, 0))};
+  const gpu::DeviceLimits mi300{.compute_units = 304, .warp_size = 64, .matrix_units = true,
+                                .tf32 = gpu::native_tf32(gpu::amd_capabilities("gfx942"))};
+  REQUIRE(sm90.tf32);
+  CHECK_FALSE(mi300.tf32);  // the chip has xf32, but porta has no kernel for it: never claimed
+  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, sm90, true) == gpu::GemmTile::Matrix);
+  CHECK(gpu::choose_gemm_tile(DType::f32, 16, 16, 16, 1, sm90, true) == gpu::GemmTile::Matrix);
+  // The default is exact f32 on the SIMT tiles.
+  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, sm90) == gpu::GemmTile::Large);
+  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, sm90, false) == gpu::GemmTile::Large);
+  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, mi300, true) == gpu::GemmTile::Large);
+  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, {.compute_units = 132, .tf32 = true}, true) ==
+        gpu::GemmTile::Large);  // tf32 without the matrix tile compiled in
+  CHECK(gpu::choose_gemm_tile(DType::f32, 17, 127, 9, 1, sm90, true) != gpu::GemmTile::Matrix);  // k < 16
+  CHECK(gpu::choose_gemm_tile(DType::f32, 1, 4096, 4096, 1, sm90, true) != gpu::GemmTile::Matrix);
+  // allow_tf32 changes nothing for f16 and bf16.
+  CHECK(gpu::choose_gemm_tile(DType::bf16, 4096, 4096, 4096, 1, mi300, true) == gpu::GemmTile::Matrix);
+  CHECK(gpu::choose_gemm_tile(DType::f16, 4096, 4096, 4096, 1, sm90, true) == gpu::GemmTile::Matrix);
+
+  CHECK(gpu::native_tf32(gpu::nvidia_capabilities(8, 0)));
+  CHECK_FALSE(gpu::native_tf32(gpu::nvidia_capabilities(7, 5)));  // Turing: no tf32
+  for (const char* arch : {"gfx90a", "gfx940", "gfx942", "gfx1030", "gfx1100"}) {
+    CAPTURE(arch);
+    CHECK_FALSE(gpu::native_tf32(gpu::amd_capabilities(arch)));
+  }
+}
+
 namespace {
 
 // What a column-major BLAS computes for `call` (porta's B is its first operand, A its second), on
-// the CPU: Y(r, c) = sum_l op1(r, l) op2(l, c), with Y(r, c) at r + c * ld_y.
+// the CPU: Y(r, c) = sum_l op1(r, l) op2(l, c). The operands are read through the stored layouts
+// that a library which describes them (cuBLASLt) is given, each element checked to lie inside.
 std::vector<double> column_major_gemm(const gpu::BlasGemm& call, const gpu::GemmArgs& args, const std::vector<double>& a,
                                       const std::vector<double>& b) {
-  const auto at = [](const std::vector<double>& x, std::int64_t offset, const gpu::BlasOperand& op, std::int64_t r,
-                     std::int64_t c) {
-    return x[static_cast<std::size_t>(offset + (op.transpose ? c + r * op.ld : r + c * op.ld))];
+  const auto at = [](const std::vector<double>& x, std::int64_t offset, const gpu::BlasOperand& op,
+                     const gpu::BlasLayout& stored, std::int64_t r, std::int64_t c) {
+    const std::int64_t i = op.transpose ? c : r, j = op.transpose ? r : c;  // in the stored matrix
+    REQUIRE((i < stored.rows && j < stored.cols && stored.rows <= stored.ld));
+    return x[static_cast<std::size_t>(offset + i + j * stored.ld)];
   };
+  const gpu::BlasLayout first = gpu::first_layout(call), second = gpu::second_layout(call);
+  const gpu::BlasLayout result = gpu::result_layout(call);
+  REQUIRE((result.rows == call.m && result.cols == call.n && result.ld >= call.m));
   std::vector<double> y(static_cast<std::size_t>(call.batch_count * call.stride_y));
   for (std::int64_t batch = 0; batch < call.batch_count; ++batch) {
     const gpu::BatchOffsets o = call.uniform_batches
@@ -242,8 +309,9 @@ std::vector<double> column_major_gemm(const gpu::BlasGemm& call, const gpu::Gemm
     for (std::int64_t r = 0; r < call.m; ++r)
       for (std::int64_t c = 0; c < call.n; ++c) {
         double sum = 0.0;
-        for (std::int64_t l = 0; l < call.k; ++l) sum += at(b, o.b, call.first, r, l) * at(a, o.a, call.second, l, c);
-        y[static_cast<std::size_t>(batch * call.stride_y + r + c * call.ld_y)] = sum;
+        for (std::int64_t l = 0; l < call.k; ++l)
+          sum += at(b, o.b, call.first, first, r, l) * at(a, o.a, call.second, second, l, c);
+        y[static_cast<std::size_t>(batch * call.stride_y + r + c * result.ld)] = sum;
       }
   }
   return y;
@@ -302,6 +370,62 @@ TEST_CASE("gpu plan: the column-major BLAS call computes porta's row-major matmu
   gpu::BlasGemm huge;
   huge.m = std::int64_t{1} << 31;
   CHECK_FALSE(gpu::fits_int32(huge));
+}
+
+TEST_CASE("gpu plan: a library with fused epilogues takes C as bias or matrix, then ReLU") {
+  struct Case {
+    Shape c;
+    GemmParams p;
+    bool bias, c_matrix, relu, porta_addend;
+    Activation porta_activation;
+  };
+  const Activation none = Activation::None, relu = Activation::Relu, gelu = Activation::Gelu;
+  const std::vector<Case> cases = {
+      {{}, {.activation = relu}, false, false, true, false, none},                    // no C
+      {{3}, {.activation = relu}, true, false, true, false, none},                    // [N], beta 1: bias
+      {{1, 3}, {}, true, false, false, false, none},                                  // [1, N]: bias too
+      {{3}, {.beta = 0.5f, .activation = relu}, false, false, false, true, relu},     // scaled bias: porta
+      {{9, 3}, {.beta = 0.5f, .activation = relu}, false, true, true, false, none},   // dense C: the library's
+      {{9, 1}, {.activation = relu}, false, false, false, true, relu},                // a column: porta
+      {{1}, {}, false, false, false, true, none},                                     // a scalar: porta
+      {{3}, {.activation = gelu}, true, false, false, false, gelu},                   // erf GELU: porta's
+  };
+  for (const Case& c : cases) {
+    CAPTURE(to_string(c.c));
+    CAPTURE(to_string(c.p.activation));
+    Graph g;
+    const Tensor cin = c.c.empty() ? Tensor{} : g.input("c", c.c);
+    g.gemm(g.input("a", {9, 17}), g.input("b", {17, 3}), c.p, cin);
+    const gpu::BlasEpilogue e = gpu::blas_epilogue(gpu::gemm_args(g, last_node(g)));
+    CHECK(e.bias == c.bias);
+    CHECK(e.c_matrix == c.c_matrix);
+    CHECK(e.relu == c.relu);
+    CHECK(e.porta_addend == c.porta_addend);
+    CHECK(e.porta_activation == c.porta_activation);
+    CHECK(e.porta_epilogue() == (c.porta_addend || c.porta_activation != none));
+  }
+  Graph g;
+  g.gemm(g.input("a", {9, 17}), g.input("b", {17, 3}), {}, g.input("c", {3}));
+  gpu::GemmArgs batched = gpu::gemm_args(g, last_node(g));
+  batched.batch_count = 2;  // one C for every batch: the library would want one per batch
+  CHECK(gpu::blas_epilogue(batched).porta_addend);
+}
+
+TEST_CASE("gpu plan: a BLAS call's alignment is the tensors' unless batch strides break it") {
+  Graph g;
+  g.matmul(g.input("a", {4, 9, 17}), g.input("b", {4, 17, 3}));  // strides of 153, 51 and 27 elements
+  const gpu::BlasGemm odd = gpu::blas_gemm(gpu::gemm_args(g, last_node(g)));
+  REQUIRE(odd.uniform_batches);
+  CHECK(gpu::blas_alignment(odd, 4, 256) == 4);
+  CHECK(gpu::blas_alignment(odd, 2, 256) == 2);
+  Graph h;
+  h.matmul(h.input("a", {4, 16, 32}), h.input("b", {32, 8}));  // B broadcast: stride 0
+  const gpu::BlasGemm even = gpu::blas_gemm(gpu::gemm_args(h, last_node(h)));
+  CHECK(gpu::blas_alignment(even, 4, 256) == 256);  // 512 * 4 and 128 * 4 bytes
+  CHECK(gpu::blas_alignment(even, 2, 256) == 256);
+  Graph one;
+  one.matmul(one.input("a", {9, 17}), one.input("b", {17, 3}));
+  CHECK(gpu::blas_alignment(gpu::blas_gemm(gpu::gemm_args(one, last_node(one))), 4, 256) == 256);
 }
 
 TEST_CASE("gpu plan: epilogues after a library call broadcast C and the conv bias") {

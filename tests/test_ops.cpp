@@ -3,6 +3,8 @@
 // PORTA_TEST_SEED      seed of inputs and weights (default fixed; printed so a failure can be rerun)
 // PORTA_TEST_CASES     only cases whose name contains this text, e.g. "conv2d/" or "/bf16"
 // PORTA_TEST_VERBOSE   when set, print every case's nmse and max abs error
+// PORTA_TEST_IMPL      native (default) or vendor: the devices' vendor library providers
+// PORTA_TEST_TF32      1: compile with allow_tf32, f32 products judged by tf32's precision
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -62,12 +64,18 @@ std::optional<Device> open_or_skip(const std::string& spec) {
   }
 }
 
-// PORTA_TEST_IMPL=vendor tests the devices' vendor library providers instead of porta's kernels.
+// PORTA_TEST_IMPL=vendor tests the devices' vendor library providers instead of porta's kernels;
+// PORTA_TEST_TF32=1 compiles with allow_tf32, and judges f32 products by tf32's precision.
 CompileOptions options_under_test() {
-  const std::string impl = env("PORTA_TEST_IMPL");
-  if (impl.empty() || impl == "native") return {};
-  if (impl == "vendor") return {.impl = Impl::Vendor};
-  throw Error(ErrorCode::InvalidArgument, "PORTA_TEST_IMPL='" + impl + "': use native or vendor");
+  CompileOptions options;
+  const std::string impl = env("PORTA_TEST_IMPL"), tf32 = env("PORTA_TEST_TF32");
+  if (impl == "vendor") options.impl = Impl::Vendor;
+  else if (!impl.empty() && impl != "native")
+    throw Error(ErrorCode::InvalidArgument, "PORTA_TEST_IMPL='" + impl + "': use native or vendor");
+  if (tf32 == "1") options.allow_tf32 = true;
+  else if (!tf32.empty() && tf32 != "0")
+    throw Error(ErrorCode::InvalidArgument, "PORTA_TEST_TF32='" + tf32 + "': use 0 or 1");
+  return options;
 }
 
 // The op and the device's reason, without the node's name, so that equal reasons group together.

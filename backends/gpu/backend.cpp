@@ -48,7 +48,9 @@ gpuDeviceProp_t properties(int ordinal) {
 
 gpu::DeviceLimits limits_of(const gpuDeviceProp_t& prop) {
   gpu::DeviceLimits limits;
-  limits.matrix_units = gpu_runs_mma(gpu_capabilities(prop));
+  const gpu::Capabilities caps = gpu_capabilities(prop);
+  limits.matrix_units = gpu_runs_mma(caps);
+  limits.tf32 = gpu_runs_tf32(caps);
   limits.compute_units = prop.multiProcessorCount;
   limits.warp_size = prop.warpSize;
   limits.max_threads_per_block = prop.maxThreadsPerBlock;
@@ -77,7 +79,7 @@ DeviceInfo device_info(int ordinal) {
   info.fp16 = caps.fp16;
   info.bf16 = caps.bf16;
   info.matrix_units = caps.matrix_units;
-  info.tf32 = caps.tf32;
+  info.tf32 = gpu_runs_tf32(caps);  // what allow_tf32 can use here, never merely what the chip has
   return info;
 }
 

@@ -31,7 +31,7 @@ struct DeviceInfo {
   bool fp16 = false;      // native f16 arithmetic
   bool bf16 = false;      // native bf16 arithmetic
   bool matrix_units = false;
-  bool tf32 = false;
+  bool tf32 = false;      // allow_tf32 runs f32 GEMM/conv on tf32 matrix units here (not merely: the chip has them)
 };
 
 // What a compiled-in backend found at run time.

@@ -80,7 +80,18 @@ Comparison compare(std::span<const float> got, std::span<const float> want) {
   return c;
 }
 
-double nmse_threshold(OpKind op, DType dtype) {
+namespace {
+
+// tf32 keeps 10 mantissa bits of each f32 operand of a product, as f16 does.
+DType judged_dtype(OpKind op, DType dtype, bool tf32) {
+  const bool product = op == OpKind::MatMul || op == OpKind::Gemm || op == OpKind::Conv2d;
+  return tf32 && product && dtype == DType::f32 ? DType::f16 : dtype;
+}
+
+}  // namespace
+
+double nmse_threshold(OpKind op, DType dtype, bool tf32) {
+  dtype = judged_dtype(op, dtype, tf32);
   // f32 rounds at 2^-24, f16 at 2^-11, bf16 at 2^-8: a one-ulp disagreement on every element gives
   // an NMSE of about 2^-46, 2^-20 and 2^-14. Correct kernels disagree on few elements.
   switch (precision_of(op)) {
@@ -91,7 +102,8 @@ double nmse_threshold(OpKind op, DType dtype) {
   return 0.0;
 }
 
-double max_abs_tolerance(OpKind op, DType dtype) {
+double max_abs_tolerance(OpKind op, DType dtype, bool tf32) {
+  dtype = judged_dtype(op, dtype, tf32);
   // A few output ulps relative to the largest value (2^-10 in f16, 2^-7 in bf16).
   switch (precision_of(op)) {
     case Precision::Exact: return 0.0;
@@ -155,8 +167,8 @@ Verification verify_against_ref(const Graph& graph, const Device& device, OpKind
     const Comparison c = compare(got, want);
     v.nmse = std::max(v.nmse, c.nmse);
     v.max_abs = std::max(v.max_abs, c.max_abs);
-    const double nmse_limit = nmse_threshold(op, dtype);
-    const double abs_limit = max_abs_tolerance(op, dtype) * c.want_max_abs;
+    const double nmse_limit = nmse_threshold(op, dtype, options.allow_tf32);
+    const double abs_limit = max_abs_tolerance(op, dtype, options.allow_tf32) * c.want_max_abs;
     std::string why;
     if (c.non_finite > 0) why = std::to_string(c.non_finite) + " non-finite values (unwritten or overflowed)";
     else if (c.nmse > nmse_limit) why = "nmse " + format(c.nmse) + " > " + format(nmse_limit);

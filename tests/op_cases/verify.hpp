@@ -23,11 +23,13 @@ Comparison compare(std::span<const float> got, std::span<const float> want);
 
 // The NMSE a correct kernel stays under, for the op and storage dtype of its output: 0 for ops
 // that only move or select values (shape ops, cast, relu, clip, max pool), otherwise set by the
-// rounding of the output dtype and whether the op accumulates.
-double nmse_threshold(OpKind op, DType dtype);
+// rounding of the output dtype and whether the op accumulates. `tf32`: compiled with allow_tf32,
+// where f32 products (MatMul, Gemm, Conv2d) may round their operands to tf32's 10 mantissa bits,
+// as f16 does, and are judged as f16 is.
+double nmse_threshold(OpKind op, DType dtype, bool tf32 = false);
 // The largest |got - want| a correct kernel reaches, relative to the largest |want|. It catches a
 // few wrong elements in a large output that the NMSE alone would average away.
-double max_abs_tolerance(OpKind op, DType dtype);
+double max_abs_tolerance(OpKind op, DType dtype, bool tf32 = false);
 
 // Seeded uniform values in [lo, hi): never zeros-only, reproducible across platforms.
 std::vector<float> random_values(std::size_t count, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f);
@@ -45,7 +47,7 @@ struct Verification {
 
 // Compiles `graph` on `device` (with poisoned memory) and on ref, runs both on the same seeded
 // inputs and compares every output under nmse_threshold and max_abs_tolerance (op, dtype of the
-// output). Fails too when ref itself produces a non-finite value. Errors from compile or run (e.g.
+// output, options.allow_tf32). Fails too when ref itself produces a non-finite value. Errors from compile or run (e.g.
 // Unsupported) propagate.
 Verification verify_against_ref(const Graph& graph, const Device& device, OpKind op, std::uint64_t seed,
                                 const CompileOptions& options = {});

@@ -1,6 +1,6 @@
-// MatMul and Gemm through cuBLAS: one strided-batched GemmEx call (or one call per batch when
-// broadcast batch dims are not evenly strided) on porta's row-major buffers as column-major
-// operands (plan/blas_call.hpp). f16 and bf16 accumulate in f32; f32 uses tf32 tensor cores only
+// MatMul and Gemm through cuBLAS, where cuBLASLt (cublaslt_matmul.cpp) does not run them: one
+// strided-batched GemmEx call (or one call per batch when broadcast batch dims are not evenly
+// strided) on porta's row-major buffers as column-major operands (plan/blas_call.hpp). f16 and bf16 accumulate in f32; f32 uses tf32 tensor cores only
 // with CompileOptions::allow_tf32. alpha goes to cuBLAS; beta * C (broadcast) and the activation
 // to porta's epilogue kernel.
 #include "backends/cuda/vendor/cuda_vendor.hpp"
@@ -9,9 +9,8 @@
 #include "backends/gpu/plan/op_args.hpp"
 
 namespace porta::detail::gpu_cuda {
-namespace {
 
-cudaDataType data_type(DType t) {
+cudaDataType cuda_data_type(DType t) {
   switch (t) {
     case DType::f16: return CUDA_R_16F;
     case DType::bf16: return CUDA_R_16BF;
@@ -20,13 +19,13 @@ cudaDataType data_type(DType t) {
   return CUDA_R_32F;
 }
 
-cublasComputeType_t compute_type(DType t, bool allow_tf32) {
+cublasComputeType_t cublas_compute_type(DType t, bool allow_tf32) {
   return t == DType::f32 && allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
-cublasOperation_t operation(const gpu::BlasOperand& operand) { return operand.transpose ? CUBLAS_OP_T : CUBLAS_OP_N; }
-
-}  // namespace
+cublasOperation_t cublas_operation(const gpu::BlasOperand& operand) {
+  return operand.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
 
 std::string cublas_unsupported_reason(const Graph& graph, const Node& node) {
   if (!gpu::fits_int32(gpu::blas_gemm(gpu::gemm_args(graph, node))))
@@ -38,8 +37,8 @@ NodeLaunch cublas_gemm_launch(const CompiledGraph& graph, const Node& node, Cuda
   const gpu::GemmArgs args = gpu::gemm_args(graph.graph, node);
   const gpu::BlasGemm call = gpu::blas_gemm(args);
   const bool has_epilogue = args.has_c || args.activation != Activation::None;
-  const cudaDataType type = data_type(args.dtype);
-  const cublasComputeType_t compute = compute_type(args.dtype, libraries.options().allow_tf32);
+  const cudaDataType type = cuda_data_type(args.dtype);
+  const cublasComputeType_t compute = cublas_compute_type(args.dtype, libraries.options().allow_tf32);
   const auto element = static_cast<std::int64_t>(size_of(args.dtype));
   return [=, &libraries, epilogue = gpu::gemm_epilogue_args(args), in = node.inputs, y = node.output](
              const Bindings& b, gpuStream_t stream) mutable {
@@ -51,20 +50,21 @@ NodeLaunch cublas_gemm_launch(const CompiledGraph& graph, const Node& node, Cuda
     std::byte* out = b(y);
     const std::string& spec = libraries.context().spec();
     const auto m = static_cast<int>(call.m), n = static_cast<int>(call.n), k = static_cast<int>(call.k);
+    const cublasOperation_t first_op = cublas_operation(call.first), second_op = cublas_operation(call.second);
     if (call.uniform_batches) {
-      check_cublas(cublasGemmStridedBatchedEx(libraries.blas(), operation(call.first), operation(call.second), m, n, k,
-                                              &alpha, first, type, static_cast<int>(call.first.ld), call.stride_first,
-                                              second, type, static_cast<int>(call.second.ld), call.stride_second, &beta,
-                                              out, type, static_cast<int>(call.ld_y), call.stride_y,
+      check_cublas(cublasGemmStridedBatchedEx(libraries.blas(), first_op, second_op, m, n, k, &alpha, first, type,
+                                              static_cast<int>(call.first.ld), call.stride_first, second, type,
+                                              static_cast<int>(call.second.ld), call.stride_second, &beta, out, type,
+                                              static_cast<int>(call.ld_y), call.stride_y,
                                               static_cast<int>(call.batch_count), compute, CUBLAS_GEMM_DEFAULT),
                    spec, "cublasGemmStridedBatchedEx");
     } else {
       for (std::int64_t batch = 0; batch < call.batch_count; ++batch) {
         const gpu::BatchOffsets o = gpu::batch_offsets(args, batch);
-        check_cublas(cublasGemmEx(libraries.blas(), operation(call.first), operation(call.second), m, n, k, &alpha,
-                                  first + o.b * element, type, static_cast<int>(call.first.ld), second + o.a * element,
-                                  type, static_cast<int>(call.second.ld), &beta, out + batch * call.stride_y * element,
-                                  type, static_cast<int>(call.ld_y), compute, CUBLAS_GEMM_DEFAULT),
+        check_cublas(cublasGemmEx(libraries.blas(), first_op, second_op, m, n, k, &alpha, first + o.b * element, type,
+                                  static_cast<int>(call.first.ld), second + o.a * element, type,
+                                  static_cast<int>(call.second.ld), &beta, out + batch * call.stride_y * element, type,
+                                  static_cast<int>(call.ld_y), compute, CUBLAS_GEMM_DEFAULT),
                      spec, "cublasGemmEx");
       }
     }

@@ -43,13 +43,27 @@ constexpr std::size_t cublas_workspace_bytes = std::size_t{32} << 20;
 
 }  // namespace
 
+std::optional<ConvChoice> ConvChoices::find(const std::string& key) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = choices_.find(key);
+  return it == choices_.end() ? std::nullopt : std::optional<ConvChoice>(it->second);
+}
+
+void ConvChoices::insert(const std::string& key, const ConvChoice& choice) {
+  const std::lock_guard lock(mutex_);
+  choices_.emplace(key, choice);
+}
+
 CudaLibraries::CudaLibraries(std::shared_ptr<const DeviceContext> context, gpuStream_t stream,
-                             const CompileOptions& options)
-    : context_(std::move(context)), options_(options) {
+                             const CompileOptions& options, std::shared_ptr<ConvChoices> conv_choices)
+    : context_(std::move(context)), options_(options), conv_choices_(std::move(conv_choices)) {
   context_->make_current();
   cublasHandle_t blas = nullptr;
   check_cublas(cublasCreate(&blas), context_->spec(), "cublasCreate");
   blas_.reset(blas);
+  cublasLtHandle_t lt = nullptr;
+  check_cublas(cublasLtCreate(&lt), context_->spec(), "cublasLtCreate");
+  lt_.reset(lt);
   blas_workspace_ = allocate_device_memory(*context_, cublas_workspace_bytes, "the cuBLAS workspace");
   check_cublas(cublasSetStream(blas, stream), context_->spec(), "cublasSetStream");
   check_cublas(cublasSetWorkspace(blas, blas_workspace_.get(), cublas_workspace_bytes), context_->spec(),
@@ -57,6 +71,8 @@ CudaLibraries::CudaLibraries(std::shared_ptr<const DeviceContext> context, gpuSt
   dnn_ = make_cudnn_handle(*context_);
   check_cudnn(cudnnSetStream(dnn_.get(), stream), context_->spec(), "cudnnSetStream");
 }
+
+std::size_t CudaLibraries::blas_workspace_bytes() const noexcept { return cublas_workspace_bytes; }
 
 void CudaLibraries::reserve_dnn_workspace(std::size_t bytes) {
   if (bytes <= dnn_workspace_bytes_) return;
@@ -69,13 +85,16 @@ namespace {
 
 class CudaSession final : public VendorSession {
  public:
-  CudaSession(std::shared_ptr<const DeviceContext> context, gpuStream_t stream, const CompileOptions& options)
-      : libraries_(std::move(context), stream, options) {}
+  CudaSession(std::shared_ptr<const DeviceContext> context, gpuStream_t stream, const CompileOptions& options,
+              std::shared_ptr<ConvChoices> conv_choices)
+      : libraries_(std::move(context), stream, options, std::move(conv_choices)) {}
 
   NodeLaunch node_launch(const CompiledGraph& graph, const Node& node) override {
     switch (node.op) {
       case OpKind::MatMul:
-      case OpKind::Gemm: return cublas_gemm_launch(graph, node, libraries_);
+      case OpKind::Gemm:
+        if (NodeLaunch lt = cublaslt_gemm_launch(graph, node, libraries_)) return lt;
+        return cublas_gemm_launch(graph, node, libraries_);
       case OpKind::Conv2d: return cudnn_conv2d_launch(graph, node, libraries_);
       default: return {};
     }
@@ -108,13 +127,14 @@ class CudaProvider final : public VendorProvider {
 
   std::unique_ptr<VendorSession> session(std::shared_ptr<const DeviceContext> context, gpuStream_t stream,
                                          const CompileOptions& options) const override {
-    return std::make_unique<CudaSession>(std::move(context), stream, options);
+    return std::make_unique<CudaSession>(std::move(context), stream, options, conv_choices_);
   }
 
  private:
   std::shared_ptr<const DeviceContext> context_;
   mutable std::mutex mutex_;
   mutable CudnnHandle query_;  // for the algorithm heuristics, made on first use
+  std::shared_ptr<ConvChoices> conv_choices_ = std::make_shared<ConvChoices>();
 };
 
 }  // namespace

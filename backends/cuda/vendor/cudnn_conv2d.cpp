@@ -1,16 +1,21 @@
-// Conv2d through cuDNN's convolution API on porta's NCHW buffers. The algorithm comes from cuDNN's
-// heuristics (cudnnGetConvolutionForwardAlgorithm_v7, as frameworks do without benchmarking),
-// chosen when the program is prepared; its workspace is the program's. Bias + ReLU in f32 (with
+// Conv2d through cuDNN's convolution API on porta's NCHW buffers. The algorithm is chosen when the
+// program is prepared: the fastest by cuDNN's own timing (cudnnFindConvolutionForwardAlgorithmEx
+// on scratch buffers of the convolution's sizes, as frameworks' benchmark mode does), searched once
+// per shape (gpu::conv_key) and device and kept in the provider's ConvChoices; cuDNN's heuristics
+// (cudnnGetConvolutionForwardAlgorithm_v7) when the scratch buffers do not fit, and to say whether
+// cuDNN runs a convolution at all. The workspace is the program's. Bias + ReLU in f32 (with
 // the residual, if any) fuse into cudnnConvolutionBiasActivationForward; any other bias, residual
 // or activation runs in porta's epilogue kernel after the convolution.
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <variant>
 #include <vector>
 
 #include "backends/cuda/vendor/cuda_vendor.hpp"
 #include "backends/gpu/ops/ops.hpp"
 #include "backends/gpu/plan/op_args.hpp"
+#include "backends/gpu/runtime/check.hpp"
 #include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
@@ -39,6 +44,9 @@ struct ConvPlan {
   cudnnActivationDescriptor_t relu = nullptr;
   cudnnConvolutionFwdAlgo_t algorithm{};
   std::size_t workspace = 0;
+  cudnnMathType_t algorithm_math = CUDNN_DEFAULT_MATH;  // the chosen algorithm's, set on conv
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;  // what the caller allows: FMA only for f32 without tf32
+  std::size_t search_workspace = 0;           // the most any heuristic candidate asked for, within the limit
   gpu::ConvArgs args;
   ConvSlots slots;     // of the bias and the residual among the node's inputs
   bool fused = false;  // bias + relu (+ residual) in cudnnConvolutionBiasActivationForward
@@ -69,6 +77,7 @@ Planned plan_conv(const Graph& graph, const Node& node, const CompileOptions& op
   auto plan = std::make_shared<ConvPlan>();
   ConvPlan& c = *plan;
   c.args = gpu::conv_args(graph, node);
+  c.args.allow_tf32 = options.allow_tf32;
   c.slots = conv_slots(node);
   const gpu::ConvArgs& a = c.args;
   for (const std::int64_t v : {a.n, a.c, a.h, a.w, a.k, a.r, a.s, a.p, a.q, a.n * a.c * a.h * a.w, a.n * a.k * a.p * a.q})
@@ -76,8 +85,7 @@ Planned plan_conv(const Graph& graph, const Node& node, const CompileOptions& op
   const auto i = [](std::int64_t v) { return static_cast<int>(v); };
   const cudnnDataType_t type = data_type(a.dtype);
   const bool strict_f32 = a.dtype == DType::f32 && !options.allow_tf32;
-  const cudnnMathType_t math =
-      strict_f32 ? CUDNN_FMA_MATH : a.dtype == DType::f32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;
+  c.math = strict_f32 ? CUDNN_FMA_MATH : a.dtype == DType::f32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;
   cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
   const auto ok = [&](cudnnStatus_t status) { return (s = status) == CUDNN_STATUS_SUCCESS; };
   const bool described =
@@ -88,7 +96,7 @@ Planned plan_conv(const Graph& graph, const Node& node, const CompileOptions& op
       ok(cudnnSetFilter4dDescriptor(c.w, type, CUDNN_TENSOR_NCHW, i(a.k), i(a.c_per_group), i(a.r), i(a.s))) &&
       ok(cudnnSetConvolution2dDescriptor(c.conv, i(a.pad_top), i(a.pad_left), i(a.stride_h), i(a.stride_w),
                                          i(a.dilation_h), i(a.dilation_w), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT)) &&
-      ok(cudnnSetConvolutionGroupCount(c.conv, i(a.groups))) && ok(cudnnSetConvolutionMathType(c.conv, math)) &&
+      ok(cudnnSetConvolutionGroupCount(c.conv, i(a.groups))) && ok(cudnnSetConvolutionMathType(c.conv, c.math)) &&
       ok(cudnnSetTensor4dDescriptor(c.y, CUDNN_TENSOR_NCHW, type, i(a.n), i(a.k), i(a.p), i(a.q))) &&
       ok(cudnnSetTensor4dDescriptor(c.bias, CUDNN_TENSOR_NCHW, type, 1, i(a.k), 1, 1)) &&
       ok(cudnnSetActivationDescriptor(c.relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
@@ -104,18 +112,81 @@ Planned plan_conv(const Graph& graph, const Node& node, const CompileOptions& op
   std::vector<cudnnConvolutionFwdAlgoPerf_t> found(static_cast<std::size_t>(std::max(most, 1)));
   if (!ok(cudnnGetConvolutionForwardAlgorithm_v7(handle, c.x, c.w, c.conv, c.y, most, &count, found.data())))
     return {nullptr, "cuDNN's algorithm heuristics failed: " + status_text(s)};
+  bool chosen = false;
   for (int k = 0; k < count; ++k) {
     const cudnnConvolutionFwdAlgoPerf_t& f = found[static_cast<std::size_t>(k)];
     if (f.status != CUDNN_STATUS_SUCCESS || f.memory > workspace_limit) continue;
+    c.search_workspace = std::max(c.search_workspace, f.memory);
+    if (chosen) continue;
+    chosen = true;
     c.algorithm = f.algo;
     c.workspace = f.memory;
     // The heuristics may name tensor-op math; f32 without allow_tf32 stays on FMA math regardless.
-    if (!strict_f32 && !ok(cudnnSetConvolutionMathType(c.conv, f.mathType)))
+    c.algorithm_math = strict_f32 ? c.math : f.mathType;
+    if (!ok(cudnnSetConvolutionMathType(c.conv, c.algorithm_math)))
       return {nullptr, "cuDNN rejects its own math type: " + status_text(s)};
-    c.fused = a.dtype == DType::f32 && c.slots.bias >= 0 && a.activation == Activation::Relu;
-    return {std::move(plan), {}};
   }
-  return {nullptr, "cuDNN has no " + std::string(to_string(a.dtype)) + " forward algorithm for this convolution"};
+  if (!chosen)
+    return {nullptr, "cuDNN has no " + std::string(to_string(a.dtype)) + " forward algorithm for this convolution"};
+  c.fused = a.dtype == DType::f32 && c.slots.bias >= 0 && a.activation == Activation::Relu;
+  return {std::move(plan), {}};
+}
+
+// The fastest algorithm by cuDNN's timing of every candidate on scratch buffers (zeros) of c's
+// sizes, on the program's stream; none when the buffers do not fit in device memory.
+std::optional<ConvChoice> search(ConvPlan& c, const CudaLibraries& libraries) {
+  const gpu::ConvArgs& a = c.args;
+  const DeviceContext& context = libraries.context();
+  const std::string& spec = context.spec();
+  const auto bytes = [&](std::int64_t count) {
+    return static_cast<std::size_t>(std::max<std::int64_t>(count, 1)) * size_of(a.dtype);
+  };
+  const std::size_t x_bytes = bytes(a.n * a.c * a.h * a.w), w_bytes = bytes(a.k * a.c_per_group * a.r * a.s);
+  DeviceMemory x, w, y, workspace;
+  try {
+    x = allocate_device_memory(context, x_bytes, "a convolution search's input");
+    w = allocate_device_memory(context, w_bytes, "a convolution search's filters");
+    y = allocate_device_memory(context, bytes(a.n * a.k * a.p * a.q), "a convolution search's output");
+    if (c.search_workspace > 0)
+      workspace = allocate_device_memory(context, c.search_workspace, "a convolution search's workspace");
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::OutOfMemory) throw;
+    return std::nullopt;
+  }
+  cudaStream_t stream = nullptr;
+  check_cudnn(cudnnGetStream(libraries.dnn(), &stream), spec, "cudnnGetStream");
+  check(cudaMemsetAsync(x.get(), 0, x_bytes, stream), spec, "clearing a convolution search's input");
+  check(cudaMemsetAsync(w.get(), 0, w_bytes, stream), spec, "clearing a convolution search's filters");
+  check_cudnn(cudnnSetConvolutionMathType(c.conv, c.math), spec, "cudnnSetConvolutionMathType");
+  int most = 0, count = 0;
+  check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(libraries.dnn(), &most), spec,
+              "cudnnGetConvolutionForwardAlgorithmMaxCount");
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> results(static_cast<std::size_t>(std::max(most, 1)));
+  check_cudnn(cudnnFindConvolutionForwardAlgorithmEx(libraries.dnn(), c.x, x.get(), c.w, w.get(), c.conv, c.y, y.get(),
+                                                     most, &count, results.data(), workspace.get(), c.search_workspace),
+              spec, "cudnnFindConvolutionForwardAlgorithmEx");
+  for (int k = 0; k < count; ++k) {  // fastest first
+    const cudnnConvolutionFwdAlgoPerf_t& r = results[static_cast<std::size_t>(k)];
+    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > c.search_workspace) continue;
+    if (c.math == CUDNN_FMA_MATH && r.mathType != CUDNN_FMA_MATH) continue;  // no tf32 unless allowed
+    return ConvChoice{.algorithm = r.algo, .workspace = r.memory, .math = r.mathType};
+  }
+  return std::nullopt;
+}
+
+// Replaces the heuristics' algorithm with the measured one, from the device's choices or searched
+// now and kept there; the heuristics' stays when the search does not fit in memory.
+void choose_measured(ConvPlan& c, const CudaLibraries& libraries) {
+  const std::string key = gpu::conv_key(c.args);
+  std::optional<ConvChoice> choice = libraries.conv_choices().find(key);
+  if (!choice && (choice = search(c, libraries))) libraries.conv_choices().insert(key, *choice);
+  if (choice) {
+    c.algorithm = choice->algorithm;
+    c.workspace = choice->workspace;
+    c.algorithm_math = choice->math;
+  }
+  check_cudnn(cudnnSetConvolutionMathType(c.conv, c.algorithm_math), libraries.context().spec(),
+              "cudnnSetConvolutionMathType");
 }
 
 }  // namespace
@@ -129,6 +200,7 @@ NodeLaunch cudnn_conv2d_launch(const CompiledGraph& graph, const Node& node, Cud
   Planned planned = plan_conv(graph.graph, node, libraries.options(), libraries.dnn());
   if (planned.plan == nullptr)
     throw Error(ErrorCode::Unsupported, libraries.context().spec() + ": Conv2d '" + node.name + "': " + planned.why_not);
+  choose_measured(*planned.plan, libraries);
   libraries.reserve_dnn_workspace(planned.plan->workspace);
   const ConvPlan& c = *planned.plan;
   gpu::EpilogueArgs epilogue = gpu::conv_epilogue_args(c.args, c.slots.bias >= 0);

@@ -67,8 +67,10 @@ inline gpuError_t gpuMemGetInfo(std::size_t* free, std::size_t* total) {
   return gpuSuccess;
 }
 inline porta::detail::gpu::Capabilities gpu_capabilities(const gpuDeviceProp_t&) { return {.arch = "emulated"}; }
-// The matrix-unit GEMM tile runs here (emulated at the end of this file), so that the tests check it.
+// The matrix-unit GEMM tile runs here (emulated at the end of this file), tf32 included, so that the
+// tests check it.
 inline bool gpu_runs_mma(const porta::detail::gpu::Capabilities&) { return true; }
+inline bool gpu_runs_tf32(const porta::detail::gpu::Capabilities&) { return true; }
 
 // Larger than the emulated memory fails, so the out-of-memory path is tested too.
 inline gpuError_t gpuMalloc(void** p, std::size_t bytes) {
@@ -234,38 +236,47 @@ void gpu_launch(void (*kernel)(Args), dim3 grid, dim3 block, gpuStream_t stream,
 }
 
 // Matrix units, with the gpu_mma_* names of compat/cuda.hpp: the first lane of each 32-lane warp
-// does the warp's whole 16x16x16 step in f32 and holds the tiles; the other lanes' calls do
-// nothing, since the warp-collective operations are one call here. Checks the matrix-unit GEMM's
-// tiling and indexing, not the hardware's rounding.
+// does the warp's whole 16x16xK step and holds the tiles; the other lanes' calls do nothing, since
+// the warp-collective operations are one call here. Checks the matrix-unit GEMM's tiling and
+// indexing, and the operands' precision: f16 and bf16 are exact in f32, and of an f32 operand
+// (tf32) only the 10 leading mantissa bits are read, as NVIDIA's tensor cores do. The products
+// accumulate in f32 in order, which the hardware need not.
+#define PORTA_GPU_MMA_TF32 1
 inline constexpr int gpu_mma_warp = 32;
+template <porta::DType T> inline constexpr int gpu_mma_k = T == porta::DType::f32 ? 8 : 16;
 struct EmulatedMatrixTile {
   float v[16][16] = {};
 };
 template <porta::DType T> using gpu_mma_a = EmulatedMatrixTile;
 template <porta::DType T> using gpu_mma_b = EmulatedMatrixTile;
-using gpu_mma_accumulator = EmulatedMatrixTile;
+template <porta::DType T> using gpu_mma_accumulator = EmulatedMatrixTile;
 
 inline bool emulated_mma_lane() { return threadIdx.x % gpu_mma_warp == 0; }
-inline void gpu_mma_zero(gpu_mma_accumulator& c) { c = {}; }
-template <porta::DType T> void emulated_mma_load(EmulatedMatrixTile& t, const unsigned short* p, int ld) {
+template <porta::DType T> float emulated_mma_operand(float value) {
+  return std::bit_cast<float>(std::bit_cast<unsigned>(value) & 0xffffe000u);  // tf32: 10 mantissa bits
+}
+template <porta::DType T> float emulated_mma_operand(unsigned short bits) {
+  return T == porta::DType::f16 ? porta::f16_to_f32(bits) : porta::bf16_to_f32(bits);
+}
+template <porta::DType T> void gpu_mma_zero(gpu_mma_accumulator<T>& c) { c = {}; }
+// A is 16 x K, B is K x 16, both row-major at p with leading dimension ld.
+template <porta::DType T, class S> void gpu_mma_load_a(gpu_mma_a<T>& a, const S* p, int ld) {
   if (!emulated_mma_lane()) return;
   for (int i = 0; i < 16; ++i)
-    for (int j = 0; j < 16; ++j)
-      t.v[i][j] = T == porta::DType::f16 ? porta::f16_to_f32(p[i * ld + j]) : porta::bf16_to_f32(p[i * ld + j]);
+    for (int l = 0; l < gpu_mma_k<T>; ++l) a.v[i][l] = emulated_mma_operand<T>(p[i * ld + l]);
 }
-template <porta::DType T> void gpu_mma_load_a(gpu_mma_a<T>& a, const unsigned short* p, int ld) {
-  emulated_mma_load<T>(a, p, ld);
+template <porta::DType T, class S> void gpu_mma_load_b(gpu_mma_b<T>& b, const S* p, int ld) {
+  if (!emulated_mma_lane()) return;
+  for (int l = 0; l < gpu_mma_k<T>; ++l)
+    for (int j = 0; j < 16; ++j) b.v[l][j] = emulated_mma_operand<T>(p[l * ld + j]);
 }
-template <porta::DType T> void gpu_mma_load_b(gpu_mma_b<T>& b, const unsigned short* p, int ld) {
-  emulated_mma_load<T>(b, p, ld);
-}
-template <porta::DType T> void gpu_mma(gpu_mma_accumulator& c, const gpu_mma_a<T>& a, const gpu_mma_b<T>& b) {
+template <porta::DType T> void gpu_mma(gpu_mma_accumulator<T>& c, const gpu_mma_a<T>& a, const gpu_mma_b<T>& b) {
   if (!emulated_mma_lane()) return;
   for (int i = 0; i < 16; ++i)
-    for (int l = 0; l < 16; ++l)
+    for (int l = 0; l < gpu_mma_k<T>; ++l)
       for (int j = 0; j < 16; ++j) c.v[i][j] += a.v[i][l] * b.v[l][j];
 }
-inline void gpu_mma_store(float* p, int ld, const gpu_mma_accumulator& c) {
+template <porta::DType T> void gpu_mma_store(float* p, int ld, const gpu_mma_accumulator<T>& c) {
   if (!emulated_mma_lane()) return;
   for (int i = 0; i < 16; ++i)
     for (int j = 0; j < 16; ++j) p[i * ld + j] = c.v[i][j];

@@ -77,6 +77,11 @@ inline porta::detail::gpu::Capabilities gpu_capabilities(const gpuDeviceProp_t& 
 inline bool gpu_runs_mma(const porta::detail::gpu::Capabilities& caps) {
   return caps.arch == "gfx90a" || caps.arch.starts_with("gfx94");
 }
+// Never, so far: porta's MFMA path has no xf32 (gfx90a and gfx1030 have none, and gfx94x's is
+// unused), so f32 runs on the SIMT tiles even with allow_tf32 and the device reports no tf32.
+inline bool gpu_runs_tf32(const porta::detail::gpu::Capabilities& caps) {
+  return porta::detail::gpu::native_tf32(caps);
+}
 
 #if defined(__HIPCC__)
 // The one triple-chevron launch, so that the CPU emulation of the tests can stand in for it.
@@ -102,6 +107,7 @@ void gpu_launch(void (*kernel)(Args), dim3 grid, dim3 block, gpuStream_t stream,
 #define PORTA_GPU_MFMA 1
 #endif
 inline constexpr int gpu_mma_warp = 64;
+template <porta::DType T> inline constexpr int gpu_mma_k = 16;
 typedef _Float16 gpu_half4 __attribute__((ext_vector_type(4)));
 typedef short gpu_short4 __attribute__((ext_vector_type(4)));
 typedef float gpu_float4 __attribute__((ext_vector_type(4)));
@@ -109,7 +115,7 @@ template <porta::DType T> struct gpu_mma_a {
   std::conditional_t<T == porta::DType::f16, gpu_half4, gpu_short4> v;
 };
 template <porta::DType T> using gpu_mma_b = gpu_mma_a<T>;
-struct gpu_mma_accumulator {
+template <porta::DType T> struct gpu_mma_accumulator {
   gpu_float4 v;
 };
 
@@ -118,7 +124,9 @@ template <porta::DType T> __device__ inline auto gpu_mma_element(unsigned short 
   if constexpr (T == porta::DType::f16) return __builtin_bit_cast(_Float16, bits);
   else return static_cast<short>(bits);
 }
-__device__ inline void gpu_mma_zero(gpu_mma_accumulator& c) { c.v = gpu_float4{0.0f, 0.0f, 0.0f, 0.0f}; }
+template <porta::DType T> __device__ inline void gpu_mma_zero(gpu_mma_accumulator<T>& c) {
+  c.v = gpu_float4{0.0f, 0.0f, 0.0f, 0.0f};
+}
 template <porta::DType T> __device__ inline void gpu_mma_load_a(gpu_mma_a<T>& a, const unsigned short* p, int ld) {
   const int row = gpu_mma_lane() % 16, k0 = gpu_mma_lane() / 16 * 4;
   for (int e = 0; e < 4; ++e) a.v[e] = gpu_mma_element<T>(p[row * ld + k0 + e]);
@@ -128,7 +136,7 @@ template <porta::DType T> __device__ inline void gpu_mma_load_b(gpu_mma_b<T>& b,
   for (int e = 0; e < 4; ++e) b.v[e] = gpu_mma_element<T>(p[(k0 + e) * ld + col]);
 }
 template <porta::DType T>
-__device__ inline void gpu_mma(gpu_mma_accumulator& c, const gpu_mma_a<T>& a, const gpu_mma_b<T>& b) {
+__device__ inline void gpu_mma(gpu_mma_accumulator<T>& c, const gpu_mma_a<T>& a, const gpu_mma_b<T>& b) {
 #if defined(PORTA_GPU_MFMA)
   if constexpr (T == porta::DType::f16) c.v = __builtin_amdgcn_mfma_f32_16x16x16f16(a.v, b.v, c.v, 0, 0, 0);
   else c.v = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a.v, b.v, c.v, 0, 0, 0);
@@ -137,7 +145,8 @@ __device__ inline void gpu_mma(gpu_mma_accumulator& c, const gpu_mma_a<T>& a, co
   __builtin_trap();  // an architecture without MFMA: plan never chooses this tile there
 #endif
 }
-__device__ inline void gpu_mma_store(float* p, int ld, const gpu_mma_accumulator& c) {
+template <porta::DType T>
+__device__ inline void gpu_mma_store(float* p, int ld, const gpu_mma_accumulator<T>& c) {
   const int col = gpu_mma_lane() % 16, r0 = gpu_mma_lane() / 16 * 4;
   for (int e = 0; e < 4; ++e) p[(r0 + e) * ld + col] = c.v[e];
 }

@@ -70,7 +70,7 @@ void launch_conv2d(const gpu::ConvArgs& args, const gpu::DeviceLimits& limits, g
   }
   const std::int64_t m = args.k_per_group, n = args.n * args.p * args.q;
   const std::int64_t k = args.c_per_group * args.r * args.s;
-  const gpu::GemmTile tile = gpu::choose_gemm_tile(args.dtype, m, n, k, args.groups, limits);
+  const gpu::GemmTile tile = gpu::choose_gemm_tile(args.dtype, m, n, k, args.groups, limits, args.allow_tf32);
   const gpu::LaunchGeometry g = gpu::gemm_launch(tile, m, n, args.groups, limits);
   if (g.empty()) return;
   with_dtype(args.dtype, [&](auto t) {

@@ -19,6 +19,15 @@ __device__ inline unsigned short float_to_bf16_bits(float value) {
   return static_cast<unsigned short>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+// f32 rounded to tf32's 10 mantissa bits, to nearest with ties away from zero (cvt.rna.tf32.f32),
+// still an f32: the tf32 operand of the matrix units, which read no more of it. Infinities and NaN
+// pass unchanged.
+__device__ inline float round_to_tf32(float value) {
+  const unsigned x = __float_as_uint(value);
+  if ((x & 0x7f800000u) == 0x7f800000u) return value;
+  return __uint_as_float((x + 0x1000u) & 0xffffe000u);
+}
+
 // Storage access with the dtype fixed at compile time: for GEMM and conv, the hot loops.
 template <DType T> __device__ inline float load(const void* data, std::int64_t i) {
   if constexpr (T == DType::f32) return static_cast<const float*>(data)[i];

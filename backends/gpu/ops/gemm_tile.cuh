@@ -66,7 +66,7 @@ __device__ void gemm_tile(std::int64_t m, std::int64_t n, std::int64_t k, std::i
 }
 
 // The block's tile at (row0, col0) with the kernel chosen by plan: SIMT for Large and Small, matrix
-// units for Matrix (f16 and bf16 only).
+// units for Matrix (f16 and bf16, and f32 as tf32).
 template <DType T, gpu::GemmTile Tile, class LoadA, class LoadB, class Store>
 __device__ void gemm_block_tile(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t row0, std::int64_t col0,
                                 bool a_along_k, bool b_along_n, const LoadA& load_a, const LoadB& load_b,
@@ -79,10 +79,15 @@ __device__ void gemm_block_tile(std::int64_t m, std::int64_t n, std::int64_t k, 
 }
 
 // Calls f(std::integral_constant<gpu::GemmTile, tile>{}): the one place that turns plan's run-time
-// tile choice into the compile-time tile of the kernels. The matrix tile exists for f16 and bf16
-// only (plan chooses it only for them).
+// tile choice into the compile-time tile of the kernels. The matrix tile exists for f16 and bf16,
+// and for f32 (tf32) where compat has tf32 matrix units; plan chooses it only where it exists.
 template <DType T, class F> void with_tile(gpu::GemmTile tile, F&& f) {
-  if constexpr (T != DType::f32) {
+#if defined(PORTA_GPU_MMA_TF32)
+  constexpr bool has_matrix_tile = true;
+#else
+  constexpr bool has_matrix_tile = T != DType::f32;
+#endif
+  if constexpr (has_matrix_tile) {
     if (tile == gpu::GemmTile::Matrix) return f(std::integral_constant<gpu::GemmTile, gpu::GemmTile::Matrix>{});
   }
   if (tile == gpu::GemmTile::Large)

@@ -1,5 +1,5 @@
-// MatMul and Gemm: the tiled SIMT GEMM over a broadcast batch, with Gemm's epilogue (alpha, beta C
-// broadcast to [M, N], activation) fused into the store.
+// MatMul and Gemm: the tiled GEMM (SIMT or matrix units, as plan chooses) over a broadcast batch,
+// with Gemm's epilogue (alpha, beta C broadcast to [M, N], activation) fused into the store.
 #include "backends/gpu/ops/gemm_tile.cuh"
 #include "backends/gpu/ops/ops.hpp"
 
@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(gemm_threads) gemm_kernel(gpu::GemmArgs args) 
 }  // namespace
 
 void launch_gemm(const gpu::GemmArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
-  const gpu::GemmTile tile = gpu::choose_gemm_tile(args.dtype, args.m, args.n, args.k, args.batch_count, limits);
+  const gpu::GemmTile tile = gpu::choose_gemm_tile(args.dtype, args.m, args.n, args.k, args.batch_count, limits, args.allow_tf32);
   const gpu::LaunchGeometry g = gpu::gemm_launch(tile, args.m, args.n, args.batch_count, limits);
   if (g.empty()) return;
   with_dtype(args.dtype, [&](auto t) {

@@ -43,9 +43,42 @@ BlasGemm blas_gemm(const GemmArgs& args) {
   return call;
 }
 
+namespace {
+
+BlasLayout stored(const BlasOperand& operand, std::int64_t rows, std::int64_t cols) {
+  return operand.transpose ? BlasLayout{cols, rows, operand.ld} : BlasLayout{rows, cols, operand.ld};
+}
+
+}  // namespace
+
+BlasLayout first_layout(const BlasGemm& call) { return stored(call.first, call.m, call.k); }
+BlasLayout second_layout(const BlasGemm& call) { return stored(call.second, call.k, call.n); }
+BlasLayout result_layout(const BlasGemm& call) { return {call.m, call.n, call.ld_y}; }
+
 bool fits_int32(const BlasGemm& call) {
   constexpr std::int64_t most = std::numeric_limits<int>::max();
   return std::max({call.m, call.n, call.k, call.first.ld, call.second.ld, call.ld_y, call.batch_count}) <= most;
+}
+
+std::int64_t blas_alignment(const BlasGemm& call, std::int64_t element_bytes, std::int64_t tensor_alignment) {
+  std::int64_t alignment = tensor_alignment;
+  if (call.batch_count > 1)
+    for (const std::int64_t stride : {call.stride_first, call.stride_second, call.stride_y})
+      while (stride * element_bytes % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
+BlasEpilogue blas_epilogue(const GemmArgs& args) {
+  BlasEpilogue e;
+  if (args.has_c) {
+    const bool one_batch = args.batch_count == 1;  // porta's C serves every batch, the library's one each
+    e.bias = one_batch && args.c_row == 0 && args.c_col == 1 && args.beta == 1.0f;
+    e.c_matrix = one_batch && !e.bias && args.c_row == args.n && args.c_col == 1;
+    e.porta_addend = !e.bias && !e.c_matrix;
+  }
+  e.relu = args.activation == Activation::Relu && !e.porta_addend;
+  e.porta_activation = e.relu ? Activation::None : args.activation;
+  return e;
 }
 
 }  // namespace porta::detail::gpu

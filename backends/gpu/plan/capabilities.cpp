@@ -28,4 +28,6 @@ Capabilities amd_capabilities(std::string_view gcn_arch_name) {
   return c;
 }
 
+bool native_tf32(const Capabilities& caps) { return caps.tf32 && caps.arch.starts_with("sm_"); }
+
 }  // namespace porta::detail::gpu

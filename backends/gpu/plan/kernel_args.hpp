@@ -108,6 +108,7 @@ struct GemmArgs {
   std::int64_t b_batch_stride[max_batch_dims] = {};
   float alpha = 1.0f, beta = 0.0f;
   Activation activation = Activation::None;
+  bool allow_tf32 = false;  // f32 may run as tf32 on matrix units (CompileOptions::allow_tf32)
   bool has_c = false;
   std::int64_t c_row = 0, c_col = 0;  // C broadcast to [M, N]: element (i, j) at c_row * i + c_col * j
   const void* a = nullptr;
@@ -139,6 +140,7 @@ struct ConvArgs {
   std::int64_t groups = 1, c_per_group = 0, k_per_group = 0;
   std::int64_t stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0, dilation_h = 1, dilation_w = 1;
   Activation activation = Activation::None;
+  bool allow_tf32 = false;  // as in GemmArgs
   const void* x = nullptr;
   const void* weights = nullptr;
   const void* bias = nullptr;      // nullptr: no bias

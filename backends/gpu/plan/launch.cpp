@@ -36,9 +36,10 @@ LaunchGeometry row_launch(std::int64_t rows, std::int64_t row_length, const Devi
 }
 
 GemmTile choose_gemm_tile(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batches,
-                          const DeviceLimits& limits) {
+                          const DeviceLimits& limits, bool allow_tf32) {
   constexpr std::int64_t mma_side = 16;
-  if (dtype != DType::f32 && limits.matrix_units && std::min({m, n, k}) >= mma_side) return GemmTile::Matrix;
+  const bool matrix_dtype = dtype != DType::f32 || (allow_tf32 && limits.tf32);
+  if (matrix_dtype && limits.matrix_units && std::min({m, n, k}) >= mma_side) return GemmTile::Matrix;
   const GemmTileShape large = tile_shape(GemmTile::Large);
   const std::int64_t blocks = ceil_div(m, large.tile_m) * ceil_div(n, large.tile_n) * std::max<std::int64_t>(batches, 1);
   return blocks >= limits.compute_units ? GemmTile::Large : GemmTile::Small;

@@ -13,6 +13,7 @@ struct DeviceLimits {
   int max_threads_per_block = 1024;
   std::int64_t max_grid[3] = {2147483647, 65535, 65535};
   bool matrix_units = false;  // porta's matrix-unit GEMM kernels are compiled in and the device runs them
+  bool tf32 = false;          // ... and run f32 operands as tf32 there (NVIDIA sm_80+; none on AMD yet)
 };
 
 struct LaunchGeometry {
@@ -32,7 +33,7 @@ LaunchGeometry row_launch(std::int64_t rows, std::int64_t row_length, const Devi
 // The GEMM tiles the kernels are compiled for. Each is a 256-thread block computing a
 // tile_m x tile_n output tile with tile_k-deep shared-memory stages. Large and Small are SIMT
 // tiles (every dtype); Matrix runs f16/bf16 on matrix units (tensor cores), 16x16x16 steps
-// per warp, with f32 accumulation.
+// per warp, and f32 as tf32 (16x16x8 steps), always with f32 accumulation.
 enum class GemmTile : std::uint8_t { Large, Small, Matrix };
 struct GemmTileShape {
   int tile_m, tile_n, tile_k, threads;
@@ -47,11 +48,13 @@ constexpr GemmTileShape tile_shape(GemmTile tile) {
 }
 
 // f16 and bf16 take the matrix-unit tile where the device has it and every side of the product
-// fills at least one 16x16x16 step; f32 (and devices without) take the SIMT tiles. Large SIMT
-// tiles need fewer loads per flop but leave SMs idle on small problems: take the small tile when
-// the large one would not give every compute unit a block.
+// fills at least one 16x16x16 step; so does f32, as tf32, but only when the caller allows tf32
+// (CompileOptions::allow_tf32, in the kernel arguments) and the device runs it. Everything else
+// takes the SIMT tiles, exact f32 arithmetic. Large SIMT tiles need fewer loads per flop but leave
+// SMs idle on small problems: take the small tile when the large one would not give every compute
+// unit a block.
 GemmTile choose_gemm_tile(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batches,
-                          const DeviceLimits& limits);
+                          const DeviceLimits& limits, bool allow_tf32 = false);
 
 // Tiles over x (columns) and y (rows), batches (or conv groups) over z; the kernel strides over
 // whatever the grid's limits leave uncovered.

@@ -1,5 +1,6 @@
 #include "backends/gpu/plan/op_args.hpp"
 
+#include <string>
 #include <variant>
 
 #include "core/runtime/op_math.hpp"
@@ -179,6 +180,14 @@ GemmArgs gemm_args(const Graph& graph, const Node& node) {
     args.b_batch_stride[i] = b_map.stride[i] * d.k * d.n;
   }
   return args;
+}
+
+std::string conv_key(const ConvArgs& a) {
+  std::string key(to_string(a.dtype));
+  for (const std::int64_t v : {a.n, a.c, a.h, a.w, a.k, a.r, a.s, a.groups, a.stride_h, a.stride_w, a.pad_top, a.pad_left,
+                               a.p, a.q, a.dilation_h, a.dilation_w})
+    key += ',' + std::to_string(v);
+  return key + (a.allow_tf32 ? ",tf32" : "");
 }
 
 ConvArgs conv_args(const Graph& graph, const Node& node) {

@@ -1,6 +1,7 @@
 #pragma once
 // Turns graph nodes into GPU kernel arguments: all the index and shape bookkeeping of the GPU
 // backends, in plain C++ so that it is tested on the CPU against the reference semantics.
+#include <string>
 #include <vector>
 
 #include "backends/gpu/plan/kernel_args.hpp"
@@ -20,6 +21,9 @@ RowArgs softmax_args(const Graph& graph, const Node& node);
 TransposeArgs transpose_args(const Graph& graph, const Node& node);
 GemmArgs gemm_args(const Graph& graph, const Node& node);  // MatMul and Gemm
 ConvArgs conv_args(const Graph& graph, const Node& node);
+// Everything about a convolution that a library's algorithm choice depends on (dtype, shapes,
+// stride, padding, dilation, groups, allow_tf32), and nothing else: equal keys, equal choices.
+std::string conv_key(const ConvArgs& args);
 
 // The epilogue left after a library computed alpha * op(A) op(B): beta * C and the activation.
 EpilogueArgs gemm_epilogue_args(const GemmArgs& gemm);

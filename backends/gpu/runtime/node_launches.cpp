@@ -44,22 +44,27 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
   };
 }
 
-NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context) {
+NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
+                       const CompileOptions& options) {
   const gpu::DeviceLimits& limits = context.limits();
   switch (node.op) {
     case OpKind::MatMul:
-    case OpKind::Gemm:
-      return [args = gpu::gemm_args(graph, node), in = node.inputs, y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
+    case OpKind::Gemm: {
+      gpu::GemmArgs args = gpu::gemm_args(graph, node);
+      args.allow_tf32 = options.allow_tf32;
+      return [args, in = node.inputs, y = node.output, limits](const Bindings& b, gpuStream_t stream) mutable {
         args.a = b(in[0]);
         args.b = b(in[1]);
         args.c = in.size() == 3 ? b(in[2]) : nullptr;
         args.y = b(y);
         launch_gemm(args, limits, stream);
       };
-    case OpKind::Conv2d:
-      return [args = gpu::conv_args(graph, node), in = node.inputs, slots = conv_slots(node), y = node.output,
-              limits](const Bindings& b, gpuStream_t stream) mutable {
+    }
+    case OpKind::Conv2d: {
+      gpu::ConvArgs args = gpu::conv_args(graph, node);
+      args.allow_tf32 = options.allow_tf32;
+      return [args, in = node.inputs, slots = conv_slots(node), y = node.output, limits](const Bindings& b,
+                                                                                          gpuStream_t stream) mutable {
         args.x = b(in[0]);
         args.weights = b(in[1]);
         args.bias = slots.bias >= 0 ? b(in[slots.bias]) : nullptr;
@@ -67,6 +72,7 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
         args.y = b(y);
         launch_conv2d(args, limits, stream);
       };
+    }
     case OpKind::Add:
     case OpKind::Sub:
     case OpKind::Mul:
@@ -122,7 +128,7 @@ std::vector<NodeLaunch> plan_node_launches(const CompiledGraph& graph, const Dev
   for (const std::int32_t index : graph.order) {
     const Node& node = graph.graph.nodes()[static_cast<std::size_t>(index)];
     NodeLaunch launch = vendor != nullptr ? vendor->node_launch(graph, node) : NodeLaunch{};
-    launches.push_back(launch ? std::move(launch) : node_launch(graph.graph, node, context));
+    launches.push_back(launch ? std::move(launch) : node_launch(graph.graph, node, context, graph.options));
   }
   return launches;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// A GPU backend's vendor library provider (impl=vendor): cuBLAS and cuDNN on CUDA. It runs the ops
+// A GPU backend's vendor library provider (impl=vendor): cuBLASLt, cuBLAS and cuDNN on CUDA. It runs the ops
 // its libraries have; porta's kernels run every other op, as with the cpu backend's oneDNN.
 #include <memory>
 #include <string>
