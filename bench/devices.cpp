@@ -28,16 +28,17 @@ std::string markdown_cell(std::string text) {
   return escaped;
 }
 
-// The first f32 case of `op` and the first node in it that is that op (the rest only feed it).
+// The first f32 case of `op` (channels-last or not) and the first node in it that is that op
+// (the rest only feed it).
 struct Representative {
   std::string case_name;
   Graph graph;
   std::optional<std::size_t> node;
 };
 
-std::optional<Representative> representative(const std::vector<cases::OpCase>& all, OpKind op) {
+std::optional<Representative> representative(const std::vector<cases::OpCase>& all, OpKind op, bool nhwc) {
   for (const cases::OpCase& c : all) {
-    if (c.op != op || c.dtype != DType::f32) continue;
+    if (c.op != op || c.dtype != DType::f32 || (c.name.find("_nhwc/") != std::string::npos) != nhwc) continue;
     Representative r{.case_name = c.name, .graph = c.build(42)};
     for (std::size_t i = 0; i < r.graph.nodes().size(); ++i)
       if (r.graph.nodes()[i].op == op) {
@@ -83,8 +84,20 @@ void print_support_matrix(std::FILE* out, bool markdown) {
     columns.push_back({device, {.impl = Impl::Vendor}, info.spec + " vendor"});
   }
   const std::vector<cases::OpCase> all = cases::all_cases();
+  // A row per op, and one more for each op that also takes NHWC activations.
+  std::vector<std::string> labels;
   std::vector<std::optional<Representative>> reps;
-  for (int k = 0; k < op_kind_count; ++k) reps.push_back(representative(all, static_cast<OpKind>(k)));
+  for (int k = 0; k < op_kind_count; ++k) {
+    const auto op = static_cast<OpKind>(k);
+    labels.emplace_back(to_string(op));
+    reps.push_back(representative(all, op, false));
+    const bool has_layout = op == OpKind::Conv2d || op == OpKind::MaxPool2d || op == OpKind::AvgPool2d ||
+                            op == OpKind::GlobalAvgPool;
+    if (auto nhwc = has_layout ? representative(all, op, true) : std::nullopt) {
+      labels.push_back(std::string(to_string(op)) + " (NHWC)");
+      reps.push_back(std::move(nhwc));
+    }
+  }
   std::vector<std::vector<std::string>> by_column(columns.size());
   std::vector<bool> any_yes(columns.size(), false);
   for (const std::optional<Representative>& rep : reps) {
@@ -105,10 +118,8 @@ void print_support_matrix(std::FILE* out, bool markdown) {
   }
   std::vector<std::string> header{"op", "case"};
   std::vector<std::vector<std::string>> cells;
-  for (int k = 0; k < op_kind_count; ++k) {
-    const std::optional<Representative>& rep = reps[static_cast<std::size_t>(k)];
-    cells.push_back({std::string(to_string(static_cast<OpKind>(k))), rep ? rep->case_name : "-"});
-  }
+  for (std::size_t row = 0; row < reps.size(); ++row)
+    cells.push_back({labels[row], reps[row] ? reps[row]->case_name : "-"});
   for (std::size_t c = 0; c < columns.size(); ++c) {
     if (columns[c].options.impl == Impl::Vendor && !any_yes[c]) continue;
     header.push_back(columns[c].label);
