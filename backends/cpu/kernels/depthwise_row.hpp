@@ -62,9 +62,10 @@ template <int Vecs, int Pixels, bool Checked>
 template <int Vecs>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRow& a, std::int64_t c0, float* y, std::int64_t q,
                                                      std::int64_t inside_begin, std::int64_t inside_end) {
+  constexpr int pixels = 4;
   std::int64_t ow = 0;
   for (; ow < q && ow < inside_begin; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
-  for (; ow + 4 <= inside_end; ow += 4) depthwise_block<Vecs, 4, false>(a, ow, c0, y);
+  for (; ow + pixels <= inside_end; ow += pixels) depthwise_block<Vecs, pixels, false>(a, ow, c0, y);
   for (; ow < inside_end; ++ow) depthwise_block<Vecs, 1, false>(a, ow, c0, y);
   for (; ow < q; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
 }

@@ -12,6 +12,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "backends/cpu/kernels/cache_sizes.hpp"
 #include "backends/cpu/kernels/depthwise_row.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/micro_kernel.hpp"
@@ -61,23 +62,26 @@ struct NhwcFilters final : HostNodeState {
 
 // Where A's rows are. The padded image is [hp][wp][C]. With stride 1 an image is one segment
 // whose pixel j is output (j / wp, j % wp), kept when j % wp < Q: every tap is then one shift of
-// the same rows. Otherwise each output row is a segment of Q pixels, sw * C apart.
+// the same rows. Otherwise each output row is a segment of Q pixels, sw * C apart. A pointwise
+// layer (1x1, stride 1, no padding) reads the input itself: nothing to pad.
 struct Rows {
+  bool in_place;
   std::int64_t hp, wp;
   std::int64_t segments, pixels;  // per image; pixels per segment
   std::int64_t lda;               // floats between consecutive pixels
-  std::int64_t image_floats;      // per padded image, with room for the last tile's overhang
+  std::int64_t image_floats;      // per image, copies with room for the last tile's overhang
 };
 
 Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   Rows rows{};
+  const bool unit = p.stride[0] == 1 && p.stride[1] == 1;
+  rows.in_place = unit && d.r == 1 && d.s == 1 && std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
   rows.hp = d.h + p.pad[0] + p.pad[2];
   rows.wp = d.w + p.pad[1] + p.pad[3];
-  const bool unit = p.stride[0] == 1 && p.stride[1] == 1;
   rows.segments = unit ? 1 : d.p;
   rows.pixels = unit ? (d.p - 1) * rows.wp + d.q : d.q;
   rows.lda = p.stride[1] * d.c;
-  rows.image_floats = (rows.hp * rows.wp + mr * p.stride[1]) * d.c;
+  rows.image_floats = (rows.hp * rows.wp + (rows.in_place ? 0 : mr * p.stride[1])) * d.c;
   return rows;
 }
 
@@ -122,10 +126,14 @@ void conv_gemm(const NhwcOperands& op, const float* filters) {
   for (std::int64_t r = 0; r < d.r; ++r)
     for (std::int64_t s = 0; s < (row_runs ? 1 : d.s); ++s)
       call_shift.push_back((r * op.p.dilation[0] * rows.wp + s * op.p.dilation[1]) * d.c);
+  // Calls in depth slices whose A rows (mr of them) and B panel stay in L1 together.
+  const std::int64_t kc = std::clamp(host_cache_sizes().l1 / (2 * nr * std::int64_t{sizeof(float)}) / 16 * 16,
+                                     std::int64_t{64}, std::int64_t{512});
 
   // Enough images per copy to give every thread work, few enough to stay near the caches.
-  const std::int64_t images = std::clamp<std::int64_t>((std::int64_t{4} << 20) / rows.image_floats, 1, d.n);
-  const auto copy = gemm_scratch().acquire(static_cast<std::size_t>(images * rows.image_floats));
+  const std::int64_t images =
+      rows.in_place ? d.n : std::clamp<std::int64_t>((std::int64_t{4} << 20) / rows.image_floats, 1, d.n);
+  const auto copy = gemm_scratch().acquire(static_cast<std::size_t>(rows.in_place ? 1 : images * rows.image_floats));
   const std::int64_t tiles = ceil_div(rows.pixels, mr);
   const std::int64_t tiles_per_task = std::min<std::int64_t>(tiles, 4);
   const std::int64_t tile_blocks = ceil_div(tiles, tiles_per_task);
@@ -134,7 +142,8 @@ void conv_gemm(const NhwcOperands& op, const float* filters) {
 
   for (std::int64_t first = 0; first < d.n; first += images) {
     const std::int64_t count = std::min(images, d.n - first);
-    copy_padded(op, rows, first, count, copy.data());
+    if (!rows.in_place) copy_padded(op, rows, first, count, copy.data());
+    const float* source = rows.in_place ? op.x + first * rows.image_floats : copy.data();
     const std::int64_t tasks = count * rows.segments * d.groups * tile_blocks * panel_blocks;
     tbb::parallel_for(std::int64_t{0}, tasks, [&](std::int64_t task) {
       const std::int64_t panel0 = task % panel_blocks * panels_per_task;
@@ -146,15 +155,27 @@ void conv_gemm(const NhwcOperands& op, const float* filters) {
       const std::int64_t k_count = std::min(panels_per_task * nr, (group + 1) * d.k_per_group - k0);
       const std::int64_t ldc = panels_per_task * nr;
       const auto block = gemm_scratch().acquire(static_cast<std::size_t>(mr * ldc));
-      const float* segment_rows = copy.data() + image * rows.image_floats +
-                                  segment * op.p.stride[0] * rows.wp * d.c + group * d.c_per_group;
+      const float* segment_rows =
+          source + image * rows.image_floats + segment * op.p.stride[0] * rows.wp * d.c + group * d.c_per_group;
+      // In place, the image's last tile would read past it: its rows are copied, zero-padded.
+      const bool short_tail = rows.in_place && rows.pixels % mr != 0 && tile0 + tiles_per_task >= tiles;
+      const auto tail = gemm_scratch().acquire(static_cast<std::size_t>(short_tail ? mr * d.c : 1));
       for (std::int64_t tile = tile0; tile < std::min(tiles, tile0 + tiles_per_task); ++tile) {
         const float* a = segment_rows + tile * mr * rows.lda;
-        for (std::int64_t panel = 0; panel * nr < k_count; ++panel) {
-          const float* b = filters + ((group * panels + panel0 + panel) * depth) * nr;
-          for (std::size_t call = 0; call < call_shift.size(); ++call)
-            kernel.run_unpacked_a(call_depth, a + call_shift[call], rows.lda, b + call * call_depth * nr,
-                                  block.data() + panel * nr, ldc, call > 0);
+        if (short_tail && tile == tiles - 1) {
+          const std::int64_t kept = rows.pixels - tile * mr, group_offset = group * d.c_per_group;
+          std::copy_n(a - group_offset, kept * d.c, tail.data());
+          std::fill(tail.data() + kept * d.c, tail.data() + mr * d.c, 0.0f);
+          a = tail.data() + group_offset;
+        }
+        for (std::int64_t slice = 0; slice < call_depth; slice += kc) {
+          const std::int64_t slice_depth = std::min(kc, call_depth - slice);
+          for (std::int64_t panel = 0; panel * nr < k_count; ++panel) {
+            const float* b = filters + (group * panels + panel0 + panel) * depth * nr + slice * nr;
+            for (std::size_t call = 0; call < call_shift.size(); ++call)
+              kernel.run_unpacked_a(slice_depth, a + call_shift[call] + slice, rows.lda, b + call * call_depth * nr,
+                                    block.data() + panel * nr, ldc, call > 0 || slice > 0);
+          }
         }
         // The tile's kept rows, through the epilogue into the output.
         for (std::int64_t i = 0; i < mr; ++i) {
