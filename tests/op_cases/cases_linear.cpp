@@ -157,6 +157,9 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       // Depthwise sweeps: 5x5 and 7x7 filters, strides 1 and 2 and unequal, dilation, odd sizes.
       {"depthwise_5x5_stride2_odd", {1, 4, 11, 9}, {4, 1, 5, 5}, {.stride = {2, 2}, .pad = {2, 2, 2, 2}, .groups = 4}, true},
       {"depthwise_7x7", {1, 2, 13, 12}, {2, 1, 7, 7}, {.pad = {3, 3, 3, 3}, .groups = 2}},
+      // Channels past 64 + 32 + 16 with a remainder, for the channels-last kernel's vector chunks.
+      {"depthwise_c117", {1, 117, 9, 11}, {117, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 117}, true},
+      {"depthwise_c80_5x5_stride2", {2, 80, 12, 13}, {80, 1, 5, 5}, {.stride = {2, 2}, .pad = {2, 2, 2, 2}, .groups = 80}},
       {"depthwise_stride_1x2_dilated_asym",
        {2, 3, 9, 10},
        {3, 1, 3, 3},

@@ -78,6 +78,7 @@ template <int Vecs>
   const std::int64_t inside_end = std::max(inside_begin, last < 0 ? inside_begin : std::min(q, last / a.stride + 1));
   std::int64_t c0 = 0;
   for (; c0 + 64 <= a.k; c0 += 64) depthwise_columns<4>(a, c0, y, q, inside_begin, inside_end);
+  for (; c0 + 32 <= a.k; c0 += 32) depthwise_columns<2>(a, c0, y, q, inside_begin, inside_end);
   for (; c0 + 16 <= a.k; c0 += 16) depthwise_columns<1>(a, c0, y, q, inside_begin, inside_end);
   for (; c0 < a.k; ++c0)  // channels past the last multiple of 16
     for (std::int64_t ow = 0; ow < q; ++ow) {
