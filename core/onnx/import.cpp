@@ -194,7 +194,8 @@ class Importer {
 
   void add_inputs() {
     if (options_.batch < 1) invalid("LoadOptions::batch " + std::to_string(options_.batch) + " must be >= 1");
-    for (const auto& [name, shape] : options_.input_shapes) {
+    for (const auto& entry : options_.input_shapes) {
+      const std::string& name = entry.first;  // a plain reference: clang 15 cannot capture a structured binding
       const bool known = std::any_of(graph_.inputs.begin(), graph_.inputs.end(),
                                      [&](const ValueInfo& v) { return v.name == name && !values_.contains(v.name); });
       if (!known) invalid("a shape is given for input '" + name + "', which the model does not have");
