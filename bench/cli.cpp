@@ -1,4 +1,6 @@
-// porta-bench: command-line wiring only. The work lives in problems/suites/results/devices.
+// porta-bench's command line: wiring only. The work lives in problems/suites/results/devices.
+#include "cli.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -25,15 +27,8 @@
 #include "suites.hpp"
 #include "tune.hpp"
 
+namespace porta::bench {
 namespace {
-
-using namespace porta;
-using namespace porta::bench;
-
-// A mistake in the command line: one line on stderr and exit code 2.
-struct ArgumentError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // Anything porta rejects while the command line is being turned into problems and devices is the
 // caller's mistake, whatever its ErrorCode; so is a problem too big to even build.
@@ -233,7 +228,10 @@ std::string join_command_line(const std::vector<std::string>& args) {
   return line;
 }
 
-int run_cli(std::vector<std::string> args) {
+}  // namespace
+
+int run_cli(std::vector<std::string> args, CliMode mode) {
+  const bool check_only = mode == CliMode::CheckOnly;
   if (args.size() == 1) args.insert(args.end(), {"run", "--suite", "quick"});  // the default: a quick look
   const std::string command_line = join_command_line(args);
 
@@ -294,7 +292,8 @@ int run_cli(std::vector<std::string> args) {
   SuiteArgs suite;
   auto* run = app.add_subcommand("run", "Run a suite on every device, verified; write JSON, CSV and an HTML report");
   auto* suite_opt = run->add_option("--suite", suite.request.name,
-                                    fmt::format("Suite to run: {}", fmt::join(suite_names(), ", ")))->capture_default_str();
+                                    fmt::format("Suite to run: {}", fmt::join(suite_names(), ", ")))
+                       ->check(CLI::IsMember(suite_names()))->capture_default_str();
   run->add_option("--workload", suite.request.workload_file, "Run the problems of a CSV file (columns as bench/workloads/)")
       ->excludes(suite_opt);
   run->add_option("--dtype", suite.dtypes, "Dtypes for gemm, conv, peak and --workload, comma-separated")->delimiter(',');
@@ -351,51 +350,51 @@ int run_cli(std::vector<std::string> args) {
     throw ArgumentError(single_line(e.what()) + " (see --help)");
   }
 
+  // What is left to check needs a device, a file or weights, so a check stops at each command's door.
+  const auto checked_dtype = [&](const std::string& name) { checking_arguments([&] { parse_dtype(name); }); };
   if (app.got_subcommand("devices")) {
-    print_devices(stdout);
+    if (!check_only) print_devices(stdout);
     return 0;
   }
   if (app.got_subcommand(support)) {
-    print_support_matrix(stdout, markdown);
+    if (!check_only) print_support_matrix(stdout, markdown);
     return 0;
   }
-  if (app.got_subcommand(run)) return run_suite(suite, measure, command_line);
+  if (app.got_subcommand(run)) {
+    if (!check_only) return run_suite(suite, measure, command_line);
+    for (const std::string& d : suite.dtypes) checked_dtype(d);
+    return 0;
+  }
+  if (app.got_subcommand(model_cmd)) {
+    if (!check_only) return run_model_command(model_names, batches, !no_torch, profile, measure, output, command_line);
+    checked_dtype(output.dtype);
+    return 0;
+  }
+  if (app.got_subcommand(fit_cmd)) {
+    if (!check_only) return run_fit_command(fit_model, fit_device, fit_dtype, fit_memory);
+    checked_dtype(fit_dtype);
+    return 0;
+  }
+  if (check_only && !app.got_subcommand(gemm_cmd) && !app.got_subcommand(conv_cmd)) return 0;
   if (app.got_subcommand(report)) return checking_arguments([&] { return run_report(report_args); });
   if (app.got_subcommand(compare)) return checking_arguments([&] { return run_compare(compare_args); });
-  if (app.got_subcommand(model_cmd)) return run_model_command(model_names, batches, !no_torch, profile, measure, output, command_line);
-  if (app.got_subcommand(fit_cmd)) return run_fit_command(fit_model, fit_device, fit_dtype, fit_memory);
   if (app.got_subcommand(tune)) return run_tune(tune_args);
 
   const bool is_gemm = app.got_subcommand(gemm_cmd);
-  const std::vector<Problem> problems = checking_arguments([&] {
-    const DType dtype = parse_dtype(output.dtype);
-    if (is_gemm) {
-      gemm.dtype = dtype;
-      return std::vector{gemm_problem(gemm)};
-    }
+  checking_arguments([&] {
+    gemm.dtype = conv.dtype = parse_dtype(output.dtype);
     if (stride_opt->count()) cp.stride = {stride, stride};
     if (pad_opt->count()) cp.pad = {pad, pad, pad, pad};
     if (dilation_opt->count()) cp.dilation = {dilation, dilation};
-    conv.dtype = dtype;
-    return std::vector{conv_problem(conv, measure.seed)};
+    // The shapes alone, so that a problem too large to build is refused before weights are made.
+    if (is_gemm) cases::gemm_graph(gemm);
+    else cases::conv_shape_graph(conv);
+  });
+  if (check_only) return 0;
+  const std::vector<Problem> problems = checking_arguments([&] {
+    return std::vector{is_gemm ? gemm_problem(gemm) : conv_problem(conv, measure.seed)};
   });
   return run_problems(problems, measure, output, command_line);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // One clear line and a non-zero exit for anything that goes wrong; never a crash.
-  try {
-    return run_cli(std::vector<std::string>(argv, argv + argc));
-  } catch (const ArgumentError& e) {
-    fmt::print(stderr, "porta-bench: error: {}\n", single_line(e.what()));
-    return 2;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "porta-bench: error: {}\n", single_line(e.what()));
-    return 1;
-  } catch (...) {
-    fmt::print(stderr, "porta-bench: error: unknown exception\n");
-    return 1;
-  }
-}
+}  // namespace porta::bench

@@ -1,4 +1,5 @@
-// porta-bench's own logic: workload files, timing statistics, the roofline and the report's metrics.
+// porta-bench's own logic: workload files, the command line's checks, timing statistics, the roofline and the
+// report's metrics.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -6,6 +7,7 @@
 #include <fstream>
 #include <random>
 
+#include "cli.hpp"
 #include "compare.hpp"
 #include "peak.hpp"
 #include "problems.hpp"
@@ -100,6 +102,11 @@ TEST_SUITE("workload_csv") {
     CHECK_THROWS_WITH_AS(workload_problems(entries, 1, "x.csv"), doctest::Contains("x.csv:3:"), Error);
     const auto ok = workload_problems({entries[0]}, 1, "x.csv", 5, "pre/");
     CHECK(ok.at(0).workload == "pre/5x3x4x4 k8 3x3");
+  }
+
+  TEST_CASE("a conv whose weights overflow 64 bits is refused before they are counted or made") {
+    const auto entries = parse_workload_csv("c,h,w,k,r,s\n1048576,1,1,4294967296,1048576,1048576\n", "x.csv");
+    CHECK_THROWS_WITH_AS(workload_problems(entries, 1, "x.csv"), doctest::Contains("x.csv:2:"), Error);
   }
 }
 
@@ -260,4 +267,34 @@ TEST_CASE("report: portability is the harmonic mean of efficiencies, 0 where a p
   CHECK(has(html, "title=\"no result on cpu @ b\">0</td>"));  // vendor is unsupported on b
   CHECK(has(html, "<td class=num>2.00</td>"));                  // vendor over native on a
   CHECK(!has(html, "http"));                                      // no network requests, no links out
+}
+
+TEST_SUITE("cli") {
+  // The command line as the bench_cli fuzz target checks it: parsed and checked, nothing run.
+  int check(std::vector<std::string> args) {
+    args.insert(args.begin(), "porta-bench");
+    return run_cli(args, CliMode::CheckOnly);
+  }
+
+  TEST_CASE("check-only: valid command lines pass without running anything") {
+    CHECK(check({"gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "bf16"}) == 0);
+    CHECK(check({"conv", "--n", "64", "--c", "512", "--h", "56", "--w", "56", "--k", "512", "--r", "3", "--s", "3",
+                 "--pad", "1"}) == 0);
+    CHECK(check({"run", "--suite", "models", "--dtype", "f16,bf16"}) == 0);
+    CHECK(check({"model", "--name", "resnet50", "--batch", "1,64"}) == 0);
+    CHECK(check({"devices"}) == 0);
+  }
+
+  TEST_CASE("check-only: bad command lines are ArgumentError naming the value") {
+    CHECK_THROWS_WITH_AS(check({"gemn"}), doctest::Contains("unknown command 'gemn'"), ArgumentError);
+    CHECK_THROWS_WITH_AS(check({"gemm", "--m", "0", "--n", "1", "--k", "1"}), doctest::Contains("0 must be > 0"),
+                         ArgumentError);
+    CHECK_THROWS_WITH_AS(check({"gemm", "--m", "1", "--n", "1", "--k", "1", "--dtype", "f64"}),
+                         doctest::Contains("f64"), ArgumentError);
+    CHECK_THROWS_WITH_AS(check({"run", "--suite", "nope"}), doctest::Contains("nope"), ArgumentError);
+    // 2^32 x 2^20 x 2^20 x 2^20 weights: refused by the graph builder, never allocated.
+    CHECK_THROWS_WITH_AS(check({"conv", "--n", "1", "--c", "1048576", "--h", "1", "--w", "1", "--k", "4294967296",
+                                "--r", "1048576", "--s", "1048576"}),
+                         doctest::Contains("4294967296"), ArgumentError);
+  }
 }

@@ -40,14 +40,28 @@ double gemm_flops(const GemmProblem& p) {
          static_cast<double>(p.k);
 }
 
-Graph conv_graph(const ConvProblem& p, std::uint64_t seed) {
+namespace {
+Shape conv_input_shape(const ConvProblem& p) {
+  return p.params.layout == Layout::NHWC ? Shape{p.n, p.h, p.w, p.c} : Shape{p.n, p.c, p.h, p.w};
+}
+Shape conv_weight_shape(const ConvProblem& p) { return {p.k, p.c / std::max<std::int64_t>(p.params.groups, 1), p.r, p.s}; }
+}  // namespace
+
+Graph conv_shape_graph(const ConvProblem& p) {
   Graph g;
-  const Shape w{p.k, p.c / std::max<std::int64_t>(p.params.groups, 1), p.r, p.s};
+  const Tensor x = g.input("x", conv_input_shape(p), p.dtype);
+  g.output("y", g.conv2d(x, g.input("w", conv_weight_shape(p), p.dtype), p.params));
+  return g;
+}
+
+Graph conv_graph(const ConvProblem& p, std::uint64_t seed) {
+  conv_shape_graph(p);  // a bad problem is the builder's error, before its weights are counted or made
+  Graph g;
+  const Shape w = conv_weight_shape(p);
   std::int64_t count = 1;
   for (auto d : w) count *= d;
   const std::vector<float> values = random_values(static_cast<std::size_t>(count), seed, -1.0f, 1.0f);
-  const Shape nchw{p.n, p.c, p.h, p.w};
-  const Tensor x = g.input("x", p.params.layout == Layout::NHWC ? Shape{p.n, p.h, p.w, p.c} : nchw, p.dtype);
+  const Tensor x = g.input("x", conv_input_shape(p), p.dtype);
   g.output("y", g.conv2d(x, g.constant("w", w, values, p.dtype), p.params));
   return g;
 }

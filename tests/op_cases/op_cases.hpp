@@ -38,6 +38,8 @@ struct ConvProblem {
   DType dtype = DType::f32;
 };
 Graph conv_graph(const ConvProblem& p, std::uint64_t seed);  // input "x", constant weights; output "y"
+// The same graph with the weights as a second input "w": the shapes checked, no data made.
+Graph conv_shape_graph(const ConvProblem& p);
 double conv_flops(const ConvProblem& p);
 
 }  // namespace porta::cases
