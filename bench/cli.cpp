@@ -264,7 +264,8 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
   cases::ConvProblem conv;
   std::int64_t stride = 1, pad = 0, dilation = 1;
   auto& cp = conv.params;
-  auto* conv_cmd = app.add_subcommand("conv", "Time a 2-D convolution: NCHW input, KxC/GxRxS weights");
+  std::string layout = "nchw";
+  auto* conv_cmd = app.add_subcommand("conv", "Time a 2-D convolution: NCHW (or NHWC) input, KxC/GxRxS weights");
   for (auto [name, value, what] : {std::tuple{"--n", &conv.n, "Batch"}, {"--c", &conv.c, "Input channels"},
                                    {"--h", &conv.h, "Input height"}, {"--w", &conv.w, "Input width"},
                                    {"--k", &conv.k, "Output channels"}, {"--r", &conv.r, "Filter height"},
@@ -286,6 +287,8 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
                              ->check(positive));
   conv_cmd->add_option("--groups", cp.groups, "Groups (C for depthwise)")->check(positive)
       ->capture_default_str();
+  conv_cmd->add_option("--layout", layout, "How x and y are stored: nchw, or nhwc (channels last)")
+      ->check(CLI::IsMember({"nchw", "nhwc"}))->capture_default_str();
   add_output_options(conv_cmd, output);
   add_measure_options(conv_cmd, measure);
 
@@ -386,6 +389,7 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
     if (stride_opt->count()) cp.stride = {stride, stride};
     if (pad_opt->count()) cp.pad = {pad, pad, pad, pad};
     if (dilation_opt->count()) cp.dilation = {dilation, dilation};
+    cp.layout = layout == "nhwc" ? Layout::NHWC : Layout::NCHW;
     // The shapes alone, so that a problem too large to build is refused before weights are made.
     if (is_gemm) cases::gemm_graph(gemm);
     else cases::conv_shape_graph(conv);

@@ -66,6 +66,7 @@ std::string conv_label(const cases::ConvProblem& p) {
     label += c.dilation[0] == c.dilation[1] ? fmt::format(" d{}", c.dilation[0])
                                             : fmt::format(" d{}x{}", c.dilation[0], c.dilation[1]);
   if (c.groups != 1) label += fmt::format(" g{}", c.groups);
+  if (c.layout != Layout::NCHW) label += fmt::format(" {}", to_string(c.layout));
   return label;
 }
 
@@ -91,12 +92,14 @@ Problem conv_problem(const cases::ConvProblem& p, std::uint64_t seed, std::strin
                                  {"s", p.s}, {"stride_h", c.stride[0]}, {"stride_w", c.stride[1]},
                                  {"pad_top", c.pad[0]}, {"pad_left", c.pad[1]}, {"pad_bottom", c.pad[2]},
                                  {"pad_right", c.pad[3]}, {"dilation_h", c.dilation[0]},
-                                 {"dilation_w", c.dilation[1]}, {"groups", c.groups}},
+                                 {"dilation_w", c.dilation[1]}, {"groups", c.groups},
+                                 {"layout", to_string(c.layout)}},
                   .dtype = p.dtype,
                   .graph = cases::conv_graph(p, seed)};
   const Shape& out = problem.graph.shape(problem.graph.outputs().front().second);
-  problem.params["p"] = out.at(2);
-  problem.params["q"] = out.at(3);
+  const bool nhwc = c.layout == Layout::NHWC;
+  problem.params["p"] = out.at(nhwc ? 1 : 2);
+  problem.params["q"] = out.at(nhwc ? 2 : 3);
   problem.flops = cases::conv_flops(p);
   problem.bytes = minimum_bytes(problem.graph);
   return problem;
