@@ -130,9 +130,10 @@ void conv_gemm(const NhwcOperands& op, const float* filters) {
   const std::int64_t kc = std::clamp(host_cache_sizes().l1 / (2 * nr * std::int64_t{sizeof(float)}) / 16 * 16,
                                      std::int64_t{64}, std::int64_t{512});
 
-  // Enough images per copy to give every thread work, few enough to stay near the caches.
-  const std::int64_t images =
-      rows.in_place ? d.n : std::clamp<std::int64_t>((std::int64_t{4} << 20) / rows.image_floats, 1, d.n);
+  // As many images per copy as fit in L2 (at least one), so that the copy is still cached when
+  // the GEMM reads it; in place, every image at once.
+  const std::int64_t l2_floats = host_cache_sizes().l2 / std::int64_t{sizeof(float)};
+  const std::int64_t images = rows.in_place ? d.n : std::clamp<std::int64_t>(l2_floats / rows.image_floats, 1, d.n);
   const auto copy = gemm_scratch().acquire(static_cast<std::size_t>(rows.in_place ? 1 : images * rows.image_floats));
   const std::int64_t tiles = ceil_div(rows.pixels, mr);
   const std::int64_t tiles_per_task = std::min<std::int64_t>(tiles, 4);
@@ -162,6 +163,11 @@ void conv_gemm(const NhwcOperands& op, const float* filters) {
       const auto tail = gemm_scratch().acquire(static_cast<std::size_t>(short_tail ? mr * d.c : 1));
       for (std::int64_t tile = tile0; tile < std::min(tiles, tile0 + tiles_per_task); ++tile) {
         const float* a = segment_rows + tile * mr * rows.lda;
+        // In place, A comes from memory in mr interleaved streams, which the hardware prefetcher
+        // does not follow: fetch the next tile's rows (one contiguous block) while this one runs.
+        if (rows.in_place && tile + 1 < tiles && d.groups == 1)
+          for (std::int64_t line = 0; line < mr * d.c; line += 64 / std::int64_t{sizeof(float)})
+            __builtin_prefetch(a + mr * rows.lda + line, 0, 2);
         if (short_tail && tile == tiles - 1) {
           const std::int64_t kept = rows.pixels - tile * mr, group_offset = group * d.c_per_group;
           std::copy_n(a - group_offset, kept * d.c, tail.data());
