@@ -146,8 +146,12 @@ int run_problems(const std::vector<Problem>& problems, const MeasureArgs& m, con
   return finish(rows);
 }
 
-int run_model_command(const std::vector<std::string>& names, const std::vector<std::int64_t>& batches, bool torch,
-                      bool profile, const MeasureArgs& m, const OutputArgs& o, const std::string& command_line) {
+int run_model_command(const std::vector<std::string>& names, const std::vector<std::int64_t>& batches,
+                      const std::vector<std::string>& layout_names, bool torch, bool profile, const MeasureArgs& m,
+                      const OutputArgs& o, const std::string& command_line) {
+  std::vector<std::optional<Layout>> layouts;
+  for (const std::string& name : layout_names)
+    layouts.push_back(name == "nchw" ? std::optional(Layout::NCHW) : name == "nhwc" ? std::optional(Layout::NHWC) : std::nullopt);
   const std::vector<Problem> problems = checking_arguments([&] {
     std::vector<Problem> list;
     for (const std::string& name : names)
@@ -155,7 +159,7 @@ int run_model_command(const std::vector<std::string>& names, const std::vector<s
     return list;
   });
   const std::vector<Target> targets = prepare_targets(m, {o.json, o.csv});
-  const std::vector<Row> rows = run_models(problems, targets, settings_from(m, o.verify), torch, profile);
+  const std::vector<Row> rows = run_models(problems, targets, settings_from(m, o.verify), layouts, torch, profile);
   fmt::print("\n");
   print_model_summary(stdout, rows);
   if (!o.json.empty()) write_json(o.json, environment(infos_of(targets), command_line), rows);
@@ -315,6 +319,10 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
       ->required()->delimiter(',')->check(CLI::IsMember(known_models));
   model_cmd->add_option("--batch", batches, "Batch sizes, comma-separated")->delimiter(',')->check(positive)
       ->capture_default_str();
+  std::vector<std::string> model_layouts{"device"};
+  model_cmd->add_option("--layout", model_layouts,
+                        "Conv layouts to run side by side, comma-separated: device (the device's choice), nchw, nhwc")
+      ->delimiter(',')->check(CLI::IsMember({"device", "nchw", "nhwc"}))->capture_default_str();
   model_cmd->add_flag("--no-torch", no_torch, "Skip the PyTorch eager reference beside each cpu device");
   model_cmd->add_flag("--profile", profile, "Print where each run's time goes, by kind of node");
   add_output_options(model_cmd, output);
@@ -369,7 +377,8 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
     return 0;
   }
   if (app.got_subcommand(model_cmd)) {
-    if (!check_only) return run_model_command(model_names, batches, !no_torch, profile, measure, output, command_line);
+    if (!check_only)
+      return run_model_command(model_names, batches, model_layouts, !no_torch, profile, measure, output, command_line);
     checked_dtype(output.dtype);
     return 0;
   }

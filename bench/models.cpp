@@ -119,23 +119,32 @@ Row torch_reference(const Problem& model, int threads, const TimingPolicy& timin
 }
 
 std::vector<Row> run_models(const std::vector<Problem>& models, const std::vector<Target>& targets,
-                            const RunSettings& settings, bool torch, bool profile) {
+                            const RunSettings& settings, const std::vector<std::optional<Layout>>& layouts,
+                            bool torch, bool profile) {
   std::vector<Row> rows;
   for (const Problem& model : models) {
     for (const Target& target : targets) {
       for (const Impl impl : settings.impls) {
-        RunSettings one = settings;
-        one.compile.impl = impl;
-        Row row = run_problem(model, target, one);
-        if (row.status == "ok") {
-          const MemoryEstimate e = target.device->estimate_memory(model.graph, one.compile);
-          row.params["planned_peak_bytes"] = e.peak_bytes();
-          row.params["planned_activation_bytes"] = e.arena_bytes;
-          if (profile) print_model_profile(stdout, model, *target.device, one.compile);
+        for (const std::optional<Layout> layout : layouts) {
+          RunSettings one = settings;
+          one.compile.impl = impl;
+          one.compile.layout = layout;
+          Row row = run_problem(model, target, one);
+          if (layout) {
+            const std::string name = *layout == Layout::NHWC ? "nhwc" : "nchw";
+            row.impl += "/" + name;
+            row.params["layout"] = name;
+          }
+          if (row.status == "ok") {
+            const MemoryEstimate e = target.device->estimate_memory(model.graph, one.compile);
+            row.params["planned_peak_bytes"] = e.peak_bytes();
+            row.params["planned_activation_bytes"] = e.arena_bytes;
+            if (profile) print_model_profile(stdout, model, *target.device, one.compile);
+          }
+          fmt::print(stderr, "{} on {} ({}): {}\n", model.workload, row.device, row.impl,
+                     row.median_s ? fmt::format("{:.2f} ms", *row.median_s * 1e3) : row.status);
+          rows.push_back(std::move(row));
         }
-        fmt::print(stderr, "{} on {} ({}): {}\n", model.workload, row.device, row.impl,
-                   row.median_s ? fmt::format("{:.2f} ms", *row.median_s * 1e3) : row.status);
-        rows.push_back(std::move(row));
       }
       if (torch && target.device && target.backend == "cpu") {
         rows.push_back(torch_reference(model, target.device->info().threads, settings.timing));

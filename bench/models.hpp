@@ -17,11 +17,13 @@ Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, 
 // model is missing.
 Row torch_reference(const Problem& model, int threads, const TimingPolicy& timing);
 
-// Each model at each batch on each target and impl, with the plan's peak memory in the row's
-// params, and PyTorch eager beside every cpu target (same threads) when `torch` is set.
+// Each model at each batch on each target, impl and conv layout (unset: the device's choice;
+// a set one is named in the row's impl, e.g. "native/nchw"), with the plan's peak memory in the
+// row's params, and PyTorch eager beside every cpu target (same threads) when `torch` is set.
 // With `profile`, each porta row is followed by its per-node time breakdown on stdout.
 std::vector<Row> run_models(const std::vector<Problem>& models, const std::vector<Target>& targets,
-                            const RunSettings& settings, bool torch, bool profile);
+                            const RunSettings& settings, const std::vector<std::optional<Layout>>& layouts,
+                            bool torch, bool profile);
 
 // Where one run of `model` spends its time on `device`: the per-node device times of a profiled
 // run, summed by kind (convs split into depthwise, 1x1 and kxk), largest first.
