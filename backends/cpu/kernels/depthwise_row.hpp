@@ -29,11 +29,9 @@ DepthwiseRowFn avx2_depthwise_row();
 // 16 floats: a zmm register where the target has AVX-512, two ymm or four xmm elsewhere.
 using DepthwiseVec = float __attribute__((vector_size(64)));
 
-[[gnu::always_inline]] inline DepthwiseVec depthwise_load(const float* p) {
-  DepthwiseVec v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
+// Through a reference: returning the vector by value would change the ABI between the
+// instruction sets this header is compiled for (-Wpsabi), though it is always inlined.
+[[gnu::always_inline]] inline void depthwise_load(DepthwiseVec& v, const float* p) { __builtin_memcpy(&v, p, sizeof v); }
 
 // Channels [c0, c0 + 16 * Vecs) of output columns [ow, ow + Pixels): every sum in a register
 // over all taps, each tap's weights loaded once for the block. `Checked` skips taps that fall
@@ -46,11 +44,15 @@ template <int Vecs, int Pixels, bool Checked>
     if (row == nullptr) continue;
     for (std::int64_t s = 0; s < a.taps_w; ++s) {
       DepthwiseVec tap[Vecs];
-      for (int v = 0; v < Vecs; ++v) tap[v] = depthwise_load(a.taps + (r * a.taps_w + s) * a.k + c0 + 16 * v);
+      for (int v = 0; v < Vecs; ++v) depthwise_load(tap[v], a.taps + (r * a.taps_w + s) * a.k + c0 + 16 * v);
       for (int p = 0; p < Pixels; ++p) {
         const std::int64_t iw = (ow + p) * a.stride + s * a.dilation - a.pad_left;
         if (Checked && (iw < 0 || iw >= a.width)) continue;
-        for (int v = 0; v < Vecs; ++v) sum[p][v] += tap[v] * depthwise_load(row + iw * a.k + c0 + 16 * v);
+        for (int v = 0; v < Vecs; ++v) {
+          DepthwiseVec in;
+          depthwise_load(in, row + iw * a.k + c0 + 16 * v);
+          sum[p][v] += tap[v] * in;
+        }
       }
     }
   }
