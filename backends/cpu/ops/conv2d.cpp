@@ -26,18 +26,6 @@ namespace {
 
 constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
 
-struct ConvOperands {
-  const ConvDims& d;
-  const Conv2dParams& p;
-  const float* x;
-  const float* w;         // nullptr when the filters were packed at prepare
-  const float* bias;      // nullptr without a bias
-  const float* residual;  // nullptr without a residual; else shaped like y
-  const F32Output& y;
-
-  float bias_of(std::int64_t k) const { return bias ? bias[k] : 0.0f; }
-};
-
 // Output elements [y_index, y_index + count), one run of pixels of one filter, from the sums in
 // src (which may be y itself): + bias + residual, then the activation.
 void finish_run(const ConvOperands& op, std::int64_t y_index, const float* src, std::int64_t count, float bias) {
@@ -302,13 +290,11 @@ void depthwise(const ConvOperands& op) {
 
 void cpu_conv2d(const HostOpArgs& args) {
   const auto& p = std::get<Conv2dParams>(args.node.params);
-  if (p.layout == Layout::NHWC) return cpu_conv2d_nhwc(args);
   const ConvDims d = conv_dims(args.inputs[0].shape(), args.inputs[1].shape(), p);
   if (args.output.numel() == 0) return;
   const F32Input x(args.inputs[0]);
-  const auto* prepared = dynamic_cast<const PackedFilters*>(args.state);
   std::optional<F32Input> w;  // not needed once the filters are packed
-  if (!prepared) w.emplace(args.inputs[1]);
+  if (args.state == nullptr) w.emplace(args.inputs[1]);
   const ConvSlots slots = conv_slots(args.node);
   std::optional<F32Input> bias, residual;
   if (slots.bias >= 0) bias.emplace(args.inputs[slots.bias]);
@@ -317,22 +303,24 @@ void cpu_conv2d(const HostOpArgs& args) {
   const ConvOperands op{.d = d, .p = p, .x = x.data(), .w = w ? w->data() : nullptr,
                         .bias = bias ? bias->data() : nullptr, .residual = residual ? residual->data() : nullptr,
                         .y = y};
+  if (p.layout == Layout::NHWC) return cpu_conv2d_nhwc(op, args.state);
   if (d.groups == d.c && d.groups == d.k) {
     depthwise(op);
   } else {
-    conv_shifted(op, prepared);
+    conv_shifted(op, dynamic_cast<const PackedFilters*>(args.state));
   }
 }
 
+// Constant filters of a conv that is not depthwise, packed once for either layout's kernel.
 std::shared_ptr<const HostNodeState> cpu_prepare_conv2d(const Graph& graph, const Node& node) {
   const auto& p = std::get<Conv2dParams>(node.params);
-  if (p.layout == Layout::NHWC) return cpu_prepare_conv2d_nhwc(graph, node);
   const TensorInfo& w = graph.tensors()[static_cast<std::size_t>(node.inputs[1].id)];
   const ConvDims d = conv_dims(graph.shape(node.inputs[0]), w.desc.shape, p);
   const bool depthwise = d.groups == d.c && d.groups == d.k;
   if (depthwise || w.role != Role::Constant || !w.data) return nullptr;
   std::vector<float> values(static_cast<std::size_t>(w.desc.numel()));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(w.data->data(), i, w.desc.dtype);
+  if (p.layout == Layout::NHWC) return cpu_prepare_conv2d_nhwc(d, values.data());
   auto packed = std::make_shared<PackedFilters>();
   const std::int64_t mr = gemm_micro_kernel().mr;
   packed->panels.resize(static_cast<std::size_t>(packed_filters_size(d, mr)));

@@ -85,17 +85,9 @@ Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   return rows;
 }
 
-struct NhwcOperands {
-  const ConvDims& d;
-  const Conv2dParams& p;
-  const float* x;
-  const float* bias;
-  const float* residual;
-  const F32Output& y;
-};
 
 // Images [first, first + count) copied, zero-padded, to `dst`, each `rows.image_floats` apart.
-void copy_padded(const NhwcOperands& op, const Rows& rows, std::int64_t first, std::int64_t count, float* dst) {
+void copy_padded(const ConvOperands& op, const Rows& rows, std::int64_t first, std::int64_t count, float* dst) {
   const ConvDims& d = op.d;
   tbb::parallel_for(std::int64_t{0}, count * rows.hp, [&](std::int64_t task) {
     const std::int64_t image = task / rows.hp, hh = task % rows.hp, h = hh - op.p.pad[0];
@@ -113,7 +105,7 @@ void copy_padded(const NhwcOperands& op, const Rows& rows, std::int64_t first, s
   });
 }
 
-void conv_gemm(const NhwcOperands& op, const float* filters) {
+void conv_gemm(const ConvOperands& op, const float* filters) {
   const ConvDims& d = op.d;
   const MicroKernel& kernel = kernel_for(d);
   const std::int64_t mr = kernel.mr, nr = kernel.nr;
@@ -203,11 +195,11 @@ void conv_gemm(const NhwcOperands& op, const float* filters) {
 // groups == C == K: every output channel reads its own input channel. A task per output row,
 // run by the vectorised row kernel with the filters transposed to [tap][K], so that a tap's
 // weights are contiguous like a pixel's channels.
-void depthwise(const NhwcOperands& op, const float* w) {
+void depthwise(const ConvOperands& op) {
   const ConvDims& d = op.d;
   std::vector<float> taps(static_cast<std::size_t>(d.r * d.s * d.k));
   for (std::int64_t k = 0; k < d.k; ++k)
-    for (std::int64_t t = 0; t < d.r * d.s; ++t) taps[static_cast<std::size_t>(t * d.k + k)] = w[k * d.r * d.s + t];
+    for (std::int64_t t = 0; t < d.r * d.s; ++t) taps[static_cast<std::size_t>(t * d.k + k)] = op.w[k * d.r * d.s + t];
   const DepthwiseRowFn sweep = depthwise_row();
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.p), [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(d.r));
@@ -233,42 +225,23 @@ void depthwise(const NhwcOperands& op, const float* w) {
 
 }  // namespace
 
-void cpu_conv2d_nhwc(const HostOpArgs& args) {
-  const auto& p = std::get<Conv2dParams>(args.node.params);
-  const ConvDims d = conv_dims(args.inputs[0].shape(), args.inputs[1].shape(), p);
-  if (args.output.numel() == 0) return;
-  const F32Input x(args.inputs[0]);
-  const ConvSlots slots = conv_slots(args.node);
-  std::optional<F32Input> bias, residual;
-  if (slots.bias >= 0) bias.emplace(args.inputs[slots.bias]);
-  if (slots.residual >= 0) residual.emplace(args.inputs[slots.residual]);
-  const F32Output y(args.output);
-  const NhwcOperands op{.d = d, .p = p, .x = x.data(), .bias = bias ? bias->data() : nullptr,
-                        .residual = residual ? residual->data() : nullptr, .y = y};
-  const auto* prepared = dynamic_cast<const NhwcFilters*>(args.state);
-  if (prepared) return conv_gemm(op, prepared->panels);
-  const F32Input w(args.inputs[1]);
-  if (is_depthwise(d)) return depthwise(op, w.data());
-  const std::int64_t nr = kernel_for(d).nr;
-  const auto packed = gemm_scratch().acquire(static_cast<std::size_t>(packed_filters_size(d, nr)));
-  pack_filters(w.data(), d, nr, packed.data());
+void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared) {
+  if (const auto* filters = dynamic_cast<const NhwcFilters*>(prepared)) return conv_gemm(op, filters->panels);
+  if (is_depthwise(op.d)) return depthwise(op);
+  const std::int64_t nr = kernel_for(op.d).nr;
+  const auto packed = gemm_scratch().acquire(static_cast<std::size_t>(packed_filters_size(op.d, nr)));
+  pack_filters(op.w, op.d, nr, packed.data());
   conv_gemm(op, packed.data());
 }
 
-std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const Graph& graph, const Node& node) {
-  const auto& p = std::get<Conv2dParams>(node.params);
-  const TensorInfo& w = graph.tensors()[static_cast<std::size_t>(node.inputs[1].id)];
-  const ConvDims d = conv_dims(graph.shape(node.inputs[0]), w.desc.shape, p);
-  if (is_depthwise(d) || w.role != Role::Constant || !w.data) return nullptr;
-  std::vector<float> values(static_cast<std::size_t>(w.desc.numel()));
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(w.data->data(), i, w.desc.dtype);
+std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const ConvDims& d, const float* w) {
   auto packed = std::make_shared<NhwcFilters>();
   const std::int64_t nr = kernel_for(d).nr, floats = packed_filters_size(d, nr);
   constexpr std::size_t align = 64 / sizeof(float);
   packed->storage.resize(static_cast<std::size_t>(floats) + align);
   float* start = packed->storage.data();
   start += (align - reinterpret_cast<std::uintptr_t>(start) / sizeof(float) % align) % align;
-  pack_filters(values.data(), d, nr, start);
+  pack_filters(w, d, nr, start);
   packed->panels = start;
   return packed;
 }

@@ -1,10 +1,27 @@
 #pragma once
-// Conv2d on NHWC activations (backends/cpu/ops/conv2d.cpp hands these nodes over).
-#include "core/runtime/host_backend.hpp"
+// What conv2d.cpp gathers once for either layout, and the NHWC convolution it hands those nodes to.
+#include <cstdint>
+
+#include "backends/cpu/ops/tensor_io.hpp"
+#include "core/runtime/op_math.hpp"
 
 namespace porta::detail {
 
-void cpu_conv2d_nhwc(const HostOpArgs& args);
-std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const Graph& graph, const Node& node);
+struct ConvOperands {
+  const ConvDims& d;
+  const Conv2dParams& p;
+  const float* x;
+  const float* w;         // nullptr when the filters were packed at prepare
+  const float* bias;      // nullptr without a bias
+  const float* residual;  // nullptr without a residual; else shaped like y
+  const F32Output& y;
+
+  float bias_of(std::int64_t k) const { return bias ? bias[k] : 0.0f; }
+};
+
+// `prepared` is what cpu_prepare_conv2d_nhwc returned, or null.
+void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared);
+// Constant filters (in f32) packed for a conv that is not depthwise.
+std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const ConvDims& d, const float* w);
 
 }  // namespace porta::detail
