@@ -171,6 +171,11 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
        {4, 3, 3, 2},
        {.stride = {2, 3}, .pad = {1, 2, 0, 1}, .dilation = {2, 1}, .groups = 2, .activation = A::Relu},
        true},
+      // Taps that land almost only in padding, past what a padded copy should hold (the cpu
+      // backend's direct loop): huge stride and padding, huge dilation, a depthwise one.
+      {"sparse_window_stride_pad", {1, 2, 3, 3}, {3, 2, 2, 2}, {.stride = {100, 100}, .pad = {100, 100, 100, 100}}, true},
+      {"sparse_window_dilated_groups", {2, 4, 2, 3}, {4, 2, 2, 2}, {.pad = {45, 45, 45, 45}, .dilation = {90, 90}, .groups = 2}},
+      {"sparse_window_depthwise", {1, 3, 2, 2}, {3, 1, 2, 2}, {.stride = {70, 70}, .pad = {70, 70, 70, 70}, .groups = 3}, true},
   };
   for (const A act : {A::Relu, A::Relu6, A::Sigmoid, A::Silu, A::Tanh, A::Gelu})
     cases.push_back({"act_" + std::string(to_string(act)), {1, 3, 5, 5}, {4, 3, 3, 3},

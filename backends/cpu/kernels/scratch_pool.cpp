@@ -1,5 +1,6 @@
 #include "backends/cpu/kernels/scratch_pool.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -17,10 +18,13 @@ ScratchPool::Lease ScratchPool::acquire(std::size_t floats) {
       if (it->floats < floats) continue;
       Buffer found = std::move(*it);
       free_.erase(it);
+      kept_ -= found.floats * sizeof(float);
       return {*this, std::move(found)};
     }
   }
   constexpr std::size_t line = 64;
+  if (floats > (SIZE_MAX - line) / sizeof(float))
+    throw Error(ErrorCode::OutOfMemory, "GEMM scratch buffer of " + std::to_string(floats) + " floats");
   const std::size_t bytes = (floats * sizeof(float) + line - 1) / line * line;
   void* p = fault::should_fail(fault::Site::HostAllocation) ? nullptr : std::aligned_alloc(line, bytes);
   Buffer fresh{.data = std::unique_ptr<float[], Free>(static_cast<float*>(p)), .floats = floats};
@@ -30,8 +34,11 @@ ScratchPool::Lease ScratchPool::acquire(std::size_t floats) {
 }
 
 void ScratchPool::give_back(Buffer buffer) {
+  const std::size_t bytes = buffer.floats * sizeof(float);
   if (!buffer.data) return;
   const std::lock_guard lock(mutex_);
+  if (kept_ + bytes > kept_limit) return;  // freed as `buffer` goes out of scope
+  kept_ += bytes;
   free_.push_back(std::move(buffer));
 }
 

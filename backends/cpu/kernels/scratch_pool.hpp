@@ -2,7 +2,8 @@
 // Reusable, cache-line-aligned float buffers for packed GEMM panels. Allocating them per call
 // would page-fault megabytes on every GEMM; thread-local buffers are unsafe because a TBB thread
 // waiting in a nested parallel loop may run another GEMM's task. A lease holds a buffer that no
-// one else uses until it is returned.
+// one else uses until it is returned. Returned buffers are kept up to a total size, so that one
+// huge layer does not pin its scratch for the life of the process.
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -38,8 +39,11 @@ class ScratchPool {
  private:
   void give_back(Buffer buffer);
 
+  static constexpr std::size_t kept_limit = std::size_t{256} << 20;  // bytes
+
   std::mutex mutex_;
   std::vector<Buffer> free_;
+  std::size_t kept_ = 0;  // bytes in free_
 };
 
 // The CPU backend's one pool of GEMM panels.

@@ -1,7 +1,8 @@
 // Conv2d on NCHW activations (NHWC: conv2d_nhwc.cpp), with the algorithm chosen per layer: depthwise convolutions have too little reuse for a
 // GEMM and get a direct vectorised kernel; every other one is a direct convolution run by the
 // GEMM micro-kernel, Y[K, pixels] = W[K, C*R*S] x X, whose B operand is never packed or
-// expanded (no im2col): it is the input itself, read at one shift per filter tap.
+// expanded (no im2col): it is the input itself, read at one shift per filter tap. Layers whose
+// taps land mostly in the padding (absurd padding, stride or dilation) run a plain direct loop.
 #include <algorithm>
 #include <optional>
 #include <variant>
@@ -286,6 +287,45 @@ void depthwise(const ConvOperands& op) {
   });
 }
 
+// Whether the input window that a layer's taps span (huge padding, stride or dilation) is far
+// larger than the image and than an im2col of it: every fast path copies that window, zero-padded.
+bool sparse_window(const ConvDims& d, const Conv2dParams& p) {
+  const auto span = [](std::int64_t outputs, std::int64_t stride, std::int64_t taps, std::int64_t dilation) {
+    return static_cast<double>(outputs - 1) * static_cast<double>(stride) +
+           static_cast<double>(taps - 1) * static_cast<double>(dilation) + 1.0;
+  };
+  const double window = span(d.p, p.stride[0], d.r, p.dilation[0]) * span(d.q, p.stride[1], d.s, p.dilation[1]);
+  const auto pixels = [](auto... sizes) { return (static_cast<double>(sizes) * ...); };
+  return window > 4 * pixels(d.h, d.w) + 2 * pixels(d.p, d.q, d.r, d.s) + 4096;
+}
+
+// Any geometry, one output element at a time, in either layout: for the sparse windows above,
+// where nearly every tap lands in the padding.
+void conv_direct(const ConvOperands& op) {
+  const ConvDims& d = op.d;
+  const ActivationIndex x_at = d.x_index(), y_at = d.y_index();
+  tbb::parallel_for(std::int64_t{0}, d.n * d.k, [&](std::int64_t task) {
+    const std::int64_t n = task / d.k, k = task % d.k, c0 = k / d.k_per_group * d.c_per_group;
+    const float* filter = op.w + k * d.c_per_group * d.r * d.s;
+    for (std::int64_t oh = 0; oh < d.p; ++oh)
+      for (std::int64_t ow = 0; ow < d.q; ++ow) {
+        float sum = 0.0f;
+        for (std::int64_t r = 0; r < d.r; ++r) {
+          const std::int64_t h = oh * op.p.stride[0] - op.p.pad[0] + r * op.p.dilation[0];
+          if (h < 0 || h >= d.h) continue;
+          for (std::int64_t s = 0; s < d.s; ++s) {
+            const std::int64_t w = ow * op.p.stride[1] - op.p.pad[1] + s * op.p.dilation[1];
+            if (w < 0 || w >= d.w) continue;
+            for (std::int64_t c = 0; c < d.c_per_group; ++c)
+              sum += op.x[x_at(n, c0 + c, h, w)] * filter[(c * d.r + r) * d.s + s];
+          }
+        }
+        const std::int64_t y_index = y_at(n, k, oh, ow);
+        finish_run(op, y_index, &sum, 1, op.bias_of(k));
+      }
+  });
+}
+
 }  // namespace
 
 void cpu_conv2d(const HostOpArgs& args) {
@@ -303,6 +343,7 @@ void cpu_conv2d(const HostOpArgs& args) {
   const ConvOperands op{.d = d, .p = p, .x = x.data(), .w = w ? w->data() : nullptr,
                         .bias = bias ? bias->data() : nullptr, .residual = residual ? residual->data() : nullptr,
                         .y = y};
+  if (sparse_window(d, p)) return conv_direct(op);
   if (p.layout == Layout::NHWC) return cpu_conv2d_nhwc(op, args.state);
   if (d.groups == d.c && d.groups == d.k) {
     depthwise(op);
@@ -317,7 +358,7 @@ std::shared_ptr<const HostNodeState> cpu_prepare_conv2d(const Graph& graph, cons
   const TensorInfo& w = graph.tensors()[static_cast<std::size_t>(node.inputs[1].id)];
   const ConvDims d = conv_dims(graph.shape(node.inputs[0]), w.desc.shape, p);
   const bool depthwise = d.groups == d.c && d.groups == d.k;
-  if (depthwise || w.role != Role::Constant || !w.data) return nullptr;
+  if (depthwise || sparse_window(d, p) || w.role != Role::Constant || !w.data) return nullptr;
   std::vector<float> values(static_cast<std::size_t>(w.desc.numel()));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(w.data->data(), i, w.desc.dtype);
   if (p.layout == Layout::NHWC) return cpu_prepare_conv2d_nhwc(d, values.data());

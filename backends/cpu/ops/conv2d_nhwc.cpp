@@ -76,8 +76,10 @@ Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   Rows rows{};
   const bool unit = p.stride[0] == 1 && p.stride[1] == 1;
   rows.in_place = unit && d.r == 1 && d.s == 1 && std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
-  rows.hp = d.h + p.pad[0] + p.pad[2];
-  rows.wp = d.w + p.pad[1] + p.pad[3];
+  // Only the window the taps reach: padding past it (or rows a large stride skips at the
+  // bottom) is never read.
+  rows.hp = (d.p - 1) * p.stride[0] + (d.r - 1) * p.dilation[0] + 1;
+  rows.wp = (d.q - 1) * p.stride[1] + (d.s - 1) * p.dilation[1] + 1;
   rows.segments = unit ? 1 : d.p;
   rows.pixels = unit ? (d.p - 1) * rows.wp + d.q : d.q;
   rows.lda = p.stride[1] * d.c;
@@ -95,10 +97,11 @@ void copy_padded(const ConvOperands& op, const Rows& rows, std::int64_t first, s
     if (h < 0 || h >= d.h) {
       std::fill_n(out, rows.wp * d.c, 0.0f);
     } else {
-      std::fill_n(out, op.p.pad[1] * d.c, 0.0f);
+      const std::int64_t left = std::min(op.p.pad[1], rows.wp), inside = std::min(d.w, rows.wp - left);
       const float* in = op.x + ((first + image) * d.h + h) * d.w * d.c;
-      std::copy(in, in + d.w * d.c, out + op.p.pad[1] * d.c);
-      std::fill(out + (op.p.pad[1] + d.w) * d.c, out + rows.wp * d.c, 0.0f);
+      std::fill_n(out, left * d.c, 0.0f);
+      std::copy_n(in, inside * d.c, out + left * d.c);
+      std::fill(out + (left + inside) * d.c, out + rows.wp * d.c, 0.0f);
     }
     if (hh == rows.hp - 1)  // the overhang that the last tile's discarded rows read
       std::fill(dst + image * rows.image_floats + rows.hp * rows.wp * d.c, dst + (image + 1) * rows.image_floats, 0.0f);
