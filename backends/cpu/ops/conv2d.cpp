@@ -289,12 +289,15 @@ void depthwise(const ConvOperands& op) {
 
 // Whether the input window that a layer's taps span (huge padding, stride or dilation) is far
 // larger than the image and than an im2col of it: every fast path copies that window, zero-padded.
+// The NHWC kernel's last tile of a row reads whole strides past the last output column.
 bool sparse_window(const ConvDims& d, const Conv2dParams& p) {
   const auto span = [](std::int64_t outputs, std::int64_t stride, std::int64_t taps, std::int64_t dilation) {
     return static_cast<double>(outputs - 1) * static_cast<double>(stride) +
            static_cast<double>(taps - 1) * static_cast<double>(dilation) + 1.0;
   };
-  const double window = span(d.p, p.stride[0], d.r, p.dilation[0]) * span(d.q, p.stride[1], d.s, p.dilation[1]);
+  const std::int64_t tile = p.layout == Layout::NHWC ? cpu_conv2d_nhwc_row_tile(d) : 1;
+  const std::int64_t columns = ceil_div(d.q, tile) * tile;
+  const double window = span(d.p, p.stride[0], d.r, p.dilation[0]) * span(columns, p.stride[1], d.s, p.dilation[1]);
   const auto pixels = [](auto... sizes) { return (static_cast<double>(sizes) * ...); };
   return window > 4 * pixels(d.h, d.w) + 2 * pixels(d.p, d.q, d.r, d.s) + 4096;
 }

@@ -237,6 +237,8 @@ void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared) {
   conv_gemm(op, packed.data());
 }
 
+std::int64_t cpu_conv2d_nhwc_row_tile(const ConvDims& d) { return kernel_for(d).mr; }
+
 std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const ConvDims& d, const float* w) {
   auto packed = std::make_shared<NhwcFilters>();
   const std::int64_t nr = kernel_for(d).nr, floats = packed_filters_size(d, nr);
