@@ -85,8 +85,9 @@ struct OutputArgs {
 
 void add_measure_options(CLI::App* cmd, MeasureArgs& a) {
   cmd->add_option("--device", a.devices, "Device specs, comma-separated or repeated (default: every device)");
-  cmd->add_option("--impl", a.impls, "Kernel providers, comma-separated or repeated: native, vendor")
-      ->delimiter(',')->check(CLI::IsMember({"native", "vendor"}));
+  cmd->add_option("--impl", a.impls,
+                  "Kernel providers, comma-separated or repeated: native, vendor, openblas (f32 GEMM on cpu)")
+      ->delimiter(',')->check(CLI::IsMember({"native", "vendor", "openblas"}));
   cmd->add_flag("--allow-tf32", a.allow_tf32, "Let f32 GEMM/conv use tf32 matrix units where they exist");
   cmd->add_option("--seed", a.seed, "Seed of the random inputs and weights")
       ->check(number_check<std::uint64_t>(0, true, "UINT"))->capture_default_str();
@@ -109,8 +110,9 @@ void add_output_options(CLI::App* cmd, OutputArgs& a) {
 
 RunSettings settings_from(const MeasureArgs& a, bool verify) {
   RunSettings s{.timing = a.timing, .verify = verify, .seed = a.seed};
-  s.impls.clear();
-  for (const std::string& impl : a.impls) s.impls.push_back(impl == "vendor" ? Impl::Vendor : Impl::Native);
+  s.providers.clear();
+  for (const std::string& impl : a.impls)
+    s.providers.push_back(impl == "vendor" ? Provider::Vendor : impl == "openblas" ? Provider::OpenBlas : Provider::Native);
   s.compile.allow_tf32 = a.allow_tf32;
   return s;
 }

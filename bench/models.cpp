@@ -124,10 +124,9 @@ std::vector<Row> run_models(const std::vector<Problem>& models, const std::vecto
   std::vector<Row> rows;
   for (const Problem& model : models) {
     for (const Target& target : targets) {
-      for (const Impl impl : settings.impls) {
+      for (const Provider provider : settings.providers) {
         for (const std::optional<Layout> layout : layouts) {
-          RunSettings one = settings;
-          one.compile.impl = impl;
+          RunSettings one = with_provider(settings, provider);
           one.compile.layout = layout;
           Row row = run_problem(model, target, one);
           if (layout) {

@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include "op_cases/verify.hpp"
+#include "openblas.hpp"
 
 namespace porta::bench {
 namespace {
@@ -126,11 +126,59 @@ std::vector<Target> open_targets(const std::vector<std::string>& spec_args) {
   return targets;
 }
 
-Row run_problem(const Problem& problem, const Target& target, const RunSettings& settings) {
-  Row row{.op = problem.op, .workload = problem.workload, .params = problem.params, .device = target.spec,
-          .backend = target.backend, .impl = std::string(to_string(settings.compile.impl)),
+std::string_view to_string(Provider provider) {
+  switch (provider) {
+    case Provider::Native: return "native";
+    case Provider::Vendor: return "vendor";
+    case Provider::OpenBlas: return "openblas";
+  }
+  return "?";
+}
+
+RunSettings with_provider(RunSettings settings, Provider provider) {
+  settings.provider = provider;
+  settings.compile.impl = provider == Provider::Vendor ? Impl::Vendor : Impl::Native;
+  return settings;
+}
+
+Row row_for(const Problem& problem, const Target& target, const RunSettings& settings) {
+  return {.op = problem.op, .workload = problem.workload, .params = problem.params, .device = target.spec,
+          .backend = target.backend, .impl = std::string(to_string(settings.provider)),
           .dtype = std::string(to_string(problem.dtype)), .tf32 = settings.compile.allow_tf32,
           .flops = problem.flops, .bytes = problem.bytes, .seed = settings.seed};
+}
+
+void record_timing(Row& row, const Timing& timing, const Problem& problem) {
+  row.timer = timing.timer;
+  row.samples = static_cast<int>(timing.samples.size());
+  row.median_s = timing.median_s;
+  row.min_s = timing.min_s;
+  row.p90_s = timing.p90_s;
+  row.mean_s = timing.mean_s;
+  row.max_s = timing.max_s;
+  row.host_median_s = timing.host_median_s;
+  row.host_min_s = timing.host_min_s;
+  row.overhead_pct = timing.overhead * 100.0;
+  if (timing.median_s > 0.0) {  // a run below the clock's resolution has no meaningful rate
+    if (problem.flops > 0.0) row.gflops = problem.flops / timing.median_s * 1e-9;
+    row.gbs = problem.bytes / timing.median_s * 1e-9;
+  }
+}
+
+void record_verification(Row& row, const cases::Verification& v) {
+  row.verified = v.passed;
+  row.nmse = v.nmse;
+  row.max_abs = v.max_abs;
+  if (!v.passed) {
+    row.status = "failed";
+    row.reason = "verification failed: " + (v.detail.empty() ? fmt::format("nmse {:.3e}", v.nmse) : v.detail);
+    clear_speed(row);  // a wrong answer is never reported as a speed
+  }
+}
+
+Row run_problem(const Problem& problem, const Target& target, const RunSettings& settings) {
+  if (settings.provider == Provider::OpenBlas) return run_openblas(problem, target, settings);
+  Row row = row_for(problem, target, settings);
   if (!target.device) {
     row.status = "failed";
     row.reason = target.error;
@@ -146,27 +194,13 @@ Row run_problem(const Problem& problem, const Target& target, const RunSettings&
     const double first = steady_seconds();
     exe.run();
     row.first_run_s = *row.compile_s + (steady_seconds() - first);
-
-    const Timing timing = measure(
-        [&] {
-          exe.run();
-          return device_seconds(exe);
-        },
-        settings.timing);
-    row.timer = timing.timer;
-    row.samples = static_cast<int>(timing.samples.size());
-    row.median_s = timing.median_s;
-    row.min_s = timing.min_s;
-    row.p90_s = timing.p90_s;
-    row.mean_s = timing.mean_s;
-    row.max_s = timing.max_s;
-    row.host_median_s = timing.host_median_s;
-    row.host_min_s = timing.host_min_s;
-    row.overhead_pct = timing.overhead * 100.0;
-    if (timing.median_s > 0.0) {  // a run below the clock's resolution has no meaningful rate
-      if (problem.flops > 0.0) row.gflops = problem.flops / timing.median_s * 1e-9;
-      row.gbs = problem.bytes / timing.median_s * 1e-9;
-    }
+    record_timing(row, measure(
+                           [&] {
+                             exe.run();
+                             return device_seconds(exe);
+                           },
+                           settings.timing),
+                  problem);
   } catch (const Error& e) {
     row.status = e.code() == ErrorCode::Unsupported ? "unsupported" : "failed";
     row.reason = e.what();
@@ -183,16 +217,8 @@ Row run_problem(const Problem& problem, const Target& target, const RunSettings&
     return row;
   }
   try {
-    const cases::Verification v =
-        cases::verify_against_ref(problem.graph, device, problem.kind, settings.seed, settings.compile);
-    row.verified = v.passed;
-    row.nmse = v.nmse;
-    row.max_abs = v.max_abs;
-    if (!v.passed) {
-      row.status = "failed";
-      row.reason = "verification failed: " + (v.detail.empty() ? fmt::format("nmse {:.3e}", v.nmse) : v.detail);
-      clear_speed(row);  // a wrong answer is never reported as a speed
-    }
+    record_verification(row, cases::verify_against_ref(problem.graph, device, problem.kind, settings.seed,
+                                                       settings.compile));
   } catch (const std::exception& e) {
     row.verified = false;
     row.status = "failed";
@@ -205,13 +231,11 @@ Row run_problem(const Problem& problem, const Target& target, const RunSettings&
 std::vector<Row> run_all(const std::vector<Problem>& problems, const std::vector<Target>& targets,
                          const RunSettings& settings, bool progress) {
   std::vector<Row> rows;
-  const std::size_t total = problems.size() * targets.size() * settings.impls.size();
+  const std::size_t total = problems.size() * targets.size() * settings.providers.size();
   for (const Problem& problem : problems) {
     for (const Target& target : targets) {
-      for (const Impl impl : settings.impls) {
-        RunSettings one = settings;
-        one.compile.impl = impl;
-        rows.push_back(run_problem(problem, target, one));
+      for (const Provider provider : settings.providers) {
+        rows.push_back(run_problem(problem, target, with_provider(settings, provider)));
         if (!progress) continue;
         const Row& row = rows.back();
         std::string result = row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);

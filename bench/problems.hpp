@@ -9,6 +9,7 @@
 #include "results.hpp"
 #include "timing.hpp"
 #include "op_cases/op_cases.hpp"
+#include "op_cases/verify.hpp"
 
 namespace porta::bench {
 
@@ -50,17 +51,33 @@ struct Target {
 // a backend that is compiled in but has no device becomes a Target with an error.
 std::vector<Target> open_targets(const std::vector<std::string>& specs);
 
+// Who runs a problem: porta's own kernels, porta's vendor provider (CompileOptions::impl), or
+// OpenBLAS called directly, a reference beside oneDNN for f32 GEMM on cpu devices that is not
+// part of porta (openblas.hpp).
+enum class Provider { Native, Vendor, OpenBlas };
+std::string_view to_string(Provider provider);  // "native", "vendor", "openblas"
+
 struct RunSettings {
   TimingPolicy timing;
-  CompileOptions compile;  // its impl is overridden by each of `impls` in turn
-  std::vector<Impl> impls{Impl::Native};
+  CompileOptions compile;  // its impl follows `provider`
+  std::vector<Provider> providers{Provider::Native};  // what run_all and the suites run, in turn
+  Provider provider = Provider::Native;               // what run_problem runs
   bool verify = false;
   std::string no_verify_reason;  // set when verification was asked for but is out of reach (too slow on ref)
   std::uint64_t seed = 42;
 };
 
+// `settings` set to run `provider`.
+RunSettings with_provider(RunSettings settings, Provider provider);
+
 // Never throws for device trouble: unsupported and failed runs come back as rows saying so.
 Row run_problem(const Problem& problem, const Target& target, const RunSettings& settings);
+
+// The parts of a row that every provider fills alike: the row's identity, the timing and rates,
+// and the verification.
+Row row_for(const Problem& problem, const Target& target, const RunSettings& settings);
+void record_timing(Row& row, const Timing& timing, const Problem& problem);
+void record_verification(Row& row, const cases::Verification& v);
 
 // Every problem on every target with every impl, problem-major so that devices and providers sit
 // next to each other.

@@ -80,11 +80,10 @@ class Planner {
 };
 
 Row skipped_row(const Problem& problem, const Target& target, const RunSettings& settings, std::string reason) {
-  return Row{.op = problem.op, .workload = problem.workload, .params = problem.params, .device = target.spec,
-             .backend = target.backend, .impl = std::string(to_string(settings.compile.impl)),
-             .dtype = std::string(to_string(problem.dtype)), .tf32 = settings.compile.allow_tf32,
-             .status = "skipped", .reason = std::move(reason), .flops = problem.flops, .bytes = problem.bytes,
-             .seed = settings.seed};
+  Row row = row_for(problem, target, settings);
+  row.status = "skipped";
+  row.reason = std::move(reason);
+  return row;
 }
 
 // The short probes, unverified, before the suite: enough for % of peak and the roofline. A GEMM
@@ -92,9 +91,8 @@ Row skipped_row(const Problem& problem, const Target& target, const RunSettings&
 // large sizes it needs to reach its peak and a slow one is not held up.
 Ceilings measure_ceilings(const Target& target, const std::vector<DType>& dtypes, const RunSettings& settings,
                           bool progress) {
-  RunSettings probe = settings;
+  RunSettings probe = with_provider(settings, Provider::Native);
   probe.verify = false;
-  probe.compile.impl = Impl::Native;
   probe.timing = {.warmup_s = 0.05, .min_samples = 5, .min_time_s = 0.2, .max_time_s = settings.timing.max_time_s};
   if (progress) fmt::print(stderr, "measuring the ceilings of {} ...\n", target.spec);
   std::vector<Row> rows;
@@ -159,13 +157,12 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
       if (t.device && !ceilings.count(t.spec)) ceilings[t.spec] = measure_ceilings(t, suite.dtypes, settings, progress);
   const double ref_s_per_flop = ref_seconds_per_flop(settings.seed);
   Planner planner(settings.timing, options.budget_s);
-  const std::size_t total = suite.problems.size() * targets.size() * settings.impls.size();
+  const std::size_t total = suite.problems.size() * targets.size() * settings.providers.size();
   for (const Problem& problem : suite.problems) {
     const double verify_s = problem.flops * ref_s_per_flop;
     for (const Target& target : targets) {
-      for (const Impl impl : settings.impls) {
-        RunSettings one = settings;
-        one.compile.impl = impl;
+      for (const Provider provider : settings.providers) {
+        RunSettings one = with_provider(settings, provider);
         if (verify_s > options.verify_limit_s)
           one.no_verify_reason = fmt::format("the reference would take about {:.0f} s (limit {:g} s)", verify_s,
                                              options.verify_limit_s);

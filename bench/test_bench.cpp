@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "compare.hpp"
+#include "openblas.hpp"
 #include "peak.hpp"
 #include "problems.hpp"
 #include "report.hpp"
@@ -189,6 +190,33 @@ TEST_CASE("rows: timer and host wall times in JSON and CSV; run_problem fills th
   CHECK(has(header, ",host_median_s,host_min_s,"));
   CHECK(has(first, ",host,"));
   std::filesystem::remove(path);
+}
+
+TEST_CASE("openblas rows: verified against ref on cpu, with porta's inputs; unsupported elsewhere") {
+  const RunSettings settings = with_provider(
+      {.timing = {.warmup_s = 0.0, .min_samples = 2, .min_time_s = 0.0, .max_time_s = 1.0}, .verify = true},
+      Provider::OpenBlas);
+  const Target cpu = open_targets({"cpu:threads=1"}).front();
+  // Odd sizes, both transposes, a batch: a mismatch in any of them fails verification.
+  for (const cases::GemmProblem& g : {cases::GemmProblem{.m = 37, .n = 29, .k = 41},
+                                      cases::GemmProblem{.m = 16, .n = 33, .k = 7, .batch = 3, .trans_a = true, .trans_b = true}}) {
+    const Row row = run_openblas(gemm_problem(g), cpu, settings);
+    CAPTURE(row.workload);
+    CAPTURE(row.reason);
+    CHECK(row.impl == "openblas");
+    if (row.status == "unsupported") {  // a build without OpenBLAS says so
+      CHECK(has(row.reason, "without OpenBLAS"));
+      continue;
+    }
+    CHECK(row.status == "ok");
+    CHECK(row.verified == true);
+    CHECK(row.gflops > 0.0);
+  }
+  const Row bf16 = run_openblas(gemm_problem({.m = 8, .n = 8, .k = 8, .dtype = DType::bf16}), cpu, settings);
+  CHECK(bf16.status == "unsupported");
+  const Row conv = run_openblas(conv_problem({.n = 1, .c = 2, .h = 5, .w = 5, .k = 3, .r = 3, .s = 3}, 1), cpu, settings);
+  CHECK(conv.status == "unsupported");
+  CHECK(has(conv.reason, "not a GEMM"));
 }
 
 TEST_CASE("compare: one clock per row; host wall times where the files' timers differ") {

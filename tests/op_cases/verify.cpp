@@ -134,6 +134,35 @@ void set_random_inputs(Executable& exe, const Graph& graph, std::uint64_t seed) 
   }
 }
 
+void check_output(Verification& v, const std::string& name, const Shape& shape, DType dtype, OpKind op, bool tf32,
+                  std::span<const float> got, std::span<const float> want) {
+  const auto fail = [&](const std::string& why) {
+    v.passed = false;
+    v.detail += (v.detail.empty() ? "" : "; ") + why;
+  };
+  const std::string where = "output '" + name + "' (" + std::string(to_string(dtype)) + ")";
+  if (got.size() != want.size()) {
+    fail(where + ": " + std::to_string(got.size()) + " elements, ref has " + std::to_string(want.size()));
+    return;
+  }
+  std::int64_t ref_non_finite = 0;
+  for (const float w : want) ref_non_finite += std::isfinite(w) ? 0 : 1;
+  if (ref_non_finite > 0) fail(where + ": ref produced " + std::to_string(ref_non_finite) + " non-finite values");
+  const Comparison c = compare(got, want);
+  v.nmse = std::max(v.nmse, c.nmse);
+  v.max_abs = std::max(v.max_abs, c.max_abs);
+  const double nmse_limit = nmse_threshold(op, dtype, tf32);
+  const double abs_limit = max_abs_tolerance(op, dtype, tf32) * c.want_max_abs;
+  std::string why;
+  if (c.non_finite > 0) why = std::to_string(c.non_finite) + " non-finite values (unwritten or overflowed)";
+  else if (c.nmse > nmse_limit) why = "nmse " + format(c.nmse) + " > " + format(nmse_limit);
+  else if (c.max_abs > abs_limit) why = "max abs error " + format(c.max_abs) + " > " + format(abs_limit);
+  if (why.empty()) return;
+  const auto i = static_cast<std::size_t>(c.worst);
+  fail(where + ": " + why + " (nmse " + format(c.nmse) + ", max abs " + format(c.max_abs) + "; element " +
+       std::to_string(i) + " of " + to_string(shape) + ": got " + format(got[i]) + ", want " + format(want[i]) + ")");
+}
+
 Verification verify_against_ref(const Graph& graph, const Device& device, OpKind op, std::uint64_t seed,
                                 const CompileOptions& options) {
   CompileOptions device_options = options;
@@ -149,36 +178,9 @@ Verification verify_against_ref(const Graph& graph, const Device& device, OpKind
 
   Verification v;
   v.passed = true;
-  const auto fail = [&](const std::string& why) {
-    v.passed = false;
-    v.detail += (v.detail.empty() ? "" : "; ") + why;
-  };
-  for (const auto& [name, t] : graph.outputs()) {
-    const std::vector<float> want = want_exe.output(name), got = got_exe.output(name);
-    const DType dtype = graph.dtype(t);
-    const std::string where = "output '" + name + "' (" + std::string(to_string(dtype)) + ")";
-    if (got.size() != want.size()) {
-      fail(where + ": " + std::to_string(got.size()) + " elements, ref has " + std::to_string(want.size()));
-      continue;
-    }
-    std::int64_t ref_non_finite = 0;
-    for (const float w : want) ref_non_finite += std::isfinite(w) ? 0 : 1;
-    if (ref_non_finite > 0) fail(where + ": ref produced " + std::to_string(ref_non_finite) + " non-finite values");
-    const Comparison c = compare(got, want);
-    v.nmse = std::max(v.nmse, c.nmse);
-    v.max_abs = std::max(v.max_abs, c.max_abs);
-    const double nmse_limit = nmse_threshold(op, dtype, options.allow_tf32);
-    const double abs_limit = max_abs_tolerance(op, dtype, options.allow_tf32) * c.want_max_abs;
-    std::string why;
-    if (c.non_finite > 0) why = std::to_string(c.non_finite) + " non-finite values (unwritten or overflowed)";
-    else if (c.nmse > nmse_limit) why = "nmse " + format(c.nmse) + " > " + format(nmse_limit);
-    else if (c.max_abs > abs_limit) why = "max abs error " + format(c.max_abs) + " > " + format(abs_limit);
-    if (why.empty()) continue;
-    const auto i = static_cast<std::size_t>(c.worst);
-    fail(where + ": " + why + " (nmse " + format(c.nmse) + ", max abs " + format(c.max_abs) + "; element " +
-         std::to_string(i) + " of " + to_string(graph.shape(t)) + ": got " + format(got[i]) + ", want " +
-         format(want[i]) + ")");
-  }
+  for (const auto& [name, t] : graph.outputs())
+    check_output(v, name, graph.shape(t), graph.dtype(t), op, options.allow_tf32, got_exe.output(name),
+                 want_exe.output(name));
   return v;
 }
 

@@ -45,6 +45,11 @@ struct Verification {
   std::string detail;      // which output failed and how, when it did
 };
 
+// Checks one output (`got`) against ref's (`want`) as verify_against_ref does for each, and adds
+// the outcome to `v` (start it with passed = true).
+void check_output(Verification& v, const std::string& name, const Shape& shape, DType dtype, OpKind op, bool tf32,
+                  std::span<const float> got, std::span<const float> want);
+
 // Compiles `graph` on `device` (with poisoned memory) and on ref, runs both on the same seeded
 // inputs and compares every output under nmse_threshold and max_abs_tolerance (op, dtype of the
 // output, options.allow_tf32). Fails too when ref itself produces a non-finite value. Errors from compile or run (e.g.
