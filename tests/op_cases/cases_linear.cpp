@@ -177,6 +177,10 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
        {4, 3, 3, 2},
        {.stride = {2, 3}, .pad = {1, 2, 0, 1}, .dilation = {2, 1}, .groups = 2, .activation = A::Relu},
        true},
+      // Pixels 4 KiB apart (C = 1024, or 512 at stride 2), which the cpu backend's channels-last
+      // kernel reads from a copy with the pixels spaced out.
+      {"pointwise_c1024", {1, 1024, 3, 5}, {7, 1024, 1, 1}, {}, true},
+      {"stride2_c512_3x3", {1, 512, 5, 5}, {6, 512, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}}},
       // Taps that land almost only in padding, past what a padded copy should hold (the cpu
       // backend's direct loop): huge stride and padding, huge dilation, a depthwise one.
       {"sparse_window_stride_pad", {1, 2, 3, 3}, {3, 2, 2, 2}, {.stride = {100, 100}, .pad = {100, 100, 100, 100}}, true},

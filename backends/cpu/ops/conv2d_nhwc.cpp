@@ -60,51 +60,64 @@ struct NhwcFilters final : HostNodeState {
   const float* panels = nullptr;
 };
 
-// Where A's rows are. The padded image is [hp][wp][C]. With stride 1 an image is one segment
-// whose pixel j is output (j / wp, j % wp), kept when j % wp < Q: every tap is then one shift of
-// the same rows. Otherwise each output row is a segment of Q pixels, sw * C apart. A pointwise
-// layer (1x1, stride 1, no padding) reads the input itself: nothing to pad.
+// Where A's rows are. The padded image is [hp][wp] pixels of C channels, `pixel` floats apart.
+// With stride 1 an image is one segment whose pixel j is output (j / wp, j % wp), kept when
+// j % wp < Q: every tap is then one shift of the same rows. Otherwise each output row is a
+// segment of Q pixels, sw pixels apart. A pointwise layer (1x1, stride 1, no padding) reads the
+// input itself: nothing to pad. Rows 4 KiB apart would all fall into one L1 set and evict each
+// other; their copy spaces the pixels out instead (and a filter row of taps is then no longer one
+// contiguous run).
 struct Rows {
   bool in_place;
   std::int64_t hp, wp;
   std::int64_t segments, pixels;  // per image; pixels per segment
-  std::int64_t lda;               // floats between consecutive pixels
+  std::int64_t pixel;             // floats between neighbouring pixels of the source
+  std::int64_t lda;               // floats between consecutive rows of A
   std::int64_t image_floats;      // per image, copies with room for the last tile's overhang
 };
+
+constexpr bool rows_alias_in_l1(std::int64_t floats) { return floats * std::int64_t{sizeof(float)} % 4096 == 0; }
 
 Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   Rows rows{};
   const bool unit = p.stride[0] == 1 && p.stride[1] == 1;
-  rows.in_place = unit && d.r == 1 && d.s == 1 && std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
+  const bool alias = rows_alias_in_l1(p.stride[1] * d.c);
+  rows.in_place = unit && d.r == 1 && d.s == 1 && !alias &&
+                  std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
   // Only the window the taps reach: padding past it (or rows a large stride skips at the
   // bottom) is never read.
   rows.hp = (d.p - 1) * p.stride[0] + (d.r - 1) * p.dilation[0] + 1;
   rows.wp = (d.q - 1) * p.stride[1] + (d.s - 1) * p.dilation[1] + 1;
   rows.segments = unit ? 1 : d.p;
   rows.pixels = unit ? (d.p - 1) * rows.wp + d.q : d.q;
-  rows.lda = p.stride[1] * d.c;
-  rows.image_floats = (rows.hp * rows.wp + (rows.in_place ? 0 : mr * p.stride[1])) * d.c;
+  rows.pixel = alias ? d.c + 16 : d.c;
+  rows.lda = p.stride[1] * rows.pixel;
+  rows.image_floats = (rows.hp * rows.wp + (rows.in_place ? 0 : mr * p.stride[1])) * rows.pixel;
   return rows;
 }
-
 
 // Images [first, first + count) copied, zero-padded, to `dst`, each `rows.image_floats` apart.
 void copy_padded(const ConvOperands& op, const Rows& rows, std::int64_t first, std::int64_t count, float* dst) {
   const ConvDims& d = op.d;
+  const std::int64_t row_floats = rows.wp * rows.pixel;
   tbb::parallel_for(std::int64_t{0}, count * rows.hp, [&](std::int64_t task) {
     const std::int64_t image = task / rows.hp, hh = task % rows.hp, h = hh - op.p.pad[0];
-    float* out = dst + image * rows.image_floats + hh * rows.wp * d.c;
+    float* out = dst + image * rows.image_floats + hh * row_floats;
     if (h < 0 || h >= d.h) {
-      std::fill_n(out, rows.wp * d.c, 0.0f);
+      std::fill_n(out, row_floats, 0.0f);
     } else {
       const std::int64_t left = std::min(op.p.pad[1], rows.wp), inside = std::min(d.w, rows.wp - left);
       const float* in = op.x + ((first + image) * d.h + h) * d.w * d.c;
-      std::fill_n(out, left * d.c, 0.0f);
-      std::copy_n(in, inside * d.c, out + left * d.c);
-      std::fill(out + (left + inside) * d.c, out + rows.wp * d.c, 0.0f);
+      std::fill_n(out, left * rows.pixel, 0.0f);
+      if (rows.pixel == d.c) {
+        std::copy_n(in, inside * d.c, out + left * d.c);
+      } else {
+        for (std::int64_t w = 0; w < inside; ++w) std::copy_n(in + w * d.c, d.c, out + (left + w) * rows.pixel);
+      }
+      std::fill(out + (left + inside) * rows.pixel, out + row_floats, 0.0f);
     }
     if (hh == rows.hp - 1)  // the overhang that the last tile's discarded rows read
-      std::fill(dst + image * rows.image_floats + rows.hp * rows.wp * d.c, dst + (image + 1) * rows.image_floats, 0.0f);
+      std::fill(dst + image * rows.image_floats + rows.hp * row_floats, dst + (image + 1) * rows.image_floats, 0.0f);
   });
 }
 
@@ -115,12 +128,12 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   const Rows rows = rows_of(d, op.p, mr);
   const std::int64_t depth = d.c_per_group * d.r * d.s, panels = ceil_div(d.k_per_group, nr);
   // A filter row of taps is one run of the input when channels and columns are contiguous.
-  const bool row_runs = d.groups == 1 && op.p.dilation[1] == 1;
+  const bool row_runs = d.groups == 1 && op.p.dilation[1] == 1 && rows.pixel == d.c;
   const std::int64_t call_depth = row_runs ? d.s * d.c : d.c_per_group;
   std::vector<std::int64_t> call_shift;  // per call, from the pixel's first input element
   for (std::int64_t r = 0; r < d.r; ++r)
     for (std::int64_t s = 0; s < (row_runs ? 1 : d.s); ++s)
-      call_shift.push_back((r * op.p.dilation[0] * rows.wp + s * op.p.dilation[1]) * d.c);
+      call_shift.push_back((r * op.p.dilation[0] * rows.wp + s * op.p.dilation[1]) * rows.pixel);
   // Calls in depth slices whose A rows (mr of them) and B panel stay in L1 together.
   const std::int64_t kc = std::clamp(host_cache_sizes().l1 / (2 * nr * std::int64_t{sizeof(float)}) / 16 * 16,
                                      std::int64_t{64}, std::int64_t{512});
@@ -152,7 +165,7 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
       const std::int64_t ldc = panels_per_task * nr;
       const auto block = gemm_scratch().acquire(static_cast<std::size_t>(mr * ldc));
       const float* segment_rows =
-          source + image * rows.image_floats + segment * op.p.stride[0] * rows.wp * d.c + group * d.c_per_group;
+          source + image * rows.image_floats + segment * op.p.stride[0] * rows.wp * rows.pixel + group * d.c_per_group;
       // In place, the image's last tile would read past it: its rows are copied, zero-padded.
       const bool short_tail = rows.in_place && rows.pixels % mr != 0 && tile0 + tiles_per_task >= tiles;
       const auto tail = gemm_scratch().acquire(static_cast<std::size_t>(short_tail ? mr * d.c : 1));
