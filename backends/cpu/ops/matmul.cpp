@@ -4,6 +4,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/gemm_f32.hpp"
 #include "backends/cpu/ops/ops.hpp"
 #include "backends/cpu/ops/tensor_io.hpp"
@@ -54,13 +55,21 @@ void cpu_gemm(const HostOpArgs& args) {
     c.emplace(args.inputs[2]);
   }
   const F32Output y(args.output);
+  const float beta = c ? p.beta : 0.0f;
+  const bool plain = p.alpha == 1.0f && beta == 0.0f && p.activation == Activation::None;  // y is done
   gemm_f32(d.m, d.n, d.k, a, b, y.data(), d.n, [&](const GemmTile& t) {
     for (std::int64_t i = t.row; i < t.row + t.rows; ++i) {
-      float* y_row = y.data() + i * d.n;
-      for (std::int64_t j = t.col; j < t.col + t.cols; ++j) {
-        float v = p.alpha * y_row[j];
-        if (c) v += p.beta * c->data()[i * c_row_stride + j * c_col_stride];
-        y_row[j] = activate(p.activation, v);
+      float* y_row = y.data() + i * d.n + t.col;
+      if (!plain) {
+        if (p.alpha != 1.0f)
+          for (std::int64_t j = 0; j < t.cols; ++j) y_row[j] *= p.alpha;
+        if (beta == 0.0f) {
+          epilogue(y_row, y_row, nullptr, t.cols, [](std::int64_t) { return 0.0f; }, p.activation);
+        } else {
+          const float* c_row = c->data() + i * c_row_stride + t.col * c_col_stride;
+          epilogue(y_row, y_row, nullptr, t.cols, [&](std::int64_t j) { return beta * c_row[j * c_col_stride]; },
+                   p.activation);
+        }
       }
       y.commit(i * d.n + t.col, t.cols);
     }
