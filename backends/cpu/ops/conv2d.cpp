@@ -355,13 +355,14 @@ void cpu_conv2d(const HostOpArgs& args) {
   }
 }
 
-// Constant filters of a conv that is not depthwise, packed once for either layout's kernel.
+// Constant filters, packed once for either layout's kernel (NCHW depthwise reads them as they are).
 std::shared_ptr<const HostNodeState> cpu_prepare_conv2d(const Graph& graph, const Node& node) {
   const auto& p = std::get<Conv2dParams>(node.params);
   const TensorInfo& w = graph.tensors()[static_cast<std::size_t>(node.inputs[1].id)];
   const ConvDims d = conv_dims(graph.shape(node.inputs[0]), w.desc.shape, p);
   const bool depthwise = d.groups == d.c && d.groups == d.k;
-  if (depthwise || sparse_window(d, p) || w.role != Role::Constant || !w.data) return nullptr;
+  if ((depthwise && p.layout == Layout::NCHW) || sparse_window(d, p) || w.role != Role::Constant || !w.data)
+    return nullptr;
   std::vector<float> values(static_cast<std::size_t>(w.desc.numel()));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(w.data->data(), i, w.desc.dtype);
   if (p.layout == Layout::NHWC) return cpu_prepare_conv2d_nhwc(d, values.data());

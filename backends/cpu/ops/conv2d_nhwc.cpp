@@ -208,14 +208,23 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   }
 }
 
-// groups == C == K: every output channel reads its own input channel. A task per output row,
-// run by the vectorised row kernel with the filters transposed to [tap][K], so that a tap's
-// weights are contiguous like a pixel's channels.
-void depthwise(const ConvOperands& op) {
-  const ConvDims& d = op.d;
+// Depthwise filters transposed to [tap][K], so that a tap's weights are contiguous like a
+// pixel's channels; constant ones once, at prepare.
+std::vector<float> depthwise_taps(const float* w, const ConvDims& d) {
   std::vector<float> taps(static_cast<std::size_t>(d.r * d.s * d.k));
   for (std::int64_t k = 0; k < d.k; ++k)
-    for (std::int64_t t = 0; t < d.r * d.s; ++t) taps[static_cast<std::size_t>(t * d.k + k)] = op.w[k * d.r * d.s + t];
+    for (std::int64_t t = 0; t < d.r * d.s; ++t) taps[static_cast<std::size_t>(t * d.k + k)] = w[k * d.r * d.s + t];
+  return taps;
+}
+
+struct DepthwiseTaps final : HostNodeState {
+  std::vector<float> taps;
+};
+
+// groups == C == K: every output channel reads its own input channel. A task per output row,
+// run by the vectorised row kernel.
+void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
+  const ConvDims& d = op.d;
   const DepthwiseRowFn sweep = depthwise_row();
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.p), [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(d.r));
@@ -243,7 +252,8 @@ void depthwise(const ConvOperands& op) {
 
 void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared) {
   if (const auto* filters = dynamic_cast<const NhwcFilters*>(prepared)) return conv_gemm(op, filters->panels);
-  if (is_depthwise(op.d)) return depthwise(op);
+  if (const auto* filters = dynamic_cast<const DepthwiseTaps*>(prepared)) return depthwise(op, filters->taps);
+  if (is_depthwise(op.d)) return depthwise(op, depthwise_taps(op.w, op.d));
   const std::int64_t nr = kernel_for(op.d).nr;
   const auto packed = gemm_scratch().acquire(static_cast<std::size_t>(packed_filters_size(op.d, nr)));
   pack_filters(op.w, op.d, nr, packed.data());
@@ -253,6 +263,11 @@ void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared) {
 std::int64_t cpu_conv2d_nhwc_row_tile(const ConvDims& d) { return kernel_for(d).mr; }
 
 std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const ConvDims& d, const float* w) {
+  if (is_depthwise(d)) {
+    auto transposed = std::make_shared<DepthwiseTaps>();
+    transposed->taps = depthwise_taps(w, d);
+    return transposed;
+  }
   auto packed = std::make_shared<NhwcFilters>();
   const std::int64_t nr = kernel_for(d).nr, floats = packed_filters_size(d, nr);
   constexpr std::size_t align = 64 / sizeof(float);
