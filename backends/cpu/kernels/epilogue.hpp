@@ -1,9 +1,11 @@
 #pragma once
 // The fused epilogue of GEMM and convolution outputs: y = act(src + bias (+ residual)), one run of
-// contiguous outputs at a time. The activation is chosen outside the loop, so the cheap ones
-// vectorise.
+// contiguous outputs at a time. The activation is chosen outside the loop, so that the cheap ones
+// vectorise; sigmoid and SiLU run as a second pass over the run, in the widest instruction set
+// (tanh and GELU still call libm per element).
 #include <cstdint>
 
+#include "backends/cpu/kernels/activation_run.hpp"
 #include "core/runtime/op_math.hpp"
 
 namespace porta::detail {
@@ -27,6 +29,10 @@ inline void epilogue(float* y, const float* src, const float* residual, std::int
       return epilogue_run(y, src, residual, count, bias, [](float v) { return v > 0.0f ? v : 0.0f; });
     case Activation::Relu6:
       return epilogue_run(y, src, residual, count, bias, [](float v) { return clip(v, 0.0f, 6.0f); });
+    case Activation::Sigmoid:
+    case Activation::Silu:
+      epilogue_run(y, src, residual, count, bias, [](float v) { return v; });
+      return activation_run(act)(y, count);
     default:
       return epilogue_run(y, src, residual, count, bias, [act](float v) { return activate(act, v); });
   }
