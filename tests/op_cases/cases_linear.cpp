@@ -85,6 +85,10 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
            [](CaseGraph& c) { return c.g.gemm(c.input({3, 5}), c.weights({5, 129}), {.beta = 3.0f}, c.weights({1})); });
   add_case(list, OpKind::Gemm, "beta_zero", t,
            [](CaseGraph& c) { return c.g.gemm(c.input({3, 5}), c.weights({5, 4}), {.beta = 0.0f}, c.weights({4})); });
+  add_case(list, OpKind::Gemm, "m1_trans_b_relu", t, [](CaseGraph& c) {  // one row, dot products with a tail
+    return c.g.gemm(c.input({1, 67}), c.weights({40, 67}), {.trans_b = true, .activation = Activation::Relu},
+                    c.weights({40}));
+  });
   add_case(list, OpKind::Gemm, "m1_bias", t,
            [](CaseGraph& c) { return c.g.gemm(c.input({1, 129}), c.weights({129, 17}), {}, c.weights({17})); });
   for (const bool ta : {false, true})

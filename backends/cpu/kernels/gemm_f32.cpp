@@ -148,6 +148,49 @@ void run_tile(const MicroKernel& kernel, float* c, std::int64_t ldc, std::int64_
   }
 }
 
+// A dot product along contiguous w, in 16 interleaved partial sums (which vectorise) added in a
+// fixed order.
+float dot(const float* x, std::int64_t x_stride, const float* w, std::int64_t k) {
+  constexpr int lanes = 16;
+  float partial[lanes] = {};
+  std::int64_t p = 0;
+  if (x_stride == 1)
+    for (; p + lanes <= k; p += lanes)
+      for (int t = 0; t < lanes; ++t) partial[t] += x[p + t] * w[p + t];
+  float sum = 0.0f;
+  for (; p < k; ++p) sum += x[p * x_stride] * w[p];
+  for (const float v : partial) sum += v;
+  return sum;
+}
+
+// M = 1 (a batch-1 fully connected layer): C is one row, each element a dot product of A with a
+// column of op(B). Packing B, megabytes of weights, for a micro-kernel that would use one of its
+// mr rows cost more than the product itself (ResNet-50's 2048x1000 layer ran at 2 GFLOP/s), so
+// B is streamed once as it is stored. Each element is summed by one task, in a fixed order.
+void gemv(std::int64_t n, std::int64_t k, const GemmOperand& a, const GemmOperand& b, float* c, bool parallel,
+          const GemmEpilogue& epilogue) {
+  const float* x = reinterpret_cast<const float*>(a.data);
+  const std::int64_t x_stride = a.trans ? a.ld : 1;
+  const float* w = reinterpret_cast<const float*>(b.data);
+  const int threads = tbb::this_task_arena::max_concurrency();
+  const std::int64_t chunk = parallel ? ceil_div(ceil_div(n, 4 * std::int64_t{threads}), 16) * 16 : n;
+  for_each_task(parallel, ceil_div(n, chunk), [&](std::int64_t task) {
+    const std::int64_t j0 = task * chunk, cols = std::min(chunk, n - j0);
+    float* y = c + j0;
+    if (b.trans) {  // column j of op(B) is row j of B
+      for (std::int64_t j = 0; j < cols; ++j) y[j] = dot(x, x_stride, w + (j0 + j) * b.ld, k);
+    } else {  // rows of B, each scaled by its element of A, summed along the row
+      std::fill_n(y, cols, 0.0f);
+      for (std::int64_t p = 0; p < k; ++p) {
+        const float xp = x[p * x_stride];
+        const float* row = w + p * b.ld + j0;
+        for (std::int64_t j = 0; j < cols; ++j) y[j] += xp * row[j];
+      }
+    }
+    if (epilogue) epilogue({0, j0, 1, cols});
+  });
+}
+
 void zero_fill(std::int64_t m, std::int64_t n, float* c, std::int64_t ldc, const GemmEpilogue& epilogue) {
   for (std::int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, 0.0f);
   if (epilogue) epilogue({0, 0, m, n});
@@ -159,14 +202,15 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
               std::int64_t ldc, const GemmEpilogue& epilogue) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) return zero_fill(m, n, c, ldc, epilogue);
+  const int threads = tbb::this_task_arena::max_concurrency();
+  const bool parallel = threads > 1 && m * n * k >= parallel_threshold;
+  if (m == 1 && a.dtype == DType::f32 && b.dtype == DType::f32) return gemv(n, k, a, b, c, parallel, epilogue);
   const MicroKernel* narrow = gemm_narrow_micro_kernel();
   const bool use_narrow = narrow != nullptr && n <= narrow->nr;
   const MicroKernel& kernel = use_narrow ? *narrow : gemm_micro_kernel();
   static const Blocking wide_blocking = blocking_for(gemm_micro_kernel());
   static const Blocking narrow_blocking = narrow ? blocking_for(*narrow) : wide_blocking;
   const Blocking& blocking = use_narrow ? narrow_blocking : wide_blocking;
-  const int threads = tbb::this_task_arena::max_concurrency();
-  const bool parallel = threads > 1 && m * n * k >= parallel_threshold;
   const std::int64_t nc = std::min(blocking.nc, ceil_div(n, kernel.nr) * kernel.nr);
   const std::int64_t kc = std::min(blocking.kc, k);
   const auto b_slice = gemm_scratch().acquire(static_cast<std::size_t>(kc * nc));
