@@ -43,6 +43,12 @@ void add_binary_cases(std::vector<OpCase>& list, DType t) {
       {"size1_dims_4d", {2, 1, 3, 1}, {1, 4, 1, 5}},
       {"rank_mismatch", {4, 3, 5}, {5}},
       {"channel_bias_nchw", {2, 3, 4, 5}, {3, 1, 1}},
+      // Channels-last gates, read row by row on the cpu backend: on either side, rows that fill
+      // a chunk unevenly, and rows too long for one chunk.
+      {"gate_nhwc", {2, 3, 4, 5}, {2, 1, 1, 5}},
+      {"gate_nhwc_lhs", {2, 1, 1, 5}, {2, 3, 4, 5}},
+      {"gate_nhwc_c700", {1, 4, 3, 700}, {1, 1, 1, 700}},
+      {"gate_row_c2100", {3, 2100}, {2100}},
       {"transposed_view", {6, 4}, {6, 4}, {1, 6}},
       {"sliced_view", {3, 5}, {1, 5}, {16, 2}},
   };
