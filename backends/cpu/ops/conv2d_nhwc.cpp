@@ -169,8 +169,19 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
       // In place, the image's last tile would read past it: its rows are copied, zero-padded.
       const bool short_tail = rows.in_place && rows.pixels % mr != 0 && tile0 + tiles_per_task >= tiles;
       const auto tail = gemm_scratch().acquire(static_cast<std::size_t>(short_tail ? mr * d.c : 1));
+      // Where pixel j of the segment goes in y (at channel k0), or -1 for a discarded one.
+      const auto output_at = [&](std::int64_t j) -> std::int64_t {
+        const std::int64_t oh = rows.segments == 1 ? j / rows.wp : segment, ow = rows.segments == 1 ? j % rows.wp : j;
+        return j < rows.pixels && ow < d.q ? (((first + image) * d.p + oh) * d.q + ow) * d.k + k0 : -1;
+      };
       for (std::int64_t tile = tile0; tile < std::min(tiles, tile0 + tiles_per_task); ++tile) {
         const float* a = segment_rows + tile * mr * rows.lda;
+        // The tile's output rows are written once, after its sums: ask for their lines now, for
+        // writing, so that fetching them overlaps the micro-kernel instead of stalling the stores.
+        for (std::int64_t i = 0; i < mr; ++i)
+          if (const std::int64_t at = output_at(tile * mr + i); at >= 0)
+            for (std::int64_t line = 0; line < k_count; line += 64 / std::int64_t{sizeof(float)})
+              __builtin_prefetch(op.y.data() + at + line, 1, 3);
         // In place, A comes from memory in mr interleaved streams, which the hardware prefetcher
         // does not follow: fetch the next tile's rows (one contiguous block) while this one runs.
         if (rows.in_place && tile + 1 < tiles && d.groups == 1)
@@ -193,11 +204,8 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
         }
         // The tile's kept rows, through the epilogue into the output.
         for (std::int64_t i = 0; i < mr; ++i) {
-          const std::int64_t j = tile * mr + i;
-          if (j >= rows.pixels) break;
-          const std::int64_t oh = rows.segments == 1 ? j / rows.wp : segment, ow = rows.segments == 1 ? j % rows.wp : j;
-          if (ow >= d.q) continue;
-          const std::int64_t y_index = (((first + image) * d.p + oh) * d.q + ow) * d.k + k0;
+          const std::int64_t y_index = output_at(tile * mr + i);
+          if (y_index < 0) continue;
           bias_activate_channels(op.y.data() + y_index, block.data() + i * ldc,
                                  op.residual ? op.residual + y_index : nullptr, k_count,
                                  op.bias ? op.bias + k0 : nullptr, op.p.activation);
