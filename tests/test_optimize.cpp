@@ -102,6 +102,34 @@ TEST_CASE("tensors that are outputs or read twice are not fused away") {
   check_matches_unoptimised(cpu, g, "y");
 }
 
+TEST_CASE("a conv built with a residual keeps it: an activation fuses, an add and a batchnorm do not") {
+  // Found by the graph_builder fuzz target: the fused conv lost its own residual input.
+  Graph g;
+  const Tensor x = g.input("x", {2, 3, 6, 5}), skip = g.input("skip", {2, 4, 6, 5}), more = g.input("more", {2, 4, 6, 5});
+  const Tensor conv = g.conv2d(x, weights(g, "w", {4, 3, 3, 3}, 50), {.pad = {1, 1, 1, 1}}, {}, "conv", skip);
+  g.output("y", g.relu(conv));
+  g.output("z", g.add(g.tanh(conv), more));
+  const Device cpu = Device::open("cpu");
+  CHECK(compiled_ops(cpu, g, nchw) == std::vector<OpKind>{OpKind::Conv2d, OpKind::Relu, OpKind::Tanh, OpKind::Add});
+  Graph chain;
+  const Tensor cx = chain.input("x", {2, 3, 6, 5}), cskip = chain.input("skip", {2, 4, 6, 5});
+  const Tensor c = chain.conv2d(cx, weights(chain, "w", {4, 3, 3, 3}, 51), {.pad = {1, 1, 1, 1}}, {}, "conv", cskip);
+  chain.output("y", chain.tanh(chain.add(c, chain.input("more", {2, 4, 6, 5}))));
+  CHECK(compiled_ops(cpu, chain, nchw) == std::vector<OpKind>{OpKind::Conv2d, OpKind::Add, OpKind::Tanh});
+  Graph activation;
+  const Tensor ax = activation.input("x", {2, 3, 6, 5}), askip = activation.input("skip", {2, 4, 6, 5});
+  activation.output("y", activation.relu(activation.conv2d(ax, weights(activation, "w", {4, 3, 3, 3}, 52),
+                                                           {.pad = {1, 1, 1, 1}}, {}, "conv", askip)));
+  CHECK(compiled_ops(cpu, activation, nchw) == std::vector<OpKind>{OpKind::Conv2d});
+  for (const DeviceInfo& d : devices()) {
+    const Device device = Device::open(d.spec);
+    check_matches_unoptimised(device, g, "y");
+    check_matches_unoptimised(device, g, "z");
+    check_matches_unoptimised(device, chain, "y");
+    check_matches_unoptimised(device, activation, "y");
+  }
+}
+
 TEST_CASE("a gemm takes the activation after it") {
   Graph g;
   const Tensor x = g.input("x", {3, 17});

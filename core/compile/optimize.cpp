@@ -167,6 +167,9 @@ class EpilogueFuser {
     const Node& h = node(head);
     Chain chain;
     chain.head = head, chain.params = h.params, chain.end = h.output;
+    // A conv built with a residual input keeps it, and no add can fuse as a second one.
+    if (h.op == OpKind::Conv2d)
+      if (const int residual = conv_slots(h).residual; residual >= 0) chain.residual = h.inputs[static_cast<std::size_t>(residual)];
     std::int32_t last = head;
     for (std::int32_t next; (next = consumer_[static_cast<std::size_t>(chain.end.id)]) != none;) {
       const Node& n = node(next);
