@@ -28,13 +28,10 @@ constexpr std::int64_t parallel_threshold = std::int64_t{1} << 20;
 // Up to this many columns of C, packing A costs more than reading it in place, where its rows
 // are contiguous f32 (measured on Zen 5: in place wins up to 512 columns, loses from 1024).
 constexpr std::int64_t unpacked_a_max_cols = 512;
-// A's rows read in place are mr streams `ld` floats apart. With a stride that is a multiple of
-// 4 KiB (L1's set period: 64 sets of 64-byte lines) every row lands in the same set, and more
-// rows than the set has ways evict each other before their lines are used up: 2048x16x2048 ran
-// at a third of the speed of 1760x16x1760 (strides of 2 KiB or 10 KiB, over two sets, did not
-// suffer). Such rows are read from a copy at a stride that does not alias: a row copy streams,
-// where packing them would gather across the rows.
-constexpr bool rows_alias_in_l1(std::int64_t ld) { return ld * std::int64_t{sizeof(float)} % 4096 == 0; }
+// A's rows read in place are mr streams `ld` floats apart; rows that alias in L1 (2048x16x2048
+// ran at a third of the speed of 1760x16x1760; strides of 2 KiB or 10 KiB, over two sets, did not
+// suffer) are read from a copy at a stride that does not: a row copy streams, where packing them
+// would gather across the rows.
 constexpr std::int64_t copy_stride(std::int64_t depth) {
   const std::int64_t ld = (depth + 15) / 16 * 16;
   return rows_alias_in_l1(ld) ? ld + 16 : ld;

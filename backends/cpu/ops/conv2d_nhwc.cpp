@@ -76,8 +76,6 @@ struct Rows {
   std::int64_t image_floats;      // per image, copies with room for the last tile's overhang
 };
 
-constexpr bool rows_alias_in_l1(std::int64_t floats) { return floats * std::int64_t{sizeof(float)} % 4096 == 0; }
-
 Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   Rows rows{};
   const bool unit = p.stride[0] == 1 && p.stride[1] == 1;
