@@ -190,6 +190,11 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"sparse_window_stride_pad", {1, 2, 3, 3}, {3, 2, 2, 2}, {.stride = {100, 100}, .pad = {100, 100, 100, 100}}, true},
       {"sparse_window_dilated_groups", {2, 4, 2, 3}, {4, 2, 2, 2}, {.pad = {45, 45, 45, 45}, .dilation = {90, 90}, .groups = 2}},
       {"sparse_window_depthwise", {1, 3, 2, 2}, {3, 1, 2, 2}, {.stride = {70, 70}, .pad = {70, 70, 70, 70}, .groups = 3}, true},
+      // 3x3 stride-1 layers for the cpu backend's Winograd F(4x4, 3x3) (ctest ops.cpu_winograd
+      // forces it on every such case): unequal padding, filters past a register tile with a
+      // remainder, and 1024 channels (rows 4 KiB apart) over more tiles than one chunk holds.
+      {"winograd_pad_2_0_1_2_k40", {1, 20, 9, 11}, {40, 20, 3, 3}, {.pad = {2, 0, 1, 2}}, true},
+      {"winograd_c1024_two_chunks", {1, 1024, 20, 24}, {5, 1024, 3, 3}, {.pad = {1, 1, 1, 1}}},
   };
   for (const A act : {A::Relu, A::Relu6, A::Sigmoid, A::Silu, A::Tanh, A::Gelu})
     cases.push_back({"act_" + std::string(to_string(act)), {1, 3, 5, 5}, {4, 3, 3, 3},
@@ -212,6 +217,7 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
     for (ConvCase cc : std::vector<ConvCase>{
              {"residual_relu_bias", {2, 5, 7, 6}, {5, 5, 3, 3}, {.pad = {1, 1, 1, 1}, .activation = A::Relu}, true},
              {"residual_no_bias_1x1", {1, 17, 5, 3}, {6, 17, 1, 1}, {}},
+             {"residual_silu_3x3_c24", {2, 24, 9, 7}, {33, 24, 3, 3}, {.pad = {1, 1, 1, 1}, .activation = A::Silu}, true},
              {"residual_depthwise_silu", {1, 6, 7, 9}, {6, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 6, .activation = A::Silu},
               true},
          }) {

@@ -1,8 +1,7 @@
 #pragma once
 // y = act(y) over a run, for the activations that need exp (sigmoid, SiLU). They are bound by
-// arithmetic, so they are compiled per instruction set (activation_run_<isa>.cpp, with target
-// attributes) and CPUID picks the version: the baseline build's SSE code ran SiLU four times
-// slower than AVX2 and nine times slower than AVX-512 on Zen 5.
+// arithmetic, so they are compiled per instruction set (vector_kernels.hpp): the baseline build's
+// SSE code ran SiLU four times slower than AVX2 and nine times slower than AVX-512 on Zen 5.
 #include <cstdint>
 
 #include "backends/cpu/kernels/vector_math.hpp"
@@ -12,15 +11,8 @@ namespace porta::detail {
 
 using ActivationRunFn = void (*)(float* y, std::int64_t count);
 
-// The widest version of `act` (Sigmoid or Silu) this CPU runs; it follows the GEMM micro-kernel's
-// choice (and PORTA_CPU_ISA).
+// The widest version of `act` (Sigmoid or Silu) this CPU runs (vector_kernels.cpp).
 ActivationRunFn activation_run(Activation act);
-
-struct ActivationRuns {
-  ActivationRunFn sigmoid, silu;
-};
-ActivationRuns avx512_activation_runs();
-ActivationRuns avx2_activation_runs();
 
 template <class F>
 [[gnu::always_inline]] inline void activation_run_body(float* y, std::int64_t count, F f) {

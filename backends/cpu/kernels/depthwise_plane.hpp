@@ -2,10 +2,9 @@
 // A run of one depthwise convolution's output plane over a zero-padded copy of its input plane:
 //   y[j] = sum over r < taps_h, s < taps_w of filter[r * taps_w + s] * x[row_shift[r] + j * stride + s * dilation]
 // for j in [0, count), where j runs over output rows laid end to end in the copy's geometry
-// (backends/cpu/ops/conv2d.cpp), so a whole chunk of rows is one loop. The body is written once
-// and compiled per instruction set (depthwise_plane_<isa>.cpp, with target attributes), so the
-// compiler vectorises it across j with every tap's sum in a register until y[j] is stored; CPUID
-// picks the version at run time.
+// (backends/cpu/ops/conv2d.cpp), so a whole chunk of rows is one loop. Compiled per instruction
+// set (vector_kernels.hpp), so that the compiler vectorises it across j with every tap's sum in a
+// register until y[j] is stored.
 #include <cstdint>
 
 namespace porta::detail {
@@ -13,12 +12,6 @@ namespace porta::detail {
 using DepthwisePlaneFn = void (*)(const float* filter, std::int64_t taps_h, std::int64_t taps_w,
                                   const std::int64_t* row_shift, const float* x, std::int64_t stride,
                                   std::int64_t dilation, float* y, std::int64_t count);
-
-// The widest version this CPU runs; it follows the GEMM micro-kernel's choice (and PORTA_CPU_ISA).
-DepthwisePlaneFn depthwise_plane();
-
-DepthwisePlaneFn avx512_depthwise_plane();
-DepthwisePlaneFn avx2_depthwise_plane();
 
 // `Taps` > 0 fixes a square filter's size and `Stride` > 0 the stride with dilation 1 at compile
 // time, so the tap loops unroll inside a j loop the compiler vectorises, with one pointer per

@@ -4,8 +4,7 @@
 //                   taps[(r * taps_w + s) * k + c] * rows[r][(ow * stride + s * dilation - pad_left) * k + c]
 // where rows[r] is the input row that filter row r reads, or null where it falls in the padding.
 // Channels are contiguous in both, so the sums of a chunk of channels stay in vector registers
-// over every tap. Written once, compiled per instruction set (depthwise_row_<isa>.cpp, with target
-// attributes); CPUID picks the version at run time.
+// over every tap. Compiled per instruction set (vector_kernels.hpp).
 #include <algorithm>
 #include <cstdint>
 
@@ -19,12 +18,6 @@ struct DepthwiseRow {
 };
 
 using DepthwiseRowFn = void (*)(const DepthwiseRow& row, float* y, std::int64_t q);
-
-// The widest version this CPU runs; it follows the GEMM micro-kernel's choice (and PORTA_CPU_ISA).
-DepthwiseRowFn depthwise_row();
-
-DepthwiseRowFn avx512_depthwise_row();
-DepthwiseRowFn avx2_depthwise_row();
 
 // 16 floats: a zmm register where the target has AVX-512, two ymm or four xmm elsewhere.
 using DepthwiseVec = float __attribute__((vector_size(64)));

@@ -42,5 +42,7 @@ const MicroKernel& gemm_micro_kernel();
 // A kernel with fewer columns and more rows, for C with at most its nr columns, where the
 // chosen instruction set has one; else null.
 const MicroKernel* gemm_narrow_micro_kernel();
+// The narrow kernel where C has at most its nr columns, else the wide one.
+const MicroKernel& gemm_micro_kernel_for(std::int64_t columns);
 
 }  // namespace porta::detail

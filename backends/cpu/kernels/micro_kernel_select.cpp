@@ -41,4 +41,9 @@ const MicroKernel* gemm_narrow_micro_kernel() {
   return nullptr;
 }
 
+const MicroKernel& gemm_micro_kernel_for(std::int64_t columns) {
+  const MicroKernel* narrow = gemm_narrow_micro_kernel();
+  return narrow && columns <= narrow->nr ? *narrow : gemm_micro_kernel();
+}
+
 }  // namespace porta::detail

@@ -9,7 +9,17 @@
 
 namespace porta::detail {
 
-void ScratchPool::Free::operator()(float* p) const noexcept { std::free(p); }
+void FreeFloats::operator()(float* p) const noexcept { std::free(p); }
+
+AlignedFloats aligned_floats(std::size_t floats) {
+  constexpr std::size_t line = 64;
+  if (floats > (SIZE_MAX - line) / sizeof(float))
+    throw Error(ErrorCode::OutOfMemory, "CPU buffer of " + std::to_string(floats) + " floats");
+  const std::size_t bytes = (floats * sizeof(float) + line - 1) / line * line;
+  void* p = fault::should_fail(fault::Site::HostAllocation) ? nullptr : std::aligned_alloc(line, bytes);
+  if (p == nullptr) throw Error(ErrorCode::OutOfMemory, "CPU buffer of " + std::to_string(bytes) + " bytes");
+  return AlignedFloats(static_cast<float*>(p));
+}
 
 ScratchPool::Lease ScratchPool::acquire(std::size_t floats) {
   {
@@ -22,15 +32,7 @@ ScratchPool::Lease ScratchPool::acquire(std::size_t floats) {
       return {*this, std::move(found)};
     }
   }
-  constexpr std::size_t line = 64;
-  if (floats > (SIZE_MAX - line) / sizeof(float))
-    throw Error(ErrorCode::OutOfMemory, "GEMM scratch buffer of " + std::to_string(floats) + " floats");
-  const std::size_t bytes = (floats * sizeof(float) + line - 1) / line * line;
-  void* p = fault::should_fail(fault::Site::HostAllocation) ? nullptr : std::aligned_alloc(line, bytes);
-  Buffer fresh{.data = std::unique_ptr<float[], Free>(static_cast<float*>(p)), .floats = floats};
-  if (!fresh.data)
-    throw Error(ErrorCode::OutOfMemory, "GEMM scratch buffer of " + std::to_string(bytes) + " bytes");
-  return {*this, std::move(fresh)};
+  return {*this, Buffer{.data = aligned_floats(floats), .floats = floats}};
 }
 
 void ScratchPool::give_back(Buffer buffer) {

@@ -11,12 +11,18 @@
 
 namespace porta::detail {
 
+struct FreeFloats {
+  void operator()(float* p) const noexcept;
+};
+using AlignedFloats = std::unique_ptr<float[], FreeFloats>;
+
+// `floats` uninitialised floats, 64-byte aligned (the micro-kernels load B panels aligned);
+// throws OutOfMemory.
+AlignedFloats aligned_floats(std::size_t floats);
+
 class ScratchPool {
-  struct Free {
-    void operator()(float* p) const noexcept;
-  };
   struct Buffer {
-    std::unique_ptr<float[], Free> data;
+    AlignedFloats data;
     std::size_t floats = 0;
   };
 

@@ -13,10 +13,10 @@
 #include <tbb/task_arena.h>
 
 #include "backends/cpu/kernels/cache_sizes.hpp"
-#include "backends/cpu/kernels/depthwise_plane.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/scratch_pool.hpp"
+#include "backends/cpu/kernels/vector_kernels.hpp"
 #include "backends/cpu/ops/conv2d_nhwc.hpp"
 #include "backends/cpu/ops/ops.hpp"
 #include "backends/cpu/ops/tensor_io.hpp"
@@ -265,7 +265,7 @@ void depthwise(const ConvOperands& op) {
   // The input rows and columns that land inside the copy; the rest of it is padding.
   const std::int64_t h0 = std::max<std::int64_t>(0, -pad_top), h1 = std::min(d.h, height - pad_top);
   const std::int64_t w0 = std::max<std::int64_t>(0, -pad_left), w1 = std::min(d.w, width - pad_left);
-  const DepthwisePlaneFn sweep = depthwise_plane();
+  const DepthwisePlaneFn sweep = vector_kernels().depthwise_plane;
   const std::int64_t chunk_rows = std::clamp<std::int64_t>(2048 / row, 1, d.p);
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.k), [&](const tbb::blocked_range<std::int64_t>& range) {
     // The padding is the same for every plane: zeroed once, then only the inside is copied.
@@ -365,7 +365,7 @@ std::shared_ptr<const HostNodeState> cpu_prepare_conv2d(const Graph& graph, cons
     return nullptr;
   std::vector<float> values(static_cast<std::size_t>(w.desc.numel()));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(w.data->data(), i, w.desc.dtype);
-  if (p.layout == Layout::NHWC) return cpu_prepare_conv2d_nhwc(d, values.data());
+  if (p.layout == Layout::NHWC) return cpu_prepare_conv2d_nhwc(d, p, values.data());
   auto packed = std::make_shared<PackedFilters>();
   const std::int64_t mr = gemm_micro_kernel().mr;
   packed->panels.resize(static_cast<std::size_t>(packed_filters_size(d, mr)));

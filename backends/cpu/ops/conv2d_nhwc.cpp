@@ -5,21 +5,32 @@
 // filters, packed once into the kernel's column panels. Depthwise layers have no reduction over
 // channels and get a direct kernel that runs along the channels of a pixel instead.
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <span>
+#include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include "backends/cpu/kernels/cache_sizes.hpp"
-#include "backends/cpu/kernels/depthwise_row.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/scratch_pool.hpp"
+#include "backends/cpu/kernels/vector_kernels.hpp"
 #include "backends/cpu/ops/conv2d_nhwc.hpp"
+#include "backends/cpu/ops/conv2d_winograd.hpp"
 #include "backends/cpu/ops/tensor_io.hpp"
 #include "core/runtime/op_math.hpp"
+#include "porta/error.hpp"
 
 namespace porta::detail {
 namespace {
@@ -29,10 +40,7 @@ constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y 
 bool is_depthwise(const ConvDims& d) { return d.groups == d.c && d.groups == d.k; }
 
 // The narrow kernel where a group's filters fill few of the wide kernel's columns.
-const MicroKernel& kernel_for(const ConvDims& d) {
-  const MicroKernel* narrow = gemm_narrow_micro_kernel();
-  return narrow && d.k_per_group <= narrow->nr ? *narrow : gemm_micro_kernel();
-}
+const MicroKernel& kernel_for(const ConvDims& d) { return gemm_micro_kernel_for(d.k_per_group); }
 
 // Filters as B panels: per group, panels of nr filters, each [r][s][c][nr] (so that depth index
 // (r * S + s) * Cg + c follows the input's own order), zero past the group's last filter.
@@ -54,10 +62,9 @@ void pack_filters(const float* w, const ConvDims& d, std::int64_t nr, float* dst
   });
 }
 
-// Constant filters packed at prepare; the micro-kernel loads B panels 64-byte aligned.
+// Constant filters packed at prepare.
 struct NhwcFilters final : HostNodeState {
-  std::vector<float> storage;
-  const float* panels = nullptr;
+  AlignedFloats panels;
 };
 
 // Where A's rows are. The padded image is [hp][wp] pixels of C channels, `pixel` floats apart.
@@ -231,7 +238,7 @@ struct DepthwiseTaps final : HostNodeState {
 // run by the vectorised row kernel.
 void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const ConvDims& d = op.d;
-  const DepthwiseRowFn sweep = depthwise_row();
+  const DepthwiseRowFn sweep = vector_kernels().depthwise_row;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.p), [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(d.r));
     for (std::int64_t row = range.begin(); row != range.end(); ++row) {
@@ -254,12 +261,71 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   });
 }
 
+// Which kernel runs a non-depthwise layer. PORTA_CPU_CONV overrides the heuristic: "direct",
+// "winograd" (where it applies), or "measure": time both on the first prepare of each shape and
+// thread count, and keep the faster for the process.
+enum class Algorithm { Direct, Winograd };
+
+std::string_view algorithm_setting() {
+  const char* value = std::getenv("PORTA_CPU_CONV");
+  const std::string_view setting = value ? value : "auto";
+  if (setting != "auto" && setting != "direct" && setting != "winograd" && setting != "measure")
+    throw Error(ErrorCode::InvalidArgument,
+                "PORTA_CPU_CONV=" + std::string(setting) + ": expected auto, direct, winograd or measure");
+  return setting;
+}
+
+// Without a measurement: Winograd where it applies and its transforms pay (winograd_preferred).
+Algorithm heuristic(const ConvDims& d, const Conv2dParams& p, std::string_view setting) {
+  if (!winograd_applies(d, p) || setting == "direct") return Algorithm::Direct;
+  return setting == "winograd" || winograd_preferred(d) ? Algorithm::Winograd : Algorithm::Direct;
+}
+
+std::shared_ptr<const HostNodeState> packed_direct(const ConvDims& d, const float* w) {
+  auto packed = std::make_shared<NhwcFilters>();
+  const std::int64_t nr = kernel_for(d).nr;
+  packed->panels = aligned_floats(static_cast<std::size_t>(packed_filters_size(d, nr)));
+  pack_filters(w, d, nr, packed->panels.get());
+  return packed;
+}
+
+// The faster of the prepared candidates on seeded inputs of the layer's shape, best of three
+// runs each, remembered per shape and thread count.
+std::size_t measured_choice(const ConvDims& d, const Conv2dParams& p,
+                            std::span<const std::shared_ptr<const HostNodeState>> candidates) {
+  static std::mutex mutex;
+  static std::map<std::vector<std::int64_t>, std::size_t> chosen;
+  const std::vector<std::int64_t> key{d.n, d.c, d.h, d.w, d.k, d.r, d.s, p.stride[0], p.stride[1], p.dilation[0],
+                                      p.dilation[1], p.pad[0], p.pad[1], p.pad[2], p.pad[3],
+                                      tbb::this_task_arena::max_concurrency()};
+  if (const std::lock_guard lock(mutex); chosen.contains(key)) return chosen.at(key);
+  std::vector<float> x(static_cast<std::size_t>(d.n * d.h * d.w * d.c));
+  std::uint32_t state = 1;
+  for (float& v : x) v = static_cast<float>((state = state * 1664525u + 1013904223u) >> 8) * 0x1p-24f - 0.5f;
+  const TensorDesc y_desc{.dtype = DType::f32, .shape = {d.n, d.p, d.q, d.k}};
+  std::vector<float> y(static_cast<std::size_t>(y_desc.numel()));
+  const F32Output out(HostTensor{&y_desc, reinterpret_cast<std::byte*>(y.data())});
+  const ConvOperands op{.d = d, .p = p, .x = x.data(), .w = nullptr, .bias = nullptr, .residual = nullptr, .y = out};
+  std::vector<double> best(candidates.size(), INFINITY);
+  for (int rep = 0; rep < 3; ++rep)
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      cpu_conv2d_nhwc(op, candidates[i].get());
+      best[i] = std::min(best[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  const auto faster = static_cast<std::size_t>(std::ranges::min_element(best) - best.begin());
+  const std::lock_guard lock(mutex);
+  return chosen.emplace(key, faster).first->second;
+}
+
 }  // namespace
 
 void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared) {
-  if (const auto* filters = dynamic_cast<const NhwcFilters*>(prepared)) return conv_gemm(op, filters->panels);
+  if (const auto* filters = dynamic_cast<const NhwcFilters*>(prepared)) return conv_gemm(op, filters->panels.get());
+  if (const auto* filters = dynamic_cast<const WinogradFilters*>(prepared)) return conv_winograd(op, filters);
   if (const auto* filters = dynamic_cast<const DepthwiseTaps*>(prepared)) return depthwise(op, filters->taps);
   if (is_depthwise(op.d)) return depthwise(op, depthwise_taps(op.w, op.d));
+  if (heuristic(op.d, op.p, algorithm_setting()) == Algorithm::Winograd) return conv_winograd(op, nullptr);
   const std::int64_t nr = kernel_for(op.d).nr;
   const auto packed = gemm_scratch().acquire(static_cast<std::size_t>(packed_filters_size(op.d, nr)));
   pack_filters(op.w, op.d, nr, packed.data());
@@ -268,21 +334,20 @@ void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared) {
 
 std::int64_t cpu_conv2d_nhwc_row_tile(const ConvDims& d) { return kernel_for(d).mr; }
 
-std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const ConvDims& d, const float* w) {
+std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const ConvDims& d, const Conv2dParams& p, const float* w) {
   if (is_depthwise(d)) {
     auto transposed = std::make_shared<DepthwiseTaps>();
     transposed->taps = depthwise_taps(w, d);
     return transposed;
   }
-  auto packed = std::make_shared<NhwcFilters>();
-  const std::int64_t nr = kernel_for(d).nr, floats = packed_filters_size(d, nr);
-  constexpr std::size_t align = 64 / sizeof(float);
-  packed->storage.resize(static_cast<std::size_t>(floats) + align);
-  float* start = packed->storage.data();
-  start += (align - reinterpret_cast<std::uintptr_t>(start) / sizeof(float) % align) % align;
-  pack_filters(w, d, nr, start);
-  packed->panels = start;
-  return packed;
+  const std::string_view setting = algorithm_setting();
+  if (setting == "measure" && winograd_applies(d, p)) {
+    const std::shared_ptr<const HostNodeState> candidates[] = {packed_direct(d, w),
+                                                               std::make_shared<WinogradFilters>(d, w)};
+    return candidates[measured_choice(d, p, candidates)];
+  }
+  if (heuristic(d, p, setting) == Algorithm::Winograd) return std::make_shared<WinogradFilters>(d, w);
+  return packed_direct(d, w);
 }
 
 }  // namespace porta::detail

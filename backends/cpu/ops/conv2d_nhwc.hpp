@@ -23,7 +23,8 @@ struct ConvOperands {
 void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared);
 // Output pixels per micro-kernel tile: a tile reads its rows' input even past the last column.
 std::int64_t cpu_conv2d_nhwc_row_tile(const ConvDims& d);
-// Constant filters (in f32) packed, or for a depthwise conv transposed, once.
-std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const ConvDims& d, const float* w);
+// Constant filters (in f32) prepared once for the layer's algorithm: packed for the direct kernel,
+// transformed for Winograd, or transposed for a depthwise conv.
+std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const ConvDims& d, const Conv2dParams& p, const float* w);
 
 }  // namespace porta::detail

@@ -1,0 +1,29 @@
+#pragma once
+// The CPU kernels bound by arithmetic besides the GEMM micro-kernels. Each is written once, as an
+// always-inline body in its own header, and compiled once per instruction set by
+// vector_kernels.inc, with a target attribute rather than -march, so that one binary runs well
+// on any x86-64 CPU: the baseline build's SSE code ran SiLU nine times slower than AVX-512 on
+// Zen 5. CPUID picks the set at run time, following the GEMM micro-kernel's choice.
+#include "backends/cpu/kernels/activation_run.hpp"
+#include "backends/cpu/kernels/depthwise_plane.hpp"
+#include "backends/cpu/kernels/depthwise_row.hpp"
+#include "backends/cpu/kernels/winograd_transform.hpp"
+
+namespace porta::detail {
+
+struct VectorKernels {
+  DepthwiseRowFn depthwise_row;
+  DepthwisePlaneFn depthwise_plane;
+  ActivationRunFn sigmoid, silu;
+  WinogradInputFn winograd_input;
+  WinogradOutputFn winograd_output;
+};
+
+VectorKernels avx512_vector_kernels();
+VectorKernels avx2_vector_kernels();
+VectorKernels generic_vector_kernels();
+
+// The set for the instruction set of gemm_micro_kernel() (which PORTA_CPU_ISA caps), chosen once.
+const VectorKernels& vector_kernels();
+
+}  // namespace porta::detail

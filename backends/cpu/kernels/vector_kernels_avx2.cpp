@@ -1,0 +1,3 @@
+#define PORTA_ISA_TARGET __attribute__((target("avx2,fma")))
+#define PORTA_ISA_KERNELS avx2_vector_kernels
+#include "backends/cpu/kernels/vector_kernels.inc"

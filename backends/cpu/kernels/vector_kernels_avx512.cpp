@@ -1,0 +1,3 @@
+#define PORTA_ISA_TARGET __attribute__((target("avx512f,fma")))
+#define PORTA_ISA_KERNELS avx512_vector_kernels
+#include "backends/cpu/kernels/vector_kernels.inc"
