@@ -192,9 +192,11 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"sparse_window_depthwise", {1, 3, 2, 2}, {3, 1, 2, 2}, {.stride = {70, 70}, .pad = {70, 70, 70, 70}, .groups = 3}, true},
       // 3x3 stride-1 layers for the cpu backend's Winograd F(4x4, 3x3) (ctest ops.cpu_winograd
       // forces it on every such case): unequal padding, filters past a register tile with a
-      // remainder, and 1024 channels (rows 4 KiB apart) over more tiles than one chunk holds.
+      // remainder, 1024 channels (rows 4 KiB apart) over more tiles than one chunk holds, and
+      // transformed filters larger than L2 (the chunk's work shared between threads).
       {"winograd_pad_2_0_1_2_k40", {1, 20, 9, 11}, {40, 20, 3, 3}, {.pad = {2, 0, 1, 2}}, true},
-      {"winograd_c1024_two_chunks", {1, 1024, 20, 24}, {5, 1024, 3, 3}, {.pad = {1, 1, 1, 1}}},
+      {"winograd_c1024_three_chunks", {1, 1024, 20, 24}, {5, 1024, 3, 3}, {.pad = {1, 1, 1, 1}}},
+      {"winograd_c96_k96", {1, 96, 8, 8}, {96, 96, 3, 3}, {.pad = {1, 1, 1, 1}}, true},
   };
   for (const A act : {A::Relu, A::Relu6, A::Sigmoid, A::Silu, A::Tanh, A::Gelu})
     cases.push_back({"act_" + std::string(to_string(act)), {1, 3, 5, 5}, {4, 3, 3, 3},

@@ -2,7 +2,7 @@
 // Sigmoid and SiLU in a form the compiler vectorises: float arithmetic and bit operations with no
 // branch and no libm call (std::exp is a call per element, which left EfficientNet-B0 spending
 // half its time in the SiLU of its epilogues). Within a few ulp of the double-precision formula
-// wherever the result is a normal float (tests/test_cpu_math.cpp).
+// wherever the result is a normal float (tests/test_cpu_kernels.cpp).
 #include <bit>
 #include <cstdint>
 

@@ -61,13 +61,15 @@ template <int In, int Out, class T, class Transform>
     const auto bytes = static_cast<std::size_t>(std::min(lanes, channels - c)) * sizeof(float);
     std::array<WinogradLanes, winograd_points> window, transformed;
     for (int e = 0; e < winograd_points; ++e) {
-      window[e] = WinogradLanes{};
-      if (pixel[e] == nullptr) continue;
-      if (bytes == sizeof(WinogradLanes)) {
-        __builtin_memcpy(&window[e], pixel[e] + c, sizeof(WinogradLanes));  // one vector load
-      } else {
-        __builtin_memcpy(&window[e], pixel[e] + c, bytes);
+      // Each lane group zeroed or loaded on its own: zeroing the whole window first (one rep
+      // stos) and then overwriting it stalled every load behind the pending stores.
+      WinogradLanes value{};
+      if (pixel[e] != nullptr && bytes == sizeof value) {
+        __builtin_memcpy(&value, pixel[e] + c, sizeof value);  // one vector load
+      } else if (pixel[e] != nullptr) {
+        __builtin_memcpy(&value, pixel[e] + c, bytes);
       }
+      window[e] = value;
     }
     winograd_2d<winograd_in_tile, winograd_in_tile>(window.data(), transformed.data(),
                                                     winograd_input_1d<WinogradLanes>);

@@ -72,9 +72,13 @@ Plan plan_for(const ConvDims& d, const MicroKernel& kernel) {
   plan.tiles = d.n * plan.tiles_h * plan.tiles_w;
   plan.lda = round_up(d.c, lanes);
   if (rows_alias_in_l1(plan.lda)) plan.lda += lanes;
-  // V for a chunk in two L2 sizes: larger chunks measured no faster, much smaller ones slower.
-  const std::int64_t v_budget = 2 * host_cache_sizes().l2 / std::int64_t{sizeof(float)};
-  plan.chunk = std::clamp(v_budget / (points * plan.lda) / kernel.mr * kernel.mr, kernel.mr, round_up(plan.tiles, kernel.mr));
+  // When the transformed filters fit in L2, a chunk's V is sized to fit beside them and the
+  // products M (about as large), and chunks run on threads of their own, start to end. Larger filters stream from memory once per chunk,
+  // so chunks grow (to a few L2 sizes) and the threads share each one's work instead.
+  const std::int64_t l2 = host_cache_sizes().l2, u_bytes = points * d.c * d.k * std::int64_t{sizeof(float)};
+  const std::int64_t v_bytes = u_bytes < l2 ? std::max((l2 - u_bytes) / 2, l2 / 8) : std::clamp(u_bytes, 2 * l2, 8 * l2);
+  const std::int64_t v_rows = v_bytes / std::int64_t{sizeof(float)} / (points * plan.lda);
+  plan.chunk = std::clamp(v_rows / kernel.mr * kernel.mr, kernel.mr, round_up(plan.tiles, kernel.mr));
   plan.block = std::min(4 * kernel.mr, plan.chunk);
   plan.filters = std::min(2 * kernel.nr, round_up(d.k, kernel.nr));
   // Enough tasks to keep every thread busy on a small layer.
@@ -179,15 +183,17 @@ void conv_winograd(const ConvOperands& op, const WinogradFilters* filters) {
   const auto transformed = gemm_scratch().acquire(static_cast<std::size_t>(filters ? 1 : points * filter_panels(d, nr) * d.c * nr));
   if (!filters) transform_filters(d, op.w, nr, transformed.data());
   const float* u = filters ? filters->panels.get() : transformed.data();
-  const auto v = gemm_scratch().acquire(static_cast<std::size_t>(points * plan.chunk * plan.lda));
   const std::int64_t filter_blocks = ceil_div(d.k, plan.filters);
-  for (std::int64_t chunk_first = 0; chunk_first < plan.tiles; chunk_first += plan.chunk) {
-    const std::int64_t count = std::min(plan.chunk, plan.tiles - chunk_first);
+  // The phases nest in the loop over chunks: where there are many, each thread runs its own.
+  tbb::parallel_for(std::int64_t{0}, ceil_div(plan.tiles, plan.chunk), [&](std::int64_t chunk) {
+    const std::int64_t chunk_first = chunk * plan.chunk, count = std::min(plan.chunk, plan.tiles - chunk_first);
+    const auto v = gemm_scratch().acquire(static_cast<std::size_t>(points * plan.chunk * plan.lda));
     transform_inputs(op, plan, chunk_first, count, v.data());
     // The rows up to the next whole micro-kernel tile are multiplied too (and dropped): zeros,
     // not whatever the scratch held.
     for (int xi = 0; xi < points; ++xi)
-      std::fill(v.data() + (xi * plan.chunk + count) * plan.lda, v.data() + (xi * plan.chunk + round_up(count, mr)) * plan.lda, 0.0f);
+      std::fill(v.data() + (xi * plan.chunk + count) * plan.lda,
+                v.data() + (xi * plan.chunk + round_up(count, mr)) * plan.lda, 0.0f);
     const std::int64_t tile_blocks = ceil_div(count, plan.block);
     tbb::parallel_for(std::int64_t{0}, tile_blocks * filter_blocks, [&](std::int64_t task) {
       const std::int64_t first = task / filter_blocks * plan.block, k0 = task % filter_blocks * plan.filters;
@@ -196,7 +202,7 @@ void conv_winograd(const ConvOperands& op, const WinogradFilters* filters) {
       const auto pixels = gemm_scratch().acquire(static_cast<std::size_t>(out_tile * out_tile * plan.filters));
       multiply_and_finish(op, plan, kernel, u, v.data(), chunk_first, first, rows, k0, cols, m.data(), pixels.data());
     });
-  }
+  });
 }
 
 }  // namespace porta::detail

@@ -1,13 +1,19 @@
-// The cpu backend's vectorisable activations against the double-precision formulas of the ref
-// oracle, over float's whole useful range and at its edges.
+// The cpu backend's own kernels: its vectorisable activations against the double-precision
+// formulas of the ref oracle, over float's whole useful range and at its edges; and its choice of
+// convolution algorithm (PORTA_CPU_CONV).
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/kernels/activation_run.hpp"
 #include "core/runtime/op_math.hpp"
+#include "op_cases/verify.hpp"
+#include "test_util.hpp"
 
 using namespace porta;
 using namespace porta::detail;
@@ -55,3 +61,55 @@ TEST_SUITE("runtime") {
     CHECK(std::isnan(silu_fast(std::numeric_limits<float>::quiet_NaN())));
   }
 }
+
+namespace porta::test {
+namespace {
+
+// Sets an environment variable for a scope, then restores what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+TEST_SUITE("runtime") {
+  TEST_CASE("PORTA_CPU_CONV: every algorithm setting matches ref; an unknown one is a clear error at compile") {
+    // A 3x3 stride-1 layer that the cpu device runs channels-last, large enough that the
+    // heuristic picks Winograd, with a bias and an activation for the epilogue.
+    Graph g;
+    const Tensor x = g.input("x", {2, 40, 13, 11});
+    const auto values = [](std::size_t n, std::uint64_t seed) { return cases::random_values(n, seed, -0.5f, 0.5f); };
+    g.output("y", g.conv2d(x, g.constant("w", {48, 40, 3, 3}, values(48 * 40 * 9, 2)),
+                           {.pad = {1, 1, 1, 1}, .activation = Activation::Relu}, g.constant("b", {48}, values(48, 3))));
+    const auto run = [&](const Device& device) {
+      Executable exe = device.compile(g);
+      cases::set_random_inputs(exe, g, 1);
+      exe.run();
+      return exe.output("y");
+    };
+    const std::vector<float> want = run(Device::open("ref"));
+    for (const char* setting : {"auto", "direct", "winograd", "measure"}) {
+      const ScopedEnv env("PORTA_CPU_CONV", setting);
+      CAPTURE(setting);
+      for (const char* spec : {"cpu", "cpu:threads=1"}) {
+        CAPTURE(spec);
+        const cases::Comparison c = cases::compare(run(Device::open(spec)), want);
+        CHECK(c.nmse < cases::nmse_threshold(OpKind::Conv2d, DType::f32));
+      }
+    }
+    const ScopedEnv env("PORTA_CPU_CONV", "fastest");
+    check_error([&] { (void)Device::open("cpu").compile(g); }, ErrorCode::InvalidArgument,
+                {"PORTA_CPU_CONV=fastest", "auto, direct, winograd or measure"});
+  }
+}
+
+}  // namespace porta::test
