@@ -52,11 +52,19 @@ HostProgram::HostProgram(std::shared_ptr<const CompiledGraph> graph, const HostK
                          const HostPrepareTable* prepare)
     : graph_(std::move(graph)), kernels_(kernels), execute_(std::move(execute)) {
   if (prepare == nullptr) return;
-  for (const std::int32_t index : graph_->order) {
-    const Node& node = graph_->graph.nodes()[static_cast<std::size_t>(index)];
-    const HostPrepare fn = (*prepare)[static_cast<std::size_t>(node.op)];
-    states_.push_back(fn ? fn(graph_->graph, node) : nullptr);
-  }
+  // Inside the executor, like a run: what a preparer measures or spreads over threads sees the
+  // device's own thread count.
+  const auto prepare_all = [&] {
+    for (const std::int32_t index : graph_->order) {
+      const Node& node = graph_->graph.nodes()[static_cast<std::size_t>(index)];
+      const HostPrepare fn = (*prepare)[static_cast<std::size_t>(node.op)];
+      states_.push_back(fn ? fn(graph_->graph, node) : nullptr);
+    }
+  };
+  if (execute_)
+    execute_(prepare_all);
+  else
+    prepare_all();
 }
 
 RunTime HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {

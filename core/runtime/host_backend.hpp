@@ -61,8 +61,8 @@ class HostBuffer final : public DeviceBuffer {
   std::size_t size_ = 0;
 };
 
-// Runs a CompiledGraph node by node with a kernel table. `execute` wraps the whole run, e.g. to
-// enter the CPU device's task arena.
+// Runs a CompiledGraph node by node with a kernel table. `execute` wraps the preparation and
+// every whole run, e.g. to enter the CPU device's task arena.
 class HostProgram final : public Program {
  public:
   using Executor = std::function<void(const std::function<void()>&)>;
