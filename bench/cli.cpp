@@ -206,7 +206,7 @@ std::filesystem::path results_folder(const std::string& out) {
 
 struct SuiteArgs {
   SuiteRequest request;
-  std::vector<std::string> dtypes;
+  std::vector<std::string> dtypes, layouts;
   std::string out, peaks;
   SuiteOptions options;
 };
@@ -214,6 +214,7 @@ struct SuiteArgs {
 int run_suite(SuiteArgs& s, const MeasureArgs& m, const std::string& command_line) {
   const Suite suite = checking_arguments([&] {
     for (const std::string& d : s.dtypes) s.request.dtypes.push_back(parse_dtype(d));
+    for (const std::string& l : s.layouts) s.request.conv_layouts.push_back(l == "nhwc" ? Layout::NHWC : Layout::NCHW);
     if (!s.peaks.empty()) s.options.ceilings = recorded_ceilings(load_results(s.peaks));
     return make_suite(s.request, m.seed);
   });
@@ -303,8 +304,13 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
   auto* suite_opt = run->add_option("--suite", suite.request.name,
                                     fmt::format("Suite to run: {}", fmt::join(suite_names(), ", ")))
                        ->check(CLI::IsMember(suite_names()))->capture_default_str();
-  run->add_option("--workload", suite.request.workload_file, "Run the problems of a CSV file (columns as bench/workloads/)")
-      ->excludes(suite_opt);
+  auto* workload_opt =
+      run->add_option("--workload", suite.request.workload_file, "Run the problems of a CSV file (columns as bench/workloads/)")
+          ->excludes(suite_opt);
+  run->add_option("--batch", suite.request.conv_batches, "With --workload: run its convs at each batch, comma-separated")
+      ->delimiter(',')->check(CLI::PositiveNumber)->needs(workload_opt);
+  run->add_option("--layout", suite.layouts, "With --workload: store its convs' x and y nchw and/or nhwc, comma-separated")
+      ->delimiter(',')->check(CLI::IsMember({"nchw", "nhwc"}))->needs(workload_opt);
   run->add_option("--dtype", suite.dtypes, "Dtypes for gemm, conv, peak and --workload, comma-separated")->delimiter(',');
   run->add_option("--out", suite.out, "Results folder (default: ./porta-results/<UTC timestamp>)");
   run->add_option("--budget", suite.options.budget_s, "Seconds for the whole suite; what is left is skipped (0: none)")

@@ -113,8 +113,12 @@ Suite make_suite(const SuiteRequest& request, std::uint64_t seed) {
   const std::vector<DType> dtypes = request.dtypes.empty() ? std::vector{DType::f32} : request.dtypes;
   Suite suite{.name = request.workload_file.empty() ? request.name : "workload"};
   if (!request.workload_file.empty()) {
-    suite.problems = workload_problems(in_dtypes(read_workload_file(request.workload_file), dtypes, request.dtypes.empty()),
-                                       seed, request.workload_file);
+    const auto entries = in_dtypes(read_workload_file(request.workload_file), dtypes, request.dtypes.empty());
+    std::vector<std::optional<std::int64_t>> batches(request.conv_batches.begin(), request.conv_batches.end());
+    if (batches.empty()) batches.emplace_back();
+    for (const auto n : batches)
+      for (const Layout layout : request.conv_layouts.empty() ? std::vector{Layout::NCHW} : request.conv_layouts)
+        append(suite.problems, workload_problems(entries, seed, request.workload_file, n, {}, layout));
   } else if (request.name == "quick") {
     suite.problems = quick(seed);
   } else if (request.name == "peak") {

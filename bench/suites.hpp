@@ -12,6 +12,9 @@ struct SuiteRequest {
   std::string name = "quick";
   std::string workload_file;  // when set, the suite is this file's problems ("workload")
   std::vector<DType> dtypes;  // for gemm, conv and workload files; empty: f32 (a file's own dtype column wins)
+  // A workload file's convs at each of these batches (empty: the file's own) and layouts (empty: NCHW).
+  std::vector<std::int64_t> conv_batches;
+  std::vector<Layout> conv_layouts;
 };
 
 struct Suite {

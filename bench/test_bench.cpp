@@ -251,6 +251,18 @@ TEST_CASE("suites: every name builds") {
   CHECK_THROWS_WITH_AS(make_suite({.name = "nope"}, 1), doctest::Contains("no suite 'nope'"), Error);
 }
 
+TEST_CASE("suites: a workload file's convs at each batch and layout asked for") {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "porta_test_batches.csv";
+  std::ofstream(file) << "layer,c,h,w,k,r,s,pad\nb,8,5,5,4,3,3,1\n";
+  const Suite suite = make_suite({.workload_file = file.string(), .conv_batches = {1, 8},
+                                  .conv_layouts = {Layout::NCHW, Layout::NHWC}}, 1);
+  std::vector<std::string> names;
+  for (const Problem& p : suite.problems) names.push_back(p.workload);
+  CHECK(names == std::vector<std::string>{"b/1x8x5x5 k4 3x3 p1", "b/1x8x5x5 k4 3x3 p1 NHWC", "b/8x8x5x5 k4 3x3 p1",
+                                          "b/8x8x5x5 k4 3x3 p1 NHWC"});
+  std::filesystem::remove(file);
+}
+
 TEST_CASE("roofline placement") {
   Ceilings c;
   c.stream_gbs = {{"copy", 10.0}, {"add", 20.0}, {"triad", 99.0}};  // triad is two kernels: not a ceiling

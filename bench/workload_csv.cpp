@@ -202,7 +202,7 @@ std::vector<WorkloadEntry> builtin_workload(std::string_view name) {
 
 std::vector<Problem> workload_problems(const std::vector<WorkloadEntry>& entries, std::uint64_t seed,
                                        std::string_view source, std::optional<std::int64_t> conv_n,
-                                       std::string_view prefix) {
+                                       std::string_view prefix, Layout conv_layout) {
   std::vector<Problem> problems;
   for (const WorkloadEntry& e : entries) {
     try {
@@ -212,6 +212,7 @@ std::vector<Problem> workload_problems(const std::vector<WorkloadEntry>& entries
       } else {
         cases::ConvProblem c = std::get<cases::ConvProblem>(e.problem);
         c.n = conv_n.value_or(c.n);
+        c.params.layout = conv_layout;
         const std::string sizes = conv_label(c);
         problems.push_back(
             conv_problem(c, seed, fmt::format("{}{}{}", prefix, e.label.empty() ? "" : e.label + "/", sizes)));

@@ -38,11 +38,11 @@ std::vector<WorkloadEntry> read_workload_file(const std::filesystem::path& path)
 std::vector<WorkloadEntry> builtin_workload(std::string_view name);
 
 // Problems for the entries, labelled "<prefix><label>/<sizes>" (or "<prefix><sizes>" without a
-// label); a conv entry takes `conv_n` when given, else its own n, else 1. A shape porta rejects
-// throws porta::Error naming `source` and the entry's line.
+// label); a conv entry takes `conv_n` when given, else its own n, else 1, and is stored in
+// `conv_layout`. A shape porta rejects throws porta::Error naming `source` and the entry's line.
 std::vector<Problem> workload_problems(const std::vector<WorkloadEntry>& entries, std::uint64_t seed,
                                        std::string_view source = "workload",
                                        std::optional<std::int64_t> conv_n = std::nullopt,
-                                       std::string_view prefix = {});
+                                       std::string_view prefix = {}, Layout conv_layout = Layout::NCHW);
 
 }  // namespace porta::bench
