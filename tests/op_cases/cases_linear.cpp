@@ -146,6 +146,10 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"depthwise_multiplier2", {1, 3, 6, 6}, {6, 1, 3, 3}, {.groups = 3}},
       {"pointwise_1x1", {1, 17, 5, 3}, {3, 17, 1, 1}, {}, true},
       {"pointwise_stride2", {2, 4, 7, 7}, {5, 4, 1, 1}, {.stride = {2, 2}}},
+      // Strided 1x1 layers, whose pixels the cpu backend's channels-last kernel copies densely:
+      // unequal strides, and 1024 channels (pixels 4 KiB apart, spaced in the copy).
+      {"pointwise_stride_2x1_odd", {2, 6, 9, 7}, {5, 6, 1, 1}, {.stride = {2, 1}}},
+      {"pointwise_stride_1x3_c1024", {1, 1024, 4, 10}, {3, 1024, 1, 1}, {.stride = {1, 3}}, true},
       {"pointwise_groups3_n2", {2, 6, 5, 3}, {9, 2, 1, 1}, {.groups = 3}, true},  // read in place, last tile short
       {"kernel_1x3", {1, 3, 5, 9}, {2, 3, 1, 3}, {.pad = {0, 1, 0, 1}}},
       {"kernel_5x2", {1, 2, 9, 6}, {3, 2, 5, 2}, {}},

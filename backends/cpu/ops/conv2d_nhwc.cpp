@@ -73,10 +73,12 @@ struct NhwcFilters final : HostNodeState {
 // segment of Q pixels, sw pixels apart. A pointwise layer (1x1, stride 1, no padding) reads the
 // input itself: nothing to pad. Rows 4 KiB apart would all fall into one L1 set and evict each
 // other; their copy spaces the pixels out instead (and a filter row of taps is then no longer one
-// contiguous run).
+// contiguous run). A strided 1x1 layer copies only the pixels it reads, [P][Q], and is then read
+// like a pointwise one: one segment, whole tiles (its output rows alone can be shorter than a tile).
 struct Rows {
   bool in_place;
   std::int64_t hp, wp;
+  std::int64_t step_h, step_w;    // input pixels between neighbouring pixels of the copy
   std::int64_t segments, pixels;  // per image; pixels per segment
   std::int64_t pixel;             // floats between neighbouring pixels of the source
   std::int64_t lda;               // floats between consecutive rows of A
@@ -86,18 +88,23 @@ struct Rows {
 Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   Rows rows{};
   const bool unit = p.stride[0] == 1 && p.stride[1] == 1;
-  const bool alias = rows_alias_in_l1(p.stride[1] * d.c);
-  rows.in_place = unit && d.r == 1 && d.s == 1 && !alias &&
-                  std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
+  const bool pointwise = d.r == 1 && d.s == 1 && std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
+  const bool subsampled = pointwise && !unit;
+  const bool dense = unit || subsampled;  // A's rows follow each other in the source
+  const std::int64_t row_step = dense ? 1 : p.stride[1];
+  const bool alias = rows_alias_in_l1(row_step * d.c);
+  rows.in_place = unit && pointwise && !alias;
+  rows.step_h = subsampled ? p.stride[0] : 1;
+  rows.step_w = subsampled ? p.stride[1] : 1;
   // Only the window the taps reach: padding past it (or rows a large stride skips at the
   // bottom) is never read.
-  rows.hp = (d.p - 1) * p.stride[0] + (d.r - 1) * p.dilation[0] + 1;
-  rows.wp = (d.q - 1) * p.stride[1] + (d.s - 1) * p.dilation[1] + 1;
-  rows.segments = unit ? 1 : d.p;
-  rows.pixels = unit ? (d.p - 1) * rows.wp + d.q : d.q;
+  rows.hp = subsampled ? d.p : (d.p - 1) * p.stride[0] + (d.r - 1) * p.dilation[0] + 1;
+  rows.wp = subsampled ? d.q : (d.q - 1) * p.stride[1] + (d.s - 1) * p.dilation[1] + 1;
+  rows.segments = dense ? 1 : d.p;
+  rows.pixels = dense ? (d.p - 1) * rows.wp + d.q : d.q;
   rows.pixel = alias ? d.c + 16 : d.c;
-  rows.lda = p.stride[1] * rows.pixel;
-  rows.image_floats = (rows.hp * rows.wp + (rows.in_place ? 0 : mr * p.stride[1])) * rows.pixel;
+  rows.lda = row_step * rows.pixel;
+  rows.image_floats = (rows.hp * rows.wp + (rows.in_place ? 0 : mr * row_step)) * rows.pixel;
   return rows;
 }
 
@@ -106,10 +113,13 @@ void copy_padded(const ConvOperands& op, const Rows& rows, std::int64_t first, s
   const ConvDims& d = op.d;
   const std::int64_t row_floats = rows.wp * rows.pixel;
   tbb::parallel_for(std::int64_t{0}, count * rows.hp, [&](std::int64_t task) {
-    const std::int64_t image = task / rows.hp, hh = task % rows.hp, h = hh - op.p.pad[0];
+    const std::int64_t image = task / rows.hp, hh = task % rows.hp, h = hh * rows.step_h - op.p.pad[0];
     float* out = dst + image * rows.image_floats + hh * row_floats;
     if (h < 0 || h >= d.h) {
       std::fill_n(out, row_floats, 0.0f);
+    } else if (rows.step_w > 1) {  // a strided 1x1 layer's pixels: no padding
+      const float* in = op.x + ((first + image) * d.h + h) * d.w * d.c;
+      for (std::int64_t ww = 0; ww < rows.wp; ++ww) std::copy_n(in + ww * rows.step_w * d.c, d.c, out + ww * rows.pixel);
     } else {
       const std::int64_t left = std::min(op.p.pad[1], rows.wp), inside = std::min(d.w, rows.wp - left);
       const float* in = op.x + ((first + image) * d.h + h) * d.w * d.c;
