@@ -73,8 +73,9 @@ Plan plan_for(const ConvDims& d, const MicroKernel& kernel) {
   plan.lda = round_up(d.c, lanes);
   if (rows_alias_in_l1(plan.lda)) plan.lda += lanes;
   // When the transformed filters fit in L2, a chunk's V is sized to fit beside them and the
-  // products M (about as large), and chunks run on threads of their own, start to end. Larger filters stream from memory once per chunk,
-  // so chunks grow (to a few L2 sizes) and the threads share each one's work instead.
+  // products M (about as large), and chunks run on threads of their own, start to end. Larger
+  // filters stream from memory once per chunk, so chunks grow (to a few L2 sizes) and the
+  // threads share each one's work instead.
   const std::int64_t l2 = host_cache_sizes().l2, u_bytes = points * d.c * d.k * std::int64_t{sizeof(float)};
   const std::int64_t v_bytes = u_bytes < l2 ? std::max((l2 - u_bytes) / 2, l2 / 8) : std::clamp(u_bytes, 2 * l2, 8 * l2);
   const std::int64_t v_rows = v_bytes / std::int64_t{sizeof(float)} / (points * plan.lda);
