@@ -61,10 +61,14 @@ HostProgram::HostProgram(std::shared_ptr<const CompiledGraph> graph, const HostK
       states_.push_back(fn ? fn(graph_->graph, node) : nullptr);
     }
   };
+  in_executor(prepare_all);
+}
+
+void HostProgram::in_executor(const std::function<void()>& body) const {
   if (execute_)
-    execute_(prepare_all);
+    execute_(body);
   else
-    prepare_all();
+    body();
 }
 
 RunTime HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
@@ -93,10 +97,7 @@ RunTime HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span
     }
     elapsed = std::chrono::steady_clock::now() - run_start;
   };
-  if (execute_)
-    execute_(body);
-  else
-    body();
+  in_executor(body);
   return {std::chrono::duration<double>(elapsed).count(), RunClock::Host};
 }
 

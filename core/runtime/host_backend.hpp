@@ -72,6 +72,8 @@ class HostProgram final : public Program {
   RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
 
  private:
+  void in_executor(const std::function<void()>& body) const;  // inside `execute_`, if there is one
+
   std::shared_ptr<const CompiledGraph> graph_;
   const HostKernelTable& kernels_;
   Executor execute_;

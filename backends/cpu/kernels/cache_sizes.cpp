@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -54,6 +55,11 @@ const CacheSizes& host_cache_sizes() {
                                 .l2 = cache_size(2, sc_l2, 256 << 10),
                                 .l3 = cache_size(3, sc_l3, 8 << 20)};
   return sizes;
+}
+
+std::int64_t l1_depth_slice(std::int64_t nr, bool a_in_place) {
+  const std::int64_t panel_bytes = (a_in_place ? 2 : 1) * nr * std::int64_t{sizeof(float)};
+  return std::clamp(host_cache_sizes().l1 / panel_bytes / 16 * 16, std::int64_t{a_in_place ? 64 : 128}, std::int64_t{512});
 }
 
 }  // namespace porta::detail

@@ -11,6 +11,10 @@ struct CacheSizes {
 // sysconf first, then /sys/devices/system/cpu/cpu0/cache, then typical x86-64 sizes.
 const CacheSizes& host_cache_sizes();
 
+// Depth of one micro-kernel call's slice (a multiple of 16, 64 to 512): its nr-wide B panel fills
+// L1, or half of it where the call reads A's rows in place beside the panel.
+std::int64_t l1_depth_slice(std::int64_t nr, bool a_in_place);
+
 // Whether rows of floats this far apart all fall into one L1 set: a multiple of 4 KiB, L1's set
 // period on x86 cores (64 sets of 64-byte lines). More such rows read at once than the set has
 // ways evict each other before their lines are used up; kernels read them from a spaced copy.

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backends/cpu/kernels/lanes16.hpp"
+
 namespace porta::detail {
 
 struct DepthwiseRow {
@@ -19,38 +21,31 @@ struct DepthwiseRow {
 
 using DepthwiseRowFn = void (*)(const DepthwiseRow& row, float* y, std::int64_t q);
 
-// 16 floats: a zmm register where the target has AVX-512, two ymm or four xmm elsewhere.
-using DepthwiseVec = float __attribute__((vector_size(64)));
-
-// Through a reference: returning the vector by value would change the ABI between the
-// instruction sets this header is compiled for (-Wpsabi), though it is always inlined.
-[[gnu::always_inline]] inline void depthwise_load(DepthwiseVec& v, const float* p) { __builtin_memcpy(&v, p, sizeof v); }
-
 // Channels [c0, c0 + 16 * Vecs) of output columns [ow, ow + Pixels): every sum in a register
 // over all taps, each tap's weights loaded once for the block. `Checked` skips taps that fall
 // in the horizontal padding; unchecked blocks lie where none does.
 template <int Vecs, int Pixels, bool Checked>
 [[gnu::always_inline]] inline void depthwise_block(const DepthwiseRow& a, std::int64_t ow, std::int64_t c0, float* y) {
-  DepthwiseVec sum[Pixels][Vecs] = {};
+  Lanes16 sum[Pixels][Vecs] = {};
   for (std::int64_t r = 0; r < a.taps_h; ++r) {
     const float* row = a.rows[r];
     if (row == nullptr) continue;
     for (std::int64_t s = 0; s < a.taps_w; ++s) {
-      DepthwiseVec tap[Vecs];
-      for (int v = 0; v < Vecs; ++v) depthwise_load(tap[v], a.taps + (r * a.taps_w + s) * a.k + c0 + 16 * v);
+      Lanes16 tap[Vecs];
+      for (int v = 0; v < Vecs; ++v) load_lanes(tap[v], a.taps + (r * a.taps_w + s) * a.k + c0 + 16 * v);
       for (int p = 0; p < Pixels; ++p) {
         const std::int64_t iw = (ow + p) * a.stride + s * a.dilation - a.pad_left;
         if (Checked && (iw < 0 || iw >= a.width)) continue;
         for (int v = 0; v < Vecs; ++v) {
-          DepthwiseVec in;
-          depthwise_load(in, row + iw * a.k + c0 + 16 * v);
+          Lanes16 in;
+          load_lanes(in, row + iw * a.k + c0 + 16 * v);
           sum[p][v] += tap[v] * in;
         }
       }
     }
   }
   for (int p = 0; p < Pixels; ++p)
-    for (int v = 0; v < Vecs; ++v) __builtin_memcpy(y + (ow + p) * a.k + c0 + 16 * v, &sum[p][v], sizeof sum[p][v]);
+    for (int v = 0; v < Vecs; ++v) store_lanes(y + (ow + p) * a.k + c0 + 16 * v, sum[p][v]);
 }
 
 // The columns of one chunk of channels: checked at the edges, blocks of four inside.

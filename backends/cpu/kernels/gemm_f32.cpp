@@ -50,7 +50,7 @@ struct Blocking {
 Blocking blocking_for(const MicroKernel& kernel) {
   const CacheSizes& cache = host_cache_sizes();
   const std::int64_t bytes = sizeof(float);
-  const std::int64_t kc = std::clamp(cache.l1 / (kernel.nr * bytes) / 16 * 16, std::int64_t{128}, std::int64_t{512});
+  const std::int64_t kc = l1_depth_slice(kernel.nr, false);
   const std::int64_t mc = std::clamp(cache.l2 / 4 / (kc * bytes) / kernel.mr * kernel.mr, kernel.mr, 64 * kernel.mr);
   const std::int64_t nc = std::clamp(cache.l3 / 4 / (kc * bytes) / kernel.nr * kernel.nr, kernel.nr, 128 * kernel.nr);
   return {kc, mc, nc};

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdint>
 
+#include "backends/cpu/kernels/lanes16.hpp"
+
 namespace porta::detail {
 
 inline constexpr int winograd_out_tile = 4, winograd_in_tile = 6, winograd_points = 36;
@@ -19,9 +21,6 @@ using WinogradInputFn = void (*)(const float* const* pixel, std::int64_t channel
 // of 16 channels.
 using WinogradOutputFn = void (*)(const float* m, std::int64_t point_stride, std::int64_t channels, float* out,
                                   std::int64_t ld);
-
-// 16 floats: a zmm register where the target has AVX-512, two ymm or four xmm elsewhere.
-using WinogradLanes = float __attribute__((vector_size(64)));
 
 // The 1-D transforms at the points 0, 1, -1, 2, -2 and infinity, x and y `xs` and `ys` apart:
 // B^T (6 -> 6) and A^T (6 -> 4). G (3 -> 6) is applied once per filter, in double.
@@ -56,38 +55,36 @@ template <int In, int Out, class T, class Transform>
 
 [[gnu::always_inline]] inline void winograd_input_body(const float* const* pixel, std::int64_t channels, float* v,
                                                        std::int64_t point_stride) {
-  constexpr std::int64_t lanes = 16;
-  for (std::int64_t c = 0; c < channels; c += lanes) {
-    const auto bytes = static_cast<std::size_t>(std::min(lanes, channels - c)) * sizeof(float);
-    std::array<WinogradLanes, winograd_points> window, transformed;
+  for (std::int64_t c = 0; c < channels; c += lanes16) {
+    const auto bytes = static_cast<std::size_t>(std::min(lanes16, channels - c)) * sizeof(float);
+    std::array<Lanes16, winograd_points> window, transformed;
     for (int e = 0; e < winograd_points; ++e) {
       // Each lane group zeroed or loaded on its own: zeroing the whole window first (one rep
       // stos) and then overwriting it stalled every load behind the pending stores.
-      WinogradLanes value{};
+      Lanes16 value{};
       if (pixel[e] != nullptr && bytes == sizeof value) {
-        __builtin_memcpy(&value, pixel[e] + c, sizeof value);  // one vector load
+        load_lanes(value, pixel[e] + c);
       } else if (pixel[e] != nullptr) {
         __builtin_memcpy(&value, pixel[e] + c, bytes);
       }
       window[e] = value;
     }
     winograd_2d<winograd_in_tile, winograd_in_tile>(window.data(), transformed.data(),
-                                                    winograd_input_1d<WinogradLanes>);
+                                                    winograd_input_1d<Lanes16>);
     for (int xi = 0; xi < winograd_points; ++xi)
-      __builtin_memcpy(v + xi * point_stride + c, &transformed[xi], sizeof(WinogradLanes));
+      store_lanes(v + xi * point_stride + c, transformed[xi]);
   }
 }
 
 [[gnu::always_inline]] inline void winograd_output_body(const float* m, std::int64_t point_stride,
                                                         std::int64_t channels, float* out, std::int64_t ld) {
-  constexpr std::int64_t lanes = 16;
-  for (std::int64_t l = 0; l < channels; l += lanes) {
-    std::array<WinogradLanes, winograd_points> sums;
-    std::array<WinogradLanes, winograd_out_tile * winograd_out_tile> pixels;
-    for (int xi = 0; xi < winograd_points; ++xi) __builtin_memcpy(&sums[xi], m + xi * point_stride + l, sizeof(WinogradLanes));
-    winograd_2d<winograd_in_tile, winograd_out_tile>(sums.data(), pixels.data(), winograd_output_1d<WinogradLanes>);
+  for (std::int64_t l = 0; l < channels; l += lanes16) {
+    std::array<Lanes16, winograd_points> sums;
+    std::array<Lanes16, winograd_out_tile * winograd_out_tile> pixels;
+    for (int xi = 0; xi < winograd_points; ++xi) load_lanes(sums[xi], m + xi * point_stride + l);
+    winograd_2d<winograd_in_tile, winograd_out_tile>(sums.data(), pixels.data(), winograd_output_1d<Lanes16>);
     for (int e = 0; e < winograd_out_tile * winograd_out_tile; ++e)
-      __builtin_memcpy(out + e * ld + l, &pixels[e], sizeof(WinogradLanes));
+      store_lanes(out + e * ld + l, pixels[e]);
   }
 }
 

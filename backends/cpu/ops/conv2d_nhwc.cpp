@@ -150,8 +150,7 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
     for (std::int64_t s = 0; s < (row_runs ? 1 : d.s); ++s)
       call_shift.push_back((r * op.p.dilation[0] * rows.wp + s * op.p.dilation[1]) * rows.pixel);
   // Calls in depth slices whose A rows (mr of them) and B panel stay in L1 together.
-  const std::int64_t kc = std::clamp(host_cache_sizes().l1 / (2 * nr * std::int64_t{sizeof(float)}) / 16 * 16,
-                                     std::int64_t{64}, std::int64_t{512});
+  const std::int64_t kc = l1_depth_slice(nr, true);
 
   // As many images per copy as fit in L2 (at least one), so that the copy is still cached when
   // the GEMM reads it; in place, every image at once.

@@ -26,7 +26,6 @@ constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y 
 constexpr std::int64_t round_up(std::int64_t x, std::int64_t y) { return ceil_div(x, y) * y; }
 
 constexpr int out_tile = winograd_out_tile, in_tile = winograd_in_tile, points = winograd_points;
-constexpr std::int64_t lanes = 16;  // channels per step of the transforms
 
 // G (3 -> 6), the filter's 1-D transform at the transforms' points, in double: it runs once.
 void filter_1d(const double* x, int xs, double* y, int ys) {
@@ -70,8 +69,8 @@ Plan plan_for(const ConvDims& d, const MicroKernel& kernel) {
   plan.tiles_h = ceil_div(d.p, out_tile);
   plan.tiles_w = ceil_div(d.q, out_tile);
   plan.tiles = d.n * plan.tiles_h * plan.tiles_w;
-  plan.lda = round_up(d.c, lanes);
-  if (rows_alias_in_l1(plan.lda)) plan.lda += lanes;
+  plan.lda = round_up(d.c, lanes16);  // the transforms write whole groups of 16 channels
+  if (rows_alias_in_l1(plan.lda)) plan.lda += lanes16;
   // When the transformed filters fit in L2, a chunk's V is sized to fit beside them and the
   // products M (about as large), and chunks run on threads of their own, start to end. Larger
   // filters stream from memory once per chunk, so chunks grow (to a few L2 sizes) and the
@@ -126,8 +125,7 @@ void multiply_and_finish(const ConvOperands& op, const Plan& plan, const MicroKe
   const std::int64_t mr = kernel.mr, nr = kernel.nr, panels = filter_panels(d, nr), ldm = plan.filters;
   const std::int64_t m_rows = round_up(rows, mr);
   const WinogradOutputFn output = vector_kernels().winograd_output;
-  const std::int64_t kc = std::clamp(host_cache_sizes().l1 / (2 * nr * std::int64_t{sizeof(float)}) / 16 * 16,
-                                     std::int64_t{64}, std::int64_t{512});
+  const std::int64_t kc = l1_depth_slice(nr, true);
   for (int xi = 0; xi < points; ++xi) {
     const float* a = v + (xi * plan.chunk + first) * plan.lda;
     for (std::int64_t slice = 0; slice < d.c; slice += kc) {
