@@ -53,6 +53,10 @@ class BroadcastIndex {
 // numpy broadcasting of two shapes; returns false when they are incompatible.
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape& result);
 
+// Tiles of `y` needed to cover `x` (x >= 0, y > 0), and `x` rounded up to a multiple of `y`.
+constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
+constexpr std::int64_t round_up(std::int64_t x, std::int64_t y) { return ceil_div(x, y) * y; }
+
 // Batched matmul with broadcast batch dims: C[batch] = op(A[batch]) op(B[batch]).
 struct MatMulDims {
   std::int64_t m = 0, n = 0, k = 0;

@@ -26,7 +26,11 @@ template <int Taps, int Stride>
     const float* row[Taps];
     for (int t = 0; t < Taps * Taps; ++t) tap[t] = filter[t];
     for (int r = 0; r < Taps; ++r) row[r] = x + row_shift[r];
+    // The filter rows point into x, which y never overlaps: GCC vectorises without alias checks
+    // (clang's own checks are cheap, and it warns on this pragma).
+#if !defined(__clang__)
 #pragma GCC ivdep
+#endif
     for (std::int64_t j = 0; j < count; ++j) {
       float sum = 0.0f;
 #pragma GCC unroll 7

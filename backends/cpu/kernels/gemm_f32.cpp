@@ -16,11 +16,10 @@
 #include "backends/cpu/kernels/cache_sizes.hpp"
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/scratch_pool.hpp"
+#include "core/runtime/op_math.hpp"
 
 namespace porta::detail {
 namespace {
-
-constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
 
 // Below this many multiply-adds a GEMM runs on the calling thread: waking threads costs more
 // (64x64x64 on 2 threads took twice as long as on one; 128x128x128 gains a little).

@@ -29,7 +29,7 @@ void cpu_batchnorm(const HostOpArgs& args) {
 
   // Planes are (outer, channel) pairs; long planes are split into chunks to spread the work.
   const std::int64_t planes = split.outer * split.axis;
-  const std::int64_t chunks = (split.inner + chunk_elements - 1) / chunk_elements;
+  const std::int64_t chunks = ceil_div(split.inner, chunk_elements);
   const auto work = tbb::blocked_range2d<std::int64_t>(0, planes, 0, chunks);
   tbb::parallel_for(work, [&](const tbb::blocked_range2d<std::int64_t>& range) {
     ChunkBuffer x_buffer, y_buffer;

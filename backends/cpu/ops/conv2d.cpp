@@ -25,8 +25,6 @@
 namespace porta::detail {
 namespace {
 
-constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
-
 // Output elements [y_index, y_index + count), one run of pixels of one filter, from the sums in
 // src (which may be y itself): + bias + residual, then the activation.
 void finish_run(const ConvOperands& op, std::int64_t y_index, const float* src, std::int64_t count, float bias) {

@@ -35,8 +35,6 @@
 namespace porta::detail {
 namespace {
 
-constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
-
 bool is_depthwise(const ConvDims& d) { return d.groups == d.c && d.groups == d.k; }
 
 // The narrow kernel where a group's filters fill few of the wide kernel's columns.

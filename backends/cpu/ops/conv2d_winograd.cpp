@@ -18,12 +18,10 @@
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/vector_kernels.hpp"
+#include "core/runtime/op_math.hpp"
 
 namespace porta::detail {
 namespace {
-
-constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
-constexpr std::int64_t round_up(std::int64_t x, std::int64_t y) { return ceil_div(x, y) * y; }
 
 constexpr int out_tile = winograd_out_tile, in_tile = winograd_in_tile, points = winograd_points;
 

@@ -47,7 +47,7 @@ void softmax_rows(const HostTensor& x, const HostTensor& y, const AxisSplit& spl
 void softmax_columns(const HostTensor& x, const HostTensor& y, const AxisSplit& split) {
   const std::int64_t width = std::clamp(block_budget / std::max(split.axis, std::int64_t{1}),
                                         std::int64_t{1}, split.inner);
-  const std::int64_t blocks = (split.inner + width - 1) / width;
+  const std::int64_t blocks = ceil_div(split.inner, width);
   const auto work = tbb::blocked_range2d<std::int64_t>(0, split.outer, 0, blocks);
   tbb::parallel_for(work, [&](const tbb::blocked_range2d<std::int64_t>& range) {
     std::vector<float> values(split.axis * width), max(width), sum(width);

@@ -10,6 +10,7 @@
 #include <tbb/parallel_for.h>
 
 #include "core/runtime/host_backend.hpp"
+#include "core/runtime/op_math.hpp"
 
 namespace porta::detail {
 
@@ -21,7 +22,7 @@ using ChunkBuffer = std::array<float, chunk_elements>;
 // Chunk boundaries do not depend on how TBB splits the range.
 template <class Body>
 void parallel_chunks(std::int64_t total, std::int64_t chunk, const Body& body) {
-  const std::int64_t chunks = (total + chunk - 1) / chunk;
+  const std::int64_t chunks = ceil_div(total, chunk);
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, chunks),
                     [&](const tbb::blocked_range<std::int64_t>& range) {
                       for (std::int64_t i = range.begin(); i != range.end(); ++i) {

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 
+#include "core/runtime/op_math.hpp"
+
 namespace porta::detail::gpu {
 namespace {
 
-constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 constexpr int elementwise_block = 256;
 constexpr int blocks_per_compute_unit = 32;  // enough resident work to hide memory latency
 

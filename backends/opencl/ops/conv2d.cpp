@@ -21,7 +21,7 @@ void opencl_conv2d(LaunchBuilder& b, const Node& node) {
         .i32(slots.bias >= 0).i32(slots.residual >= 0).i64(d.c).i64(d.h).i64(d.w).i64(d.k).i64(d.r).i64(d.s).i64(d.p)
         .i64(d.q).i64(p.stride[0]).i64(p.stride[1]).i64(p.pad[0]).i64(p.pad[1]).i64(p.dilation[0]).i64(p.dilation[1])
         .i64(d.groups).i64(d.c_per_group).i64(d.k_per_group).i32(activation_code(p.activation));
-    const auto blocks = [](std::int64_t extent, int block) { return static_cast<std::size_t>((extent + block - 1) / block); };
+    const auto blocks = [](std::int64_t extent, int block) { return static_cast<std::size_t>(ceil_div(extent, block)); };
     b.enqueue(std::move(args), 3,
               {blocks(d.p * d.q, t.block_n), blocks(d.k_per_group, t.block_m), static_cast<std::size_t>(d.n * d.groups)},
               {1, 1, 1});
@@ -33,7 +33,7 @@ void opencl_conv2d(LaunchBuilder& b, const Node& node) {
       .i64(d.p).i64(d.q).i64(p.stride[0]).i64(p.stride[1]).i64(p.pad[0]).i64(p.pad[1]).i64(p.dilation[0])
       .i64(p.dilation[1]).i64(d.c_per_group).i64(d.k_per_group).i32(activation_code(p.activation));
   constexpr std::int64_t row_chunk = 16;  // ROW_CHUNK of kernels/conv2d.cl: outputs per work-item
-  b.enqueue_1d(std::move(args), d.n * d.k * d.p * ((d.q + row_chunk - 1) / row_chunk));
+  b.enqueue_1d(std::move(args), d.n * d.k * d.p * ceil_div(d.q, row_chunk));
 }
 
 }  // namespace porta::detail

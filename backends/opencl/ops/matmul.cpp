@@ -40,7 +40,7 @@ void enqueue_gemm(LaunchBuilder& b, const Node& node, const GemmCall& call) {
       .f32(call.alpha).f32(call.beta).i64(call.c_row_stride).i64(call.c_col_stride)
       .i32(activation_code(call.activation)).long8(to_long8(d.batch, 1)).long8(call.a_batch_strides)
       .long8(call.b_batch_strides);
-  const auto groups = [](std::int64_t extent, int tile) { return static_cast<std::size_t>((extent + tile - 1) / tile); };
+  const auto groups = [](std::int64_t extent, int tile) { return static_cast<std::size_t>(ceil_div(extent, tile)); };
   const auto batches = static_cast<std::size_t>(d.batch_count);
   if (t.vector_kernel) {  // one work-item per block
     b.enqueue(std::move(args), 3, {groups(d.n, t.block_n), groups(d.m, t.block_m), batches}, {1, 1, 1});
