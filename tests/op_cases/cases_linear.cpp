@@ -226,6 +226,14 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              {"residual_silu_3x3_c24", {2, 24, 9, 7}, {33, 24, 3, 3}, {.pad = {1, 1, 1, 1}, .activation = A::Silu}, true},
              {"residual_depthwise_silu", {1, 6, 7, 9}, {6, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 6, .activation = A::Silu},
               true},
+             // The cpu backend's channels-last GEMM finishes whole register tiles in y itself:
+             // 48 filters are a whole panel and a partial one, 35 pixels two whole tiles and a
+             // partial one; a stride-2 1x1 layer; 600 channels by 3 row taps, whose partial sums
+             // (three depth slices, three calls) pass through y before the epilogue.
+             {"residual_relu6_1x1_k48", {2, 20, 5, 7}, {48, 20, 1, 1}, {.activation = A::Relu6}, true},
+             {"residual_1x1_stride2_k32", {1, 8, 9, 9}, {32, 8, 1, 1}, {.stride = {2, 2}}, true},
+             {"residual_relu_3x1_c600_k32", {1, 600, 6, 5}, {32, 600, 3, 1}, {.pad = {1, 0, 1, 0}, .activation = A::Relu},
+              true},
          }) {
       cc.p.layout = layout;
       if (layout == Layout::NHWC) cc.variant += "_nhwc";
@@ -234,7 +242,9 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
           return window_output_size(cc.x[2 + i], cc.w[2 + i], cc.p.stride[i], cc.p.pad[i], cc.p.pad[2 + i], cc.p.dilation[i]);
         };
         const Tensor residual = c.input(stored(cc.p.layout, {cc.x[0], cc.w[0], extent(0), extent(1)}));
-        return c.g.conv2d(c.input(stored(cc.p.layout, cc.x)), c.weights(cc.w), cc.p,
+        const Tensor x = c.input(stored(cc.p.layout, cc.x));
+        // Scaled so that the activations see both sides of their bends (relu6 clips at 6).
+        return c.g.conv2d(cc.p.activation == A::None ? x : c.scaled(x, 4.0f), c.weights(cc.w), cc.p,
                           cc.bias ? c.weights({cc.w[0]}) : Tensor{}, {}, residual);
       });
     }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "porta/graph.hpp"
+
 namespace porta::detail {
 
 // c[i * ldc + j] (+)= sum over p < depth of a[p * mr + i] * b[p * nr + j], for a full mr x nr
@@ -12,10 +14,25 @@ namespace porta::detail {
 // aligned). With `accumulate` false, C is overwritten without being read.
 using MicroKernelFn = void (*)(std::int64_t depth, const float* a, const float* b, float* c,
                                std::int64_t ldc, bool accumulate);
+// What a kernel applies to its finished tile in registers before the one store:
+//   c = act(sum + bias[j] (+ residual[i * ld_residual + j])), rounded as the epilogue pass does.
+// Only the activations that are a clamp (None, Relu, Relu6); `fusable` says which.
+struct TileEpilogue {
+  const float* bias = nullptr;      // nr values, or null
+  const float* residual = nullptr;  // laid out like C, or null
+  std::int64_t ld_residual = 0;
+  Activation activation = Activation::None;
+
+  static constexpr bool fusable(Activation a) {
+    return a == Activation::None || a == Activation::Relu || a == Activation::Relu6;
+  }
+};
+
 // The same with A read in place from a row-major f32 matrix: element (i, p) at a[i * lda + p].
-// For GEMMs with few columns, where packing A would cost as much as multiplying it.
+// For GEMMs with few columns, where packing A would cost as much as multiplying it, and for
+// convolutions, whose input rows are A. `epilogue` (may be null) finishes the tile on its way out.
 using MicroKernelUnpackedAFn = void (*)(std::int64_t depth, const float* a, std::int64_t lda, const float* b,
-                                        float* c, std::int64_t ldc, bool accumulate);
+                                        float* c, std::int64_t ldc, bool accumulate, const TileEpilogue* epilogue);
 
 // The same with B read in place at a shift per step of k: element (p, j) at b[shift[p] + j], for
 // j < cols only (lanes past cols are neither read nor stored), and only rows < rows of C stored.

@@ -10,10 +10,26 @@ namespace {
 constexpr int mr = 6;
 constexpr int nr = 16;
 
+// sum + bias (+ the residual's 8 values), then the activation lane by lane as op_math.hpp
+// writes it: Relu keeps v > 0, else 0 (a NaN too); Relu6 replaces v < 0 and v > 6 (a NaN stays).
+__attribute__((target("avx2,fma"))) inline __m256 finish(const TileEpilogue& e, __m256 sum, __m256 bias,
+                                                         const float* residual) {
+  sum = _mm256_add_ps(sum, bias);
+  if (residual) sum = _mm256_add_ps(sum, _mm256_loadu_ps(residual));
+  const __m256 zero = _mm256_setzero_ps(), six = _mm256_set1_ps(6.0f);
+  if (e.activation == Activation::Relu) return _mm256_and_ps(_mm256_cmp_ps(sum, zero, _CMP_GT_OQ), sum);
+  if (e.activation == Activation::Relu6) {
+    sum = _mm256_blendv_ps(sum, zero, _mm256_cmp_ps(sum, zero, _CMP_LT_OQ));
+    return _mm256_blendv_ps(sum, six, _mm256_cmp_ps(sum, six, _CMP_GT_OQ));
+  }
+  return sum;
+}
+
 // A is packed (element (i, p) at a[p * mr + i]) or read in place (at a[i * lda + p]).
 template <bool packed_a>
 __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
-                                                   const float* b, float* c, std::int64_t ldc, bool accumulate) {
+                                                 const float* b, float* c, std::int64_t ldc, bool accumulate,
+                                                 const TileEpilogue* epilogue) {
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
   __m256 lo[mr], hi[mr];
 #pragma GCC unroll 6
@@ -34,11 +50,21 @@ __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float*
       hi[i] = _mm256_fmadd_ps(a_i, b_hi, hi[i]);
     }
   }
+  __m256 bias_lo = _mm256_setzero_ps(), bias_hi = _mm256_setzero_ps();
+  if (epilogue && epilogue->bias) {
+    bias_lo = _mm256_loadu_ps(epilogue->bias);
+    bias_hi = _mm256_loadu_ps(epilogue->bias + 8);
+  }
 #pragma GCC unroll 6
   for (int i = 0; i < mr; ++i, c += ldc) {
     if (accumulate) {
       lo[i] = _mm256_add_ps(lo[i], _mm256_loadu_ps(c));
       hi[i] = _mm256_add_ps(hi[i], _mm256_loadu_ps(c + 8));
+    }
+    if (epilogue) {
+      const float* residual = epilogue->residual ? epilogue->residual + i * epilogue->ld_residual : nullptr;
+      lo[i] = finish(*epilogue, lo[i], bias_lo, residual);
+      hi[i] = finish(*epilogue, hi[i], bias_hi, residual ? residual + 8 : nullptr);
     }
     _mm256_storeu_ps(c, lo[i]);
     _mm256_storeu_ps(c + 8, hi[i]);
@@ -47,7 +73,7 @@ __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float*
 
 __attribute__((target("avx2,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
                                                    std::int64_t ldc, bool accumulate) {
-  kernel<true>(depth, a, mr, b, c, ldc, accumulate);
+  kernel<true>(depth, a, mr, b, c, ldc, accumulate, nullptr);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and

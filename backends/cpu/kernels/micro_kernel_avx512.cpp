@@ -12,11 +12,27 @@ namespace {
 constexpr int mr = 14;
 constexpr int nr = 32;
 
+// sum + bias (+ the residual's 16 values), then the activation lane by lane as op_math.hpp
+// writes it: Relu keeps v > 0, else 0 (a NaN too); Relu6 replaces v < 0 and v > 6 (a NaN stays).
+__attribute__((target("avx512f"))) inline __m512 finish(const TileEpilogue& e, __m512 sum, __m512 bias,
+                                                        const float* residual) {
+  sum = _mm512_add_ps(sum, bias);
+  if (residual) sum = _mm512_add_ps(sum, _mm512_loadu_ps(residual));
+  const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
+  if (e.activation == Activation::Relu) return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(sum, zero, _CMP_GT_OQ), sum);
+  if (e.activation == Activation::Relu6) {
+    sum = _mm512_mask_mov_ps(sum, _mm512_cmp_ps_mask(sum, zero, _CMP_LT_OQ), zero);
+    return _mm512_mask_mov_ps(sum, _mm512_cmp_ps_mask(sum, six, _CMP_GT_OQ), six);
+  }
+  return sum;
+}
+
 // An Mr x (16 * Vecs) tile. A is packed (element (i, p) at a[p * Mr + i]) or read in place (at
 // a[i * lda + p]).
 template <int Mr, int Vecs, bool packed_a>
 __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
-                                                   const float* b, float* c, std::int64_t ldc, bool accumulate) {
+                                                   const float* b, float* c, std::int64_t ldc, bool accumulate,
+                                                   const TileEpilogue* epilogue) {
   const std::int64_t a_step = packed_a ? Mr : 1, a_row = packed_a ? 1 : lda;
   __m512 acc[Mr][Vecs];
 #pragma GCC unroll 28
@@ -41,12 +57,21 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
       for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_fmadd_ps(a_i, b_v[v], acc[i][v]);
     }
   }
+  __m512 bias[Vecs];
+#pragma GCC unroll 2
+  for (int v = 0; v < Vecs; ++v)
+    bias[v] = epilogue && epilogue->bias ? _mm512_loadu_ps(epilogue->bias + 16 * v) : _mm512_setzero_ps();
 #pragma GCC unroll 28
   for (int i = 0; i < Mr; ++i, c += ldc) {
 #pragma GCC unroll 2
     for (int v = 0; v < Vecs; ++v) {
-      if (accumulate) acc[i][v] = _mm512_add_ps(acc[i][v], _mm512_loadu_ps(c + 16 * v));
-      _mm512_storeu_ps(c + 16 * v, acc[i][v]);
+      __m512 sum = acc[i][v];
+      if (accumulate) sum = _mm512_add_ps(sum, _mm512_loadu_ps(c + 16 * v));
+      if (epilogue) {
+        const float* residual = epilogue->residual ? epilogue->residual + i * epilogue->ld_residual + 16 * v : nullptr;
+        sum = finish(*epilogue, sum, bias[v], residual);
+      }
+      _mm512_storeu_ps(c + 16 * v, sum);
     }
   }
 }
@@ -54,7 +79,7 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
 template <int Mr, int Vecs>
 __attribute__((target("avx512f,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
                                                    std::int64_t ldc, bool accumulate) {
-  kernel<Mr, Vecs, true>(depth, a, Mr, b, c, ldc, accumulate);
+  kernel<Mr, Vecs, true>(depth, a, Mr, b, c, ldc, accumulate, nullptr);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and

@@ -1,6 +1,7 @@
 // Portable micro-kernel for CPUs without AVX2: plain loops the compiler vectorises for the
 // baseline instruction set (SSE2 on x86-64, NEON on AArch64).
 #include "backends/cpu/kernels/micro_kernel.hpp"
+#include "core/runtime/op_math.hpp"
 
 namespace porta::detail {
 namespace {
@@ -11,7 +12,7 @@ constexpr std::int64_t nr = 16;
 // A is packed (element (i, p) at a[p * mr + i]) or read in place (at a[i * lda + p]).
 template <bool packed_a>
 void kernel(std::int64_t depth, const float* a, std::int64_t lda, const float* b, float* c, std::int64_t ldc,
-            bool accumulate) {
+            bool accumulate, const TileEpilogue* epilogue) {
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
   float acc[mr][nr] = {};
   for (std::int64_t p = 0; p < depth; ++p, a += a_step, b += nr) {
@@ -23,11 +24,18 @@ void kernel(std::int64_t depth, const float* a, std::int64_t lda, const float* b
   }
   for (std::int64_t i = 0; i < mr; ++i, c += ldc) {
     for (std::int64_t j = 0; j < nr; ++j) c[j] = accumulate ? c[j] + acc[i][j] : acc[i][j];
+    if (!epilogue) continue;
+    const float* residual = epilogue->residual ? epilogue->residual + i * epilogue->ld_residual : nullptr;
+    for (std::int64_t j = 0; j < nr; ++j) {
+      float v = c[j] + (epilogue->bias ? epilogue->bias[j] : 0.0f);
+      if (residual) v += residual[j];
+      c[j] = activate(epilogue->activation, v);
+    }
   }
 }
 
 void packed(std::int64_t depth, const float* a, const float* b, float* c, std::int64_t ldc, bool accumulate) {
-  kernel<true>(depth, a, mr, b, c, ldc, accumulate);
+  kernel<true>(depth, a, mr, b, c, ldc, accumulate, nullptr);
 }
 
 // B read at a shift per step of k; only the tile's rows x cols corner is read and written.

@@ -161,6 +161,11 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   const std::int64_t panels_per_task = std::min<std::int64_t>(panels, 4);
   const std::int64_t panel_blocks = ceil_div(panels, panels_per_task);
 
+  // Every row of a whole tile is an output pixel, the next one d.k floats on, when no pixel of a
+  // segment is discarded. y then also holds partial sums: not where it is the residual's storage.
+  const bool direct_rows = rows.segments == 1 && rows.wp == d.q && TileEpilogue::fusable(op.p.activation) &&
+                           op.residual != op.y.data();
+
   for (std::int64_t first = 0; first < d.n; first += images) {
     const std::int64_t count = std::min(images, d.n - first);
     if (!rows.in_place) copy_padded(op, rows, first, count, copy.data());
@@ -188,11 +193,15 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
       };
       for (std::int64_t tile = tile0; tile < std::min(tiles, tile0 + tiles_per_task); ++tile) {
         const float* a = segment_rows + tile * mr * rows.lda;
-        // The tile's output rows are written once, after its sums: ask for their lines now, for
-        // writing, so that fetching them overlaps the micro-kernel instead of stalling the stores.
+        // A tile whose rows are all kept lands in y itself, d.k apart, and the last call of each
+        // whole panel applies the epilogue in registers; a partial panel goes through `block`.
+        const bool direct = direct_rows && (tile + 1) * mr <= rows.pixels;
+        const std::int64_t direct_cols = direct ? k_count / nr * nr : 0, y0 = output_at(tile * mr);
+        // `block`'s rows are written to y once, after the tile's sums: ask for their lines now,
+        // for writing, so that fetching them overlaps the micro-kernel instead of stalling the stores.
         for (std::int64_t i = 0; i < mr; ++i)
           if (const std::int64_t at = output_at(tile * mr + i); at >= 0)
-            for (std::int64_t line = 0; line < k_count; line += 64 / std::int64_t{sizeof(float)})
+            for (std::int64_t line = direct_cols; line < k_count; line += 64 / std::int64_t{sizeof(float)})
               __builtin_prefetch(op.y.data() + at + line, 1, 3);
         // In place, A comes from memory in mr interleaved streams, which the hardware prefetcher
         // does not follow: fetch the next tile's rows (one contiguous block) while this one runs.
@@ -209,18 +218,26 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
           const std::int64_t slice_depth = std::min(kc, call_depth - slice);
           for (std::int64_t panel = 0; panel * nr < k_count; ++panel) {
             const float* b = filters + (group * panels + panel0 + panel) * depth * nr + slice * nr;
-            for (std::size_t call = 0; call < call_shift.size(); ++call)
-              kernel.run_unpacked_a(slice_depth, a + call_shift[call] + slice, rows.lda, b + call * call_depth * nr,
-                                    block.data() + panel * nr, ldc, call > 0 || slice > 0);
+            const bool to_y = panel * nr < direct_cols;
+            float* c = to_y ? op.y.data() + y0 + panel * nr : block.data() + panel * nr;
+            const TileEpilogue epilogue{.bias = op.bias ? op.bias + k0 + panel * nr : nullptr,
+                                        .residual = op.residual ? op.residual + y0 + panel * nr : nullptr,
+                                        .ld_residual = d.k,
+                                        .activation = op.p.activation};
+            for (std::size_t call = 0; call < call_shift.size(); ++call) {
+              const bool last = slice + kc >= call_depth && call + 1 == call_shift.size();
+              kernel.run_unpacked_a(slice_depth, a + call_shift[call] + slice, rows.lda, b + call * call_depth * nr, c,
+                                    to_y ? d.k : ldc, call > 0 || slice > 0, to_y && last ? &epilogue : nullptr);
+            }
           }
         }
-        // The tile's kept rows, through the epilogue into the output.
+        // The rest of the tile's kept rows, through the epilogue into the output.
         for (std::int64_t i = 0; i < mr; ++i) {
           const std::int64_t y_index = output_at(tile * mr + i);
           if (y_index < 0) continue;
-          bias_activate_channels(op.y.data() + y_index, block.data() + i * ldc,
-                                 op.residual ? op.residual + y_index : nullptr, k_count,
-                                 op.bias ? op.bias + k0 : nullptr, op.p.activation);
+          bias_activate_channels(op.y.data() + y_index + direct_cols, block.data() + i * ldc + direct_cols,
+                                 op.residual ? op.residual + y_index + direct_cols : nullptr, k_count - direct_cols,
+                                 op.bias ? op.bias + k0 + direct_cols : nullptr, op.p.activation);
           op.y.commit(y_index, k_count);
         }
       }
