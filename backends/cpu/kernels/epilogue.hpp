@@ -2,7 +2,9 @@
 // The fused epilogue of GEMM and convolution outputs: y = act(src + bias (+ residual)), one run of
 // contiguous outputs at a time. The activation is chosen outside the loop, so that the cheap ones
 // vectorise; sigmoid and SiLU run as a second pass over the run, in the widest instruction set
-// (tanh and GELU still call libm per element).
+// (tanh and GELU still call libm per element). The channels-last form is compiled per
+// instruction set (vector_kernels.hpp); always inline, so that it vectorises for the set of
+// whichever kernel includes it.
 #include <cstdint>
 
 #include "backends/cpu/kernels/activation_run.hpp"
@@ -11,7 +13,7 @@
 namespace porta::detail {
 
 template <class Bias, class Act>
-inline void epilogue_run(float* y, const float* src, const float* residual, std::int64_t count, const Bias& bias,
+[[gnu::always_inline]] inline void epilogue_run(float* y, const float* src, const float* residual, std::int64_t count, const Bias& bias,
                          const Act& act) {
   if (residual) {
     for (std::int64_t i = 0; i < count; ++i) y[i] = act(src[i] + bias(i) + residual[i]);
@@ -21,7 +23,7 @@ inline void epilogue_run(float* y, const float* src, const float* residual, std:
 }
 
 template <class Bias>
-inline void epilogue(float* y, const float* src, const float* residual, std::int64_t count, const Bias& bias,
+[[gnu::always_inline]] inline void epilogue(float* y, const float* src, const float* residual, std::int64_t count, const Bias& bias,
                      Activation act) {
   switch (act) {
     case Activation::None: return epilogue_run(y, src, residual, count, bias, [](float v) { return v; });
@@ -39,14 +41,17 @@ inline void epilogue(float* y, const float* src, const float* residual, std::int
 }
 
 // A run of one filter's outputs (NCHW): one bias for all. `src` may be `y` itself; `residual` may be null.
-inline void bias_activate(float* y, const float* src, const float* residual, std::int64_t count, float bias,
+[[gnu::always_inline]] inline void bias_activate(float* y, const float* src, const float* residual, std::int64_t count, float bias,
                           Activation act) {
   epilogue(y, src, residual, count, [bias](std::int64_t) { return bias; }, act);
 }
 
-// A run along the channels of one pixel (NHWC): a bias per element. `bias` and `residual` may be null.
-inline void bias_activate_channels(float* y, const float* src, const float* residual, std::int64_t count,
-                                   const float* bias, Activation act) {
+// A run along the channels of one pixel (NHWC): a bias per element. `bias` and `residual` may be
+// null; `src` may be `y` itself. Callers take it from vector_kernels().
+using BiasActivateChannelsFn = void (*)(float* y, const float* src, const float* residual, std::int64_t count,
+                                        const float* bias, Activation act);
+[[gnu::always_inline]] inline void bias_activate_channels_body(float* y, const float* src, const float* residual,
+                                                               std::int64_t count, const float* bias, Activation act) {
   if (bias == nullptr) return bias_activate(y, src, residual, count, 0.0f, act);
   epilogue(y, src, residual, count, [bias](std::int64_t i) { return bias[i]; }, act);
 }

@@ -7,6 +7,7 @@
 #include "backends/cpu/kernels/activation_run.hpp"
 #include "backends/cpu/kernels/depthwise_plane.hpp"
 #include "backends/cpu/kernels/depthwise_row.hpp"
+#include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/winograd_transform.hpp"
 
 namespace porta::detail {
@@ -15,6 +16,7 @@ struct VectorKernels {
   DepthwiseRowFn depthwise_row;
   DepthwisePlaneFn depthwise_plane;
   ActivationRunFn sigmoid, silu;
+  BiasActivateChannelsFn bias_activate_channels;
   WinogradInputFn winograd_input;
   WinogradOutputFn winograd_output;
 };

@@ -161,6 +161,7 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   const std::int64_t panels_per_task = std::min<std::int64_t>(panels, 4);
   const std::int64_t panel_blocks = ceil_div(panels, panels_per_task);
 
+  const BiasActivateChannelsFn finish = vector_kernels().bias_activate_channels;
   // Every row of a whole tile is an output pixel, the next one d.k floats on, when no pixel of a
   // segment is discarded. y then also holds partial sums: not where it is the residual's storage.
   const bool direct_rows = rows.segments == 1 && rows.wp == d.q && TileEpilogue::fusable(op.p.activation) &&
@@ -235,9 +236,9 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
         for (std::int64_t i = 0; i < mr; ++i) {
           const std::int64_t y_index = output_at(tile * mr + i);
           if (y_index < 0) continue;
-          bias_activate_channels(op.y.data() + y_index + direct_cols, block.data() + i * ldc + direct_cols,
-                                 op.residual ? op.residual + y_index + direct_cols : nullptr, k_count - direct_cols,
-                                 op.bias ? op.bias + k0 + direct_cols : nullptr, op.p.activation);
+          finish(op.y.data() + y_index + direct_cols, block.data() + i * ldc + direct_cols,
+                 op.residual ? op.residual + y_index + direct_cols : nullptr, k_count - direct_cols,
+                 op.bias ? op.bias + k0 + direct_cols : nullptr, op.p.activation);
           op.y.commit(y_index, k_count);
         }
       }
@@ -263,6 +264,7 @@ struct DepthwiseTaps final : HostNodeState {
 void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const ConvDims& d = op.d;
   const DepthwiseRowFn sweep = vector_kernels().depthwise_row;
+  const BiasActivateChannelsFn finish = vector_kernels().bias_activate_channels;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.p), [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(d.r));
     for (std::int64_t row = range.begin(); row != range.end(); ++row) {
@@ -278,8 +280,8 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
       float* y = op.y.data() + y_index;
       sweep(args, y, d.q);
       for (std::int64_t ow = 0; ow < d.q; ++ow)
-        bias_activate_channels(y + ow * d.k, y + ow * d.k, op.residual ? op.residual + y_index + ow * d.k : nullptr, d.k,
-                               op.bias, op.p.activation);
+        finish(y + ow * d.k, y + ow * d.k, op.residual ? op.residual + y_index + ow * d.k : nullptr, d.k, op.bias,
+               op.p.activation);
       op.y.commit(y_index, d.q * d.k);
     }
   });

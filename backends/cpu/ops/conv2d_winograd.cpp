@@ -123,6 +123,7 @@ void multiply_and_finish(const ConvOperands& op, const Plan& plan, const MicroKe
   const std::int64_t mr = kernel.mr, nr = kernel.nr, panels = filter_panels(d, nr), ldm = plan.filters;
   const std::int64_t m_rows = round_up(rows, mr);
   const WinogradOutputFn output = vector_kernels().winograd_output;
+  const BiasActivateChannelsFn finish = vector_kernels().bias_activate_channels;
   const std::int64_t kc = l1_depth_slice(nr, true);
   for (int xi = 0; xi < points; ++xi) {
     const float* a = v + (xi * plan.chunk + first) * plan.lda;
@@ -144,8 +145,8 @@ void multiply_and_finish(const ConvOperands& op, const Plan& plan, const MicroKe
       const std::int64_t oh = at.oh + e / out_tile, ow = at.ow + e % out_tile;
       if (oh >= d.p || ow >= d.q) continue;
       const std::int64_t y_index = ((at.n * d.p + oh) * d.q + ow) * d.k + k0;
-      bias_activate_channels(op.y.data() + y_index, pixels + e * ldm, op.residual ? op.residual + y_index : nullptr,
-                             cols, op.bias ? op.bias + k0 : nullptr, op.p.activation);
+      finish(op.y.data() + y_index, pixels + e * ldm, op.residual ? op.residual + y_index : nullptr, cols,
+             op.bias ? op.bias + k0 : nullptr, op.p.activation);
       op.y.commit(y_index, cols);
     }
   }
