@@ -33,7 +33,7 @@ template <int Mr, int Vecs, bool packed_a>
 __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
                                                    const float* b, float* c, std::int64_t ldc, bool accumulate,
                                                    const TileEpilogue* epilogue) {
-  const std::int64_t a_step = packed_a ? Mr : 1, a_row = packed_a ? 1 : lda;
+  const std::int64_t a_step = packed_a ? Mr : 1;
   __m512 acc[Mr][Vecs];
 #pragma GCC unroll 28
   for (int i = 0; i < Mr; ++i)
@@ -46,15 +46,28 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * Vecs - 1), _MM_HINT_T0);
   }
+  // In place, row i is at row_base[i / 3] + (i % 3) * lda: a base pointer per three rows and one
+  // stride register, so that the rows' addresses fit the general registers (with a pointer per
+  // row, or an offset per row, the compiler reloaded some from the stack every step).
+  constexpr int bases = packed_a ? 1 : (Mr + 2) / 3;
+  const char* row_base[bases];
+  const std::int64_t row_bytes = packed_a ? 0 : lda * std::int64_t{sizeof(float)};
+#pragma GCC unroll 10
+  for (int g = 0; g < bases; ++g) row_base[g] = reinterpret_cast<const char*>(a) + 3 * g * row_bytes;
   for (std::int64_t p = 0; p < depth; ++p, a += a_step, b += 16 * Vecs) {
     __m512 b_v[Vecs];
 #pragma GCC unroll 2
     for (int v = 0; v < Vecs; ++v) b_v[v] = _mm512_load_ps(b + 16 * v);
 #pragma GCC unroll 28
     for (int i = 0; i < Mr; ++i) {
-      const __m512 a_i = _mm512_set1_ps(a[i * a_row]);
+      const float* a_at = packed_a ? a + i : reinterpret_cast<const float*>(row_base[i / 3] + (i % 3) * row_bytes);
+      const __m512 a_i = _mm512_set1_ps(*a_at);
 #pragma GCC unroll 2
       for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_fmadd_ps(a_i, b_v[v], acc[i][v]);
+    }
+    if constexpr (!packed_a) {
+#pragma GCC unroll 10
+      for (int g = 0; g < bases; ++g) row_base[g] += sizeof(float);
     }
   }
   __m512 bias[Vecs];
