@@ -28,6 +28,26 @@ struct TileEpilogue {
   }
 };
 
+// One register of a tile through the epilogue: sum + bias (+ the residual's lanes), then the
+// activation lane by lane as op_math.hpp writes it (Relu keeps v > 0, else 0, a NaN too; Relu6
+// replaces v < 0 and v > 6, a NaN stays). V is the kernel's vector type (__m512, __m256), a GCC
+// vector, taken by reference so that no vector crosses a call in another instruction set's ABI.
+template <class V>
+[[gnu::always_inline]] inline void finish_lanes(const TileEpilogue& e, V& sum, const V& bias, const float* residual) {
+  sum += bias;
+  if (residual) {
+    V r;
+    __builtin_memcpy(&r, residual, sizeof r);
+    sum += r;
+  }
+  const V zero{}, six = zero + 6.0f;
+  if (e.activation == Activation::Relu) sum = sum > zero ? sum : zero;
+  if (e.activation == Activation::Relu6) {
+    sum = sum < zero ? zero : sum;
+    sum = sum > six ? six : sum;
+  }
+}
+
 // The same with A read in place from a row-major f32 matrix: element (i, p) at a[i * lda + p].
 // For GEMMs with few columns, where packing A would cost as much as multiplying it, and for
 // convolutions, whose input rows are A. `epilogue` (may be null) finishes the tile on its way out.

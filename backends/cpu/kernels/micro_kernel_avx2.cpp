@@ -10,21 +10,6 @@ namespace {
 constexpr int mr = 6;
 constexpr int nr = 16;
 
-// sum + bias (+ the residual's 8 values), then the activation lane by lane as op_math.hpp
-// writes it: Relu keeps v > 0, else 0 (a NaN too); Relu6 replaces v < 0 and v > 6 (a NaN stays).
-__attribute__((target("avx2,fma"))) inline __m256 finish(const TileEpilogue& e, __m256 sum, __m256 bias,
-                                                         const float* residual) {
-  sum = _mm256_add_ps(sum, bias);
-  if (residual) sum = _mm256_add_ps(sum, _mm256_loadu_ps(residual));
-  const __m256 zero = _mm256_setzero_ps(), six = _mm256_set1_ps(6.0f);
-  if (e.activation == Activation::Relu) return _mm256_and_ps(_mm256_cmp_ps(sum, zero, _CMP_GT_OQ), sum);
-  if (e.activation == Activation::Relu6) {
-    sum = _mm256_blendv_ps(sum, zero, _mm256_cmp_ps(sum, zero, _CMP_LT_OQ));
-    return _mm256_blendv_ps(sum, six, _mm256_cmp_ps(sum, six, _CMP_GT_OQ));
-  }
-  return sum;
-}
-
 // A is packed (element (i, p) at a[p * mr + i]) or read in place (at a[i * lda + p]).
 template <bool packed_a>
 __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
@@ -63,8 +48,8 @@ __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float*
     }
     if (epilogue) {
       const float* residual = epilogue->residual ? epilogue->residual + i * epilogue->ld_residual : nullptr;
-      lo[i] = finish(*epilogue, lo[i], bias_lo, residual);
-      hi[i] = finish(*epilogue, hi[i], bias_hi, residual ? residual + 8 : nullptr);
+      finish_lanes(*epilogue, lo[i], bias_lo, residual);
+      finish_lanes(*epilogue, hi[i], bias_hi, residual ? residual + 8 : nullptr);
     }
     _mm256_storeu_ps(c, lo[i]);
     _mm256_storeu_ps(c + 8, hi[i]);

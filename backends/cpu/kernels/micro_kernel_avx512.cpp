@@ -12,21 +12,6 @@ namespace {
 constexpr int mr = 14;
 constexpr int nr = 32;
 
-// sum + bias (+ the residual's 16 values), then the activation lane by lane as op_math.hpp
-// writes it: Relu keeps v > 0, else 0 (a NaN too); Relu6 replaces v < 0 and v > 6 (a NaN stays).
-__attribute__((target("avx512f"))) inline __m512 finish(const TileEpilogue& e, __m512 sum, __m512 bias,
-                                                        const float* residual) {
-  sum = _mm512_add_ps(sum, bias);
-  if (residual) sum = _mm512_add_ps(sum, _mm512_loadu_ps(residual));
-  const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
-  if (e.activation == Activation::Relu) return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(sum, zero, _CMP_GT_OQ), sum);
-  if (e.activation == Activation::Relu6) {
-    sum = _mm512_mask_mov_ps(sum, _mm512_cmp_ps_mask(sum, zero, _CMP_LT_OQ), zero);
-    return _mm512_mask_mov_ps(sum, _mm512_cmp_ps_mask(sum, six, _CMP_GT_OQ), six);
-  }
-  return sum;
-}
-
 // An Mr x (16 * Vecs) tile. A is packed (element (i, p) at a[p * Mr + i]) or read in place (at
 // a[i * lda + p]).
 template <int Mr, int Vecs, bool packed_a>
@@ -82,7 +67,7 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
       if (accumulate) sum = _mm512_add_ps(sum, _mm512_loadu_ps(c + 16 * v));
       if (epilogue) {
         const float* residual = epilogue->residual ? epilogue->residual + i * epilogue->ld_residual + 16 * v : nullptr;
-        sum = finish(*epilogue, sum, bias[v], residual);
+        finish_lanes(*epilogue, sum, bias[v], residual);
       }
       _mm512_storeu_ps(c + 16 * v, sum);
     }
