@@ -13,8 +13,8 @@
 namespace porta::detail {
 
 template <class Bias, class Act>
-[[gnu::always_inline]] inline void epilogue_run(float* y, const float* src, const float* residual, std::int64_t count, const Bias& bias,
-                         const Act& act) {
+[[gnu::always_inline]] inline void epilogue_run(float* y, const float* src, const float* residual,
+                                                std::int64_t count, const Bias& bias, const Act& act) {
   if (residual) {
     for (std::int64_t i = 0; i < count; ++i) y[i] = act(src[i] + bias(i) + residual[i]);
   } else {
@@ -23,8 +23,8 @@ template <class Bias, class Act>
 }
 
 template <class Bias>
-[[gnu::always_inline]] inline void epilogue(float* y, const float* src, const float* residual, std::int64_t count, const Bias& bias,
-                     Activation act) {
+[[gnu::always_inline]] inline void epilogue(float* y, const float* src, const float* residual, std::int64_t count,
+                                            const Bias& bias, Activation act) {
   switch (act) {
     case Activation::None: return epilogue_run(y, src, residual, count, bias, [](float v) { return v; });
     case Activation::Relu:
@@ -41,8 +41,8 @@ template <class Bias>
 }
 
 // A run of one filter's outputs (NCHW): one bias for all. `src` may be `y` itself; `residual` may be null.
-[[gnu::always_inline]] inline void bias_activate(float* y, const float* src, const float* residual, std::int64_t count, float bias,
-                          Activation act) {
+[[gnu::always_inline]] inline void bias_activate(float* y, const float* src, const float* residual,
+                                                 std::int64_t count, float bias, Activation act) {
   epilogue(y, src, residual, count, [bias](std::int64_t) { return bias; }, act);
 }
 
