@@ -109,9 +109,9 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   add_case(list, OpKind::Gemm, "strided_a", t, [](CaseGraph& c) {
     return c.g.gemm(c.input({9, 17}, {1, 9}), c.weights({17, 5}), {}, c.weights({5}));
   });
-  // Rows 4 KiB apart (K = 1024), which the cpu backend reads from a copy rather than in place:
-  // a ragged last row panel, two depth slices, a narrow and a wide N.
-  for (const std::int64_t n : {5, 40})
+  // Rows 4 KiB apart (K = 1024), which the cpu backend reads in place with a kernel of fewer rows:
+  // a ragged last row panel, two depth slices, narrow N (partial and whole panel) and wide N.
+  for (const std::int64_t n : {5, 16, 40})
     add_case(list, OpKind::Gemm, "rows_4k_apart_n" + std::to_string(n), t, [n](CaseGraph& c) {
       return c.g.gemm(c.input({31, 1024}), c.weights({1024, n}), {.activation = Activation::Relu}, c.weights({n}));
     });

@@ -17,7 +17,8 @@ std::int64_t l1_depth_slice(std::int64_t nr, bool a_in_place);
 
 // Whether rows of floats this far apart all fall into one L1 set: a multiple of 4 KiB, L1's set
 // period on x86 cores (64 sets of 64-byte lines). More such rows read at once than the set has
-// ways evict each other before their lines are used up; kernels read them from a spaced copy.
+// ways evict each other before their lines are used up; kernels read fewer of them at once, or
+// from a spaced copy.
 constexpr bool rows_alias_in_l1(std::int64_t row_floats) { return row_floats * std::int64_t{sizeof(float)} % 4096 == 0; }
 
 }  // namespace porta::detail

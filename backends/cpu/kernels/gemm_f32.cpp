@@ -27,14 +27,6 @@ constexpr std::int64_t parallel_threshold = std::int64_t{1} << 20;
 // Up to this many columns of C, packing A costs more than reading it in place, where its rows
 // are contiguous f32 (measured on Zen 5: in place wins up to 512 columns, loses from 1024).
 constexpr std::int64_t unpacked_a_max_cols = 512;
-// A's rows read in place are mr streams `ld` floats apart; rows that alias in L1 (2048x16x2048
-// ran at a third of the speed of 1760x16x1760; strides of 2 KiB or 10 KiB, over two sets, did not
-// suffer) are read from a copy at a stride that does not: a row copy streams, where packing them
-// would gather across the rows.
-constexpr std::int64_t copy_stride(std::int64_t depth) {
-  const std::int64_t ld = (depth + 15) / 16 * 16;
-  return rows_alias_in_l1(ld) ? ld + 16 : ld;
-}
 // Largest micro-kernel tile, for the edge tiles computed in a local buffer.
 constexpr std::int64_t max_tile = 16 * 64;
 
@@ -201,17 +193,14 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   const int threads = tbb::this_task_arena::max_concurrency();
   const bool parallel = threads > 1 && m * n * k >= parallel_threshold;
   if (m == 1 && a.dtype == DType::f32 && b.dtype == DType::f32) return gemv(n, k, a, b, c, parallel, epilogue);
-  const MicroKernel* narrow = gemm_narrow_micro_kernel();
-  const bool use_narrow = narrow != nullptr && n <= narrow->nr;
-  const MicroKernel& kernel = use_narrow ? *narrow : gemm_micro_kernel();
-  static const Blocking wide_blocking = blocking_for(gemm_micro_kernel());
-  static const Blocking narrow_blocking = narrow ? blocking_for(*narrow) : wide_blocking;
-  const Blocking& blocking = use_narrow ? narrow_blocking : wide_blocking;
+  const bool unpacked_a = a.dtype == DType::f32 && !a.trans && n <= unpacked_a_max_cols;
+  // A's rows read in place are mr streams `ld` floats apart; where they all fall into one L1 set
+  // (2048x16x2048 ran at a third of the speed of 1760x16x1760), a kernel with fewer rows reads them.
+  const MicroKernel& kernel = gemm_micro_kernel_for(n, unpacked_a && rows_alias_in_l1(a.ld));
+  const Blocking blocking = blocking_for(kernel);
   const std::int64_t nc = std::min(blocking.nc, ceil_div(n, kernel.nr) * kernel.nr);
   const std::int64_t kc = std::min(blocking.kc, k);
   const auto b_slice = gemm_scratch().acquire(static_cast<std::size_t>(kc * nc));
-  const bool unpacked_a = a.dtype == DType::f32 && !a.trans && n <= unpacked_a_max_cols;
-  const bool copied_a = unpacked_a && rows_alias_in_l1(a.ld);
 
   for (std::int64_t jc = 0; jc < n; jc += nc) {
     const std::int64_t slice_cols = std::min(nc, n - jc);
@@ -231,26 +220,18 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         const std::int64_t rows = std::min(grid.block_rows, m - row0);
         const std::int64_t col0 = task % grid.col_chunks * grid.chunk_panels * kernel.nr;
         const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - col0);
-        // In place, A's rows feed the micro-kernel directly (or from a row copy) and only a ragged
-        // last panel is packed.
+        // In place, A's rows feed the micro-kernel directly and only a ragged last panel is packed.
         const std::int64_t packed_row0 = unpacked_a ? rows / kernel.mr * kernel.mr : 0;
-        const std::int64_t a_ld = copied_a ? copy_stride(depth) : a.ld;
-        const auto a_block = gemm_scratch().acquire(
-            static_cast<std::size_t>(grid.block_rows * depth + (copied_a ? packed_row0 * a_ld : 0)));
+        const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.block_rows * depth));
         pack(a, true, row0 + packed_row0, rows - packed_row0, pc, depth, kernel.mr, a_block.data());
         const float* a_rows = reinterpret_cast<const float*>(a.data) + row0 * a.ld + pc;
-        if (copied_a) {
-          float* copy = a_block.data() + grid.block_rows * depth;
-          for (std::int64_t i = 0; i < packed_row0; ++i) std::copy_n(a_rows + i * a.ld, depth, copy + i * a_ld);
-          a_rows = copy;
-        }
         for (std::int64_t j = 0; j < cols; j += kernel.nr) {
           const float* b_panel = b_slice.data() + (col0 + j) * depth;
           for (std::int64_t i = 0; i < rows; i += kernel.mr) {
             run_tile(kernel, c + (row0 + i) * ldc + jc + col0 + j, ldc, std::min(kernel.mr, rows - i),
                      std::min(kernel.nr, cols - j), pc > 0, [&](float* tile, std::int64_t ld, bool accumulate) {
                        if (i < packed_row0) {
-                         kernel.run_unpacked_a(depth, a_rows + i * a_ld, a_ld, b_panel, tile, ld, accumulate, nullptr);
+                         kernel.run_unpacked_a(depth, a_rows + i * a.ld, a.ld, b_panel, tile, ld, accumulate, nullptr);
                        } else {
                          kernel.run(depth, a_block.data() + (i - packed_row0) * depth, b_panel, tile, ld, accumulate);
                        }

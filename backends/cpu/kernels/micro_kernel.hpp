@@ -70,16 +70,17 @@ struct MicroKernel {
 
 MicroKernel avx512_micro_kernel();
 MicroKernel avx512_narrow_micro_kernel();
+MicroKernel avx512_aliasing_micro_kernel(bool narrow);
 MicroKernel avx2_micro_kernel();
 MicroKernel generic_micro_kernel();
 
 // The widest kernel this CPU runs, chosen once. PORTA_CPU_ISA=avx2|generic caps the choice, so
 // tests can exercise the narrower kernels on a wider CPU.
 const MicroKernel& gemm_micro_kernel();
-// A kernel with fewer columns and more rows, for C with at most its nr columns, where the
-// chosen instruction set has one; else null.
-const MicroKernel* gemm_narrow_micro_kernel();
-// The narrow kernel where C has at most its nr columns, else the wide one.
-const MicroKernel& gemm_micro_kernel_for(std::int64_t columns);
+// The kernel for C with `columns` columns: a narrow one (fewer columns, more rows) where C has at
+// most its nr columns and the instruction set has one, else the wide one. With `rows_alias`, for
+// A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1), one that reads no
+// more rows at once than an L1 set has ways.
+const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias = false);
 
 }  // namespace porta::detail

@@ -14,36 +14,44 @@ bool cpu_has(std::string_view isa) {
   return isa == "generic";
 }
 
-MicroKernel choose() {
+struct KernelSet {
+  MicroKernel wide, narrow, wide_aliasing, narrow_aliasing;
+};
+
+KernelSet choose() {
   const char* cap = std::getenv("PORTA_CPU_ISA");
   const std::string_view limit = cap ? cap : "avx512";
   const bool allow_avx512 = limit == "avx512";
   const bool allow_avx2 = allow_avx512 || limit == "avx2";
 #if defined(__x86_64__)
-  if (allow_avx512 && cpu_has("avx512")) return avx512_micro_kernel();
-  if (allow_avx2 && cpu_has("avx2")) return avx2_micro_kernel();
+  if (allow_avx512 && cpu_has("avx512")) {
+    return {avx512_micro_kernel(), avx512_narrow_micro_kernel(), avx512_aliasing_micro_kernel(false),
+            avx512_aliasing_micro_kernel(true)};
+  }
+  // The AVX2 and generic kernels read 6 rows: fewer than any L1 set has ways.
+  if (allow_avx2 && cpu_has("avx2")) {
+    const MicroKernel avx2 = avx2_micro_kernel();
+    return {avx2, avx2, avx2, avx2};
+  }
 #endif
-  return generic_micro_kernel();
+  const MicroKernel generic = generic_micro_kernel();
+  return {generic, generic, generic, generic};
+}
+
+const KernelSet& kernels() {
+  static const KernelSet chosen = choose();
+  return chosen;
 }
 
 }  // namespace
 
-const MicroKernel& gemm_micro_kernel() {
-  static const MicroKernel chosen = choose();
-  return chosen;
-}
+const MicroKernel& gemm_micro_kernel() { return kernels().wide; }
 
-const MicroKernel* gemm_narrow_micro_kernel() {
-#if defined(__x86_64__)
-  static const MicroKernel narrow = avx512_narrow_micro_kernel();
-  if (gemm_micro_kernel().isa == "avx512") return &narrow;
-#endif
-  return nullptr;
-}
-
-const MicroKernel& gemm_micro_kernel_for(std::int64_t columns) {
-  const MicroKernel* narrow = gemm_narrow_micro_kernel();
-  return narrow && columns <= narrow->nr ? *narrow : gemm_micro_kernel();
+const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) {
+  const KernelSet& set = kernels();
+  const bool narrow = columns <= set.narrow.nr;
+  if (rows_alias) return narrow ? set.narrow_aliasing : set.wide_aliasing;
+  return narrow ? set.narrow : set.wide;
 }
 
 }  // namespace porta::detail
