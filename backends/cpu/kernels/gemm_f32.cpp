@@ -2,6 +2,8 @@
 // of nr columns that all threads share; C is then cut into tasks of rows x columns, each packing
 // its rows of op(A) into panels of mr rows and sweeping the micro-kernel over them: a B panel
 // stays in L1 across the A panels, the task's A block stays in L2, the shared B slice in L3.
+// Where a whole column slice of op(B) fits a quarter of L3, all its depth slices are packed at
+// once and each task runs through them in turn, keeping its block of C and its A rows' streams.
 // Only kc decides how each element's sum is split, and kc comes from the cache sizes alone, so
 // results do not depend on the thread count; the task grid only spreads the work.
 #include "backends/cpu/kernels/gemm_f32.hpp"
@@ -200,20 +202,28 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   const Blocking blocking = blocking_for(kernel);
   const std::int64_t nc = std::min(blocking.nc, ceil_div(n, kernel.nr) * kernel.nr);
   const std::int64_t kc = std::min(blocking.kc, k);
-  const auto b_slice = gemm_scratch().acquire(static_cast<std::size_t>(kc * nc));
+  // Where a column slice of op(B) packs whole into a quarter of L3 (GEMMs with few columns), it is
+  // packed at once and each task runs through the whole depth: two parallel regions, not two per
+  // depth slice, each of whose joins waits for the slowest thread.
+  const bool whole_depth = k * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 4;
+  const std::int64_t pass = whole_depth ? k : kc;
+  const auto b_pass = gemm_scratch().acquire(static_cast<std::size_t>(pass * nc));
 
   for (std::int64_t jc = 0; jc < n; jc += nc) {
     const std::int64_t slice_cols = std::min(nc, n - jc);
     const std::int64_t slice_panels = ceil_div(slice_cols, kernel.nr);
     const TaskGrid grid = task_grid(m, slice_panels, kernel, blocking, parallel ? threads : 1);
-    for (std::int64_t pc = 0; pc < k; pc += kc) {
-      const std::int64_t depth = std::min(kc, k - pc);
-      const bool last_slice = pc + depth == k;
-      // Packing B in chunks of panels keeps each chunk's writes on one thread.
+    for (std::int64_t p0 = 0; p0 < k; p0 += pass) {
+      const std::int64_t p_end = std::min(p0 + pass, k);
+      // B packs as depth slices of kc, slice pc at (pc - p0) * nc; in chunks of panels, which keeps
+      // each chunk's writes on one thread.
       for_each_task(parallel, grid.col_chunks, [&](std::int64_t chunk) {
         const std::int64_t first = chunk * grid.chunk_panels * kernel.nr;
-        pack(b, false, jc + first, std::min(grid.chunk_panels * kernel.nr, slice_cols - first), pc, depth,
-             kernel.nr, b_slice.data() + first * depth);
+        const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - first);
+        for (std::int64_t pc = p0; pc < p_end; pc += kc) {
+          const std::int64_t depth = std::min(kc, k - pc);
+          pack(b, false, jc + first, cols, pc, depth, kernel.nr, b_pass.data() + (pc - p0) * nc + first * depth);
+        }
       });
       for_each_task(parallel, grid.row_blocks * grid.col_chunks, [&](std::int64_t task) {
         const std::int64_t row0 = task / grid.col_chunks * grid.block_rows;
@@ -222,23 +232,28 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - col0);
         // In place, A's rows feed the micro-kernel directly and only a ragged last panel is packed.
         const std::int64_t packed_row0 = unpacked_a ? rows / kernel.mr * kernel.mr : 0;
-        const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.block_rows * depth));
-        pack(a, true, row0 + packed_row0, rows - packed_row0, pc, depth, kernel.mr, a_block.data());
-        const float* a_rows = reinterpret_cast<const float*>(a.data) + row0 * a.ld + pc;
-        for (std::int64_t j = 0; j < cols; j += kernel.nr) {
-          const float* b_panel = b_slice.data() + (col0 + j) * depth;
-          for (std::int64_t i = 0; i < rows; i += kernel.mr) {
-            run_tile(kernel, c + (row0 + i) * ldc + jc + col0 + j, ldc, std::min(kernel.mr, rows - i),
-                     std::min(kernel.nr, cols - j), pc > 0, [&](float* tile, std::int64_t ld, bool accumulate) {
-                       if (i < packed_row0) {
-                         kernel.run_unpacked_a(depth, a_rows + i * a.ld, a.ld, b_panel, tile, ld, accumulate, nullptr);
-                       } else {
-                         kernel.run(depth, a_block.data() + (i - packed_row0) * depth, b_panel, tile, ld, accumulate);
-                       }
-                     });
+        const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.block_rows * kc));
+        for (std::int64_t pc = p0; pc < p_end; pc += kc) {
+          const std::int64_t depth = std::min(kc, k - pc);
+          pack(a, true, row0 + packed_row0, rows - packed_row0, pc, depth, kernel.mr, a_block.data());
+          const float* a_rows = reinterpret_cast<const float*>(a.data) + row0 * a.ld + pc;
+          for (std::int64_t j = 0; j < cols; j += kernel.nr) {
+            const float* b_panel = b_pass.data() + (pc - p0) * nc + (col0 + j) * depth;
+            for (std::int64_t i = 0; i < rows; i += kernel.mr) {
+              run_tile(kernel, c + (row0 + i) * ldc + jc + col0 + j, ldc, std::min(kernel.mr, rows - i),
+                       std::min(kernel.nr, cols - j), pc > 0, [&](float* tile, std::int64_t ld, bool accumulate) {
+                         if (i < packed_row0) {
+                           kernel.run_unpacked_a(depth, a_rows + i * a.ld, a.ld, b_panel, tile, ld, accumulate,
+                                                 nullptr);
+                         } else {
+                           kernel.run(depth, a_block.data() + (i - packed_row0) * depth, b_panel, tile, ld,
+                                      accumulate);
+                         }
+                       });
+            }
           }
         }
-        if (last_slice && epilogue) epilogue({row0, jc + col0, rows, cols});
+        if (p_end == k && epilogue) epilogue({row0, jc + col0, rows, cols});
       });
     }
   }
