@@ -236,6 +236,8 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              // (three depth slices, three calls) pass through y before the epilogue.
              {"residual_relu6_1x1_k48", {2, 20, 5, 7}, {48, 20, 1, 1}, {.activation = A::Relu6}, true},
              {"residual_1x1_stride2_k32", {1, 8, 9, 9}, {32, 8, 1, 1}, {.stride = {2, 2}}, true},
+             // 200 shallow filters: six whole panels and a partial one, all in one task.
+             {"residual_relu_1x1_c8_k200", {1, 8, 5, 7}, {200, 8, 1, 1}, {.activation = A::Relu}, true},
              {"residual_relu_3x1_c600_k32", {1, 600, 6, 5}, {32, 600, 3, 1}, {.pad = {1, 0, 1, 0}, .activation = A::Relu},
               true},
          }) {

@@ -158,7 +158,13 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   const std::int64_t tiles = ceil_div(rows.pixels, mr);
   const std::int64_t tiles_per_task = std::min<std::int64_t>(tiles, 4);
   const std::int64_t tile_blocks = ceil_div(tiles, tiles_per_task);
-  const std::int64_t panels_per_task = std::min<std::int64_t>(panels, 4);
+  // A task takes as many filter panels as fit a quarter of L2, at least 4: then fewer tasks read
+  // each tile's A rows and y's pixels are written in longer runs (ResNet-50's 1x1 layers that
+  // widen 64-256 channels fourfold ran 5-18 % faster than with 4 panels; 16 panels of 2048-deep
+  // filters, 4 MiB, ran at half speed on 2 threads).
+  const std::int64_t panel_bytes = depth * nr * std::int64_t{sizeof(float)};
+  const std::int64_t panels_per_task =
+      std::clamp(host_cache_sizes().l2 / 4 / panel_bytes, std::min<std::int64_t>(panels, 4), panels);
   const std::int64_t panel_blocks = ceil_div(panels, panels_per_task);
 
   const BiasActivateChannelsFn finish = vector_kernels().bias_activate_channels;
