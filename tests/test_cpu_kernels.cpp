@@ -1,16 +1,20 @@
 // The cpu backend's own kernels: its vectorisable activations against the double-precision
-// formulas of the ref oracle, over float's whole useful range and at its edges; and its choice of
-// convolution algorithm (PORTA_CPU_CONV).
+// formulas of the ref oracle, over float's whole useful range and at its edges; its f16 runs in
+// every instruction set against the scalar conversions; and its choice of convolution algorithm
+// (PORTA_CPU_CONV).
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/kernels/activation_run.hpp"
+#include "backends/cpu/kernels/vector_kernels.hpp"
 #include "core/runtime/op_math.hpp"
 #include "op_cases/verify.hpp"
 #include "test_util.hpp"
@@ -59,6 +63,43 @@ TEST_SUITE("runtime") {
     CHECK(silu_fast(0.0f) == 0.0f);
     CHECK(std::isnan(sigmoid_fast(std::numeric_limits<float>::quiet_NaN())));
     CHECK(std::isnan(silu_fast(std::numeric_limits<float>::quiet_NaN())));
+  }
+
+  TEST_CASE("cpu f16 runs: bit for bit the scalar conversions, in every instruction set this CPU has") {
+    std::vector<std::pair<const char*, VectorKernels>> sets{{"generic", generic_vector_kernels()}};
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) sets.emplace_back("avx2", avx2_vector_kernels());
+    if (__builtin_cpu_supports("avx512f")) sets.emplace_back("avx512", avx512_vector_kernels());
+#endif
+    // Every f16 (test_dtype checks the scalar conversions against exact values).
+    std::vector<std::uint16_t> halves(1 << 16);
+    for (std::size_t h = 0; h < halves.size(); ++h) halves[h] = static_cast<std::uint16_t>(h);
+    // Every f16 as f32, the midpoints between neighbours and the floats either side of them, and
+    // random bit patterns (NaNs, infinities and f32 subnormals among them).
+    std::vector<float> floats;
+    for (std::uint32_t h = 0; h < 0x7c00; ++h) {
+      const float lo = f16_to_f32(static_cast<std::uint16_t>(h)), hi = f16_to_f32(static_cast<std::uint16_t>(h + 1));
+      const float mid = lo + (hi - lo) / 2;
+      for (const float v : {lo, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)}) {
+        floats.push_back(v);
+        floats.push_back(-v);
+      }
+    }
+    std::mt19937 rng(7);
+    for (int i = 0; i < 1 << 18; ++i) floats.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(rng())));
+    for (const auto& [name, set] : sets) {
+      CAPTURE(name);
+      std::vector<float> widened(halves.size());
+      set.widen_f16(halves.data(), widened.data(), static_cast<std::int64_t>(halves.size()));
+      std::size_t widen_mismatches = 0, narrow_mismatches = 0;
+      for (std::size_t i = 0; i < halves.size(); ++i)
+        widen_mismatches += std::bit_cast<std::uint32_t>(widened[i]) != std::bit_cast<std::uint32_t>(f16_to_f32(halves[i]));
+      std::vector<std::uint16_t> narrowed(floats.size());
+      set.narrow_f16(floats.data(), narrowed.data(), static_cast<std::int64_t>(floats.size()));
+      for (std::size_t i = 0; i < floats.size(); ++i) narrow_mismatches += narrowed[i] != f32_to_f16(floats[i]);
+      CHECK(widen_mismatches == 0);
+      CHECK(narrow_mismatches == 0);
+    }
   }
 }
 

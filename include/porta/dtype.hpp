@@ -19,42 +19,31 @@ std::string_view to_string(DType t) noexcept;
 DType parse_dtype(std::string_view text);
 
 // IEEE binary16 <-> binary32, round to nearest even; overflow becomes infinity, NaN stays NaN.
+// Without branches, so that loops over them vectorise: f16 GEMM operands and outputs convert
+// through these, and a data-dependent rounding branch mispredicted on every other element.
 constexpr std::uint16_t f32_to_f16(float value) noexcept {
   const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
   const std::uint32_t sign = (x >> 16) & 0x8000u;
   const std::uint32_t abs = x & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);  // NaN
-  if (abs >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds to inf
-  if (abs < 0x38800000u) {  // subnormal or zero in f16
-    if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);  // below half the smallest subnormal
-    const std::uint32_t exp = abs >> 23;
-    const std::uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-    const std::uint32_t shift = 126u - exp;  // 14..24
-    std::uint32_t half = mant >> shift;
-    const std::uint32_t rest = mant & ((1u << shift) - 1u);
-    const std::uint32_t halfway = 1u << (shift - 1u);
-    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
-    return static_cast<std::uint16_t>(sign | half);
-  }
-  std::uint32_t half = ((abs - 0x38000000u) >> 13);
-  const std::uint32_t rest = abs & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
-  return static_cast<std::uint16_t>(sign | half);
+  // Normal in f16: rebias the exponent and round the 13 dropped bits to nearest even; a carry
+  // out of the mantissa moves on to the next exponent.
+  const std::uint32_t normal = (abs - 0x38000000u + 0xfffu + ((abs >> 13) & 1u)) >> 13;
+  // Subnormal in f16: adding 0.5f aligns the value to units of 2^-24 in the low mantissa bits,
+  // and the addition rounds to nearest even. (f32 subnormals give 0, flushed to zero or not.)
+  const std::uint32_t subnormal = std::bit_cast<std::uint32_t>(std::bit_cast<float>(abs) + 0.5f) - 0x3f000000u;
+  const std::uint32_t finite = abs < 0x38800000u ? subnormal : abs >= 0x477ff000u ? 0x7c00u : normal;
+  return static_cast<std::uint16_t>(sign | (abs > 0x7f800000u ? 0x7e00u : finite));  // NaN: quiet
 }
 
 constexpr float f16_to_f32(std::uint16_t h) noexcept {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1fu;
-  std::uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
-  if (exp != 0) return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (mant << 13));
-  if (mant == 0) return std::bit_cast<float>(sign);
-  std::uint32_t e = 113;  // normalise a subnormal
-  while ((mant & 0x400u) == 0) {
-    mant <<= 1;
-    --e;
-  }
-  return std::bit_cast<float>(sign | (e << 23) | ((mant & 0x3ffu) << 13));
+  const std::uint32_t magnitude = h & 0x7fffu;
+  const std::uint32_t normal = (magnitude << 13) + 0x38000000u;  // rebias the exponent: 127 - 15
+  const std::uint32_t inf_nan = normal + 0x38000000u;           // exponent 31 becomes 255
+  // A subnormal is its mantissa times 2^-24: exact, and a normal f32, so never flushed.
+  const std::uint32_t subnormal = std::bit_cast<std::uint32_t>(static_cast<float>(magnitude) * 0x1p-24f);
+  const std::uint32_t bits = magnitude < 0x400u ? subnormal : magnitude >= 0x7c00u ? inf_nan : normal;
+  return std::bit_cast<float>(sign | bits);
 }
 
 constexpr std::uint16_t f32_to_bf16(float value) noexcept {

@@ -11,7 +11,9 @@ struct CacheSizes {
 // sysconf first, then /sys/devices/system/cpu/cpu0/cache, then typical x86-64 sizes.
 const CacheSizes& host_cache_sizes();
 
-// Depth of one micro-kernel call's slice (a multiple of 16, 64 to 512): its nr-wide B panel fills
+inline constexpr std::int64_t max_depth_slice = 512;
+
+// Depth of one micro-kernel call's slice (a multiple of 16, 64 to max_depth_slice): its nr-wide B panel fills
 // L1, or half of it where the call reads A's rows in place beside the panel.
 std::int64_t l1_depth_slice(std::int64_t nr, bool a_in_place);
 

@@ -16,6 +16,7 @@
 #include <tbb/task_arena.h>
 
 #include "backends/cpu/kernels/cache_sizes.hpp"
+#include "backends/cpu/kernels/dtype_convert.hpp"
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/scratch_pool.hpp"
 #include "core/runtime/op_math.hpp"
@@ -54,16 +55,26 @@ Blocking blocking_for(const MicroKernel& kernel) {
 // k-major inside a panel, zero-padding the last panel so the micro-kernel needs no edge case.
 // A packs with its rows as lanes, B with its columns. Writing each panel in order and reading
 // `width` source streams at once is faster than reading one source row at a time, even when
-// the lanes are strided.
-template <DType T>
-void pack_panels(const std::byte* data, std::int64_t lane_stride, std::int64_t depth_stride, std::int64_t lane0,
-                 std::int64_t lanes, std::int64_t p0, std::int64_t depth, std::int64_t width, float* dst) {
+// the lanes are strided; f16 and bf16 lanes that are strided convert a lane's depth at a time
+// instead, as one contiguous run (f16 converts 16 lanes wide, f16_run.hpp).
+void pack_panels(const std::byte* data, DType dtype, std::int64_t lane_stride, std::int64_t depth_stride,
+                 std::int64_t lane0, std::int64_t lanes, std::int64_t p0, std::int64_t depth, std::int64_t width,
+                 float* dst) {
   for (std::int64_t l0 = 0; l0 < lanes; l0 += width, dst += width * depth) {
     const std::int64_t used = std::min(width, lanes - l0);
     const std::int64_t origin = (lane0 + l0) * lane_stride + p0 * depth_stride;
-    for (std::int64_t p = 0; p < depth; ++p) {
-      const std::int64_t row = origin + p * depth_stride;
-      for (std::int64_t i = 0; i < used; ++i) dst[p * width + i] = load_as_f32(data, row + i * lane_stride, T);
+    if (lane_stride == 1) {  // each step of depth is a run of the panel's lanes
+      for (std::int64_t p = 0; p < depth; ++p) widen_to_f32(data, dtype, origin + p * depth_stride, used, dst + p * width);
+    } else if (dtype == DType::f32) {
+      const auto* src = reinterpret_cast<const float*>(data) + origin;
+      for (std::int64_t p = 0; p < depth; ++p)
+        for (std::int64_t i = 0; i < used; ++i) dst[p * width + i] = src[p * depth_stride + i * lane_stride];
+    } else {  // depth_stride is 1: each lane is a run
+      std::array<float, max_depth_slice> run;
+      for (std::int64_t i = 0; i < used; ++i) {
+        widen_to_f32(data, dtype, origin + i * lane_stride, depth, run.data());
+        for (std::int64_t p = 0; p < depth; ++p) dst[p * width + i] = run[p];
+      }
     }
     if (used < width) {
       for (std::int64_t p = 0; p < depth; ++p) std::fill(dst + p * width + used, dst + (p + 1) * width, 0.0f);
@@ -77,15 +88,7 @@ void pack(const GemmOperand& x, bool lanes_are_rows, std::int64_t lane0, std::in
   const bool lane_is_memory_row = lanes_are_rows != x.trans;
   const std::int64_t lane_stride = lane_is_memory_row ? x.ld : 1;
   const std::int64_t depth_stride = lane_is_memory_row ? 1 : x.ld;
-  const auto packer = [&] {
-    switch (x.dtype) {
-      case DType::f16: return pack_panels<DType::f16>;
-      case DType::bf16: return pack_panels<DType::bf16>;
-      case DType::f32: break;
-    }
-    return pack_panels<DType::f32>;
-  }();
-  packer(x.data, lane_stride, depth_stride, lane0, lanes, p0, depth, width, dst);
+  pack_panels(x.data, x.dtype, lane_stride, depth_stride, lane0, lanes, p0, depth, width, dst);
 }
 
 // Runs body(i) for i in [0, count): in parallel when `parallel`, else in order on this thread.

@@ -8,6 +8,7 @@
 #include "backends/cpu/kernels/depthwise_plane.hpp"
 #include "backends/cpu/kernels/depthwise_row.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
+#include "backends/cpu/kernels/f16_run.hpp"
 #include "backends/cpu/kernels/winograd_transform.hpp"
 
 namespace porta::detail {
@@ -19,6 +20,8 @@ struct VectorKernels {
   BiasActivateChannelsFn bias_activate_channels;
   WinogradInputFn winograd_input;
   WinogradOutputFn winograd_output;
+  WidenF16Fn widen_f16;
+  NarrowF16Fn narrow_f16;
 };
 
 VectorKernels avx512_vector_kernels();
