@@ -9,7 +9,7 @@ namespace porta::detail {
 TuneReport tune_opencl_gemm(const DeviceSpec& spec, const TuneSettings& settings);  // backends/opencl/gemm_tuning.cpp
 #endif
 
-TuneReport tune_device(std::string_view text, const TuneSettings& settings) {
+TuneReport tune_device(std::string_view text, [[maybe_unused]] const TuneSettings& settings) {
   const DeviceSpec spec = parse_device_spec(text);
 #ifdef PORTA_HAVE_OPENCL
   if (spec.backend == "opencl") return tune_opencl_gemm(spec, settings);

@@ -8,7 +8,11 @@ struct CacheSizes {
   std::int64_t l1 = 0, l2 = 0, l3 = 0;  // bytes of data cache per level, as one core sees it
 };
 
-// sysconf first, then /sys/devices/system/cpu/cpu0/cache, then typical x86-64 sizes.
+// PORTA_CPU_CACHES="L1,L2,L3" (e.g. "48K,1M,32M") where set: for machines that misreport them,
+// and for tests of the blocking that smaller caches get. Otherwise
+// /sys/devices/system/cpu/cpu0/cache, then sysconf, then typical x86-64 sizes.
+// Read once; a malformed PORTA_CPU_CACHES throws InvalidArgument (the cpu device checks it when
+// it opens).
 const CacheSizes& host_cache_sizes();
 
 inline constexpr std::int64_t max_depth_slice = 512;
