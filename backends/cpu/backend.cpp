@@ -7,6 +7,7 @@
 #include <tbb/task_arena.h>
 
 #include "backends/cpu/kernels/cache_sizes.hpp"
+#include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/ops/ops.hpp"
 #ifdef PORTA_HAVE_ONEDNN
 #include "backends/cpu/vendor/onednn.hpp"
@@ -88,7 +89,9 @@ class CpuBackend final : public Backend {
     if (spec.index != 0)
       throw Error(ErrorCode::NotFound, "device '" + spec.text + "': there is one cpu device, cpu:0; use cpu:threads=N to size it");
     const int threads = parse_threads(spec);
-    host_cache_sizes();  // a malformed PORTA_CPU_CACHES fails here, not in the middle of a run
+    // A malformed PORTA_CPU_CACHES or PORTA_CPU_ISA fails here, not in the middle of a run.
+    host_cache_sizes();
+    gemm_micro_kernel();
     auto arena = std::make_shared<tbb::task_arena>(threads);
     auto execute = [arena](const std::function<void()>& body) { arena->execute(body); };
     return std::make_shared<HostDevice>(cpu_info(threads, spec.option("threads") == nullptr), cpu_kernels(), execute,

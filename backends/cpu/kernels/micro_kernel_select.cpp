@@ -1,7 +1,9 @@
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "backends/cpu/kernels/micro_kernel.hpp"
+#include "porta/error.hpp"
 
 namespace porta::detail {
 namespace {
@@ -21,6 +23,8 @@ struct KernelSet {
 KernelSet choose() {
   const char* cap = std::getenv("PORTA_CPU_ISA");
   const std::string_view limit = cap ? cap : "avx512";
+  if (limit != "avx512" && limit != "avx2" && limit != "generic")
+    throw Error(ErrorCode::InvalidArgument, "PORTA_CPU_ISA=" + std::string(limit) + ": expected avx512, avx2 or generic");
   const bool allow_avx512 = limit == "avx512";
   const bool allow_avx2 = allow_avx512 || limit == "avx2";
 #if defined(__x86_64__)
