@@ -60,6 +60,9 @@ using MicroKernelUnpackedAFn = void (*)(std::int64_t depth, const float* a, std:
 using MicroKernelShiftedBFn = void (*)(std::int64_t depth, const float* a, const float* b, const std::int64_t* shift,
                                        float* c, std::int64_t ldc, int rows, int cols, bool accumulate);
 
+// No kernel has more rows (the AVX-512 narrow one has 28).
+inline constexpr std::int64_t max_mr = 28;
+
 struct MicroKernel {
   std::string_view isa;  // "avx512", "avx2", "generic"
   std::int64_t mr, nr;

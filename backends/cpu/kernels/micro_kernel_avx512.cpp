@@ -21,6 +21,7 @@ template <int Mr, int Vecs, bool packed_a>
 __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
                                                    const float* b, float* c, std::int64_t ldc, bool accumulate,
                                                    const TileEpilogue* epilogue) {
+  static_assert(Mr <= max_mr);
   const std::int64_t a_step = packed_a ? Mr : 1;
   __m512 acc[Mr][Vecs];
 #pragma GCC unroll 28

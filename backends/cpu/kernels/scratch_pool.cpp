@@ -22,6 +22,7 @@ AlignedFloats aligned_floats(std::size_t floats) {
 }
 
 ScratchPool::Lease ScratchPool::acquire(std::size_t floats) {
+  if (floats == 0) return {*this, Buffer{}};
   {
     const std::lock_guard lock(mutex_);
     for (auto it = free_.begin(); it != free_.end(); ++it) {

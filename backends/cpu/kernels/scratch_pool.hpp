@@ -39,7 +39,8 @@ class ScratchPool {
     Buffer buffer_;
   };
 
-  // A buffer of at least `floats` floats, 64-byte aligned; throws OutOfMemory.
+  // A buffer of at least `floats` floats, 64-byte aligned; throws OutOfMemory. For 0 floats, an
+  // empty lease that does not touch the pool (or its lock).
   Lease acquire(std::size_t floats);
 
  private:

@@ -5,6 +5,7 @@
 // filters, packed once into the kernel's column panels. Depthwise layers have no reduction over
 // channels and get a direct kernel that runs along the channels of a pixel instead.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -187,34 +188,39 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
       const std::int64_t k0 = group * d.k_per_group + panel0 * nr;
       const std::int64_t k_count = std::min(panels_per_task * nr, (group + 1) * d.k_per_group - k0);
       const std::int64_t ldc = panels_per_task * nr;
-      const auto block = gemm_scratch().acquire(static_cast<std::size_t>(mr * ldc));
+      // Tiles that are not all output pixels, and partial panels, are computed into `block`.
+      const std::int64_t tile_end = std::min(tiles, tile0 + tiles_per_task);
+      const bool all_direct = direct_rows && tile_end * mr <= rows.pixels && k_count % nr == 0;
+      const auto block = gemm_scratch().acquire(static_cast<std::size_t>(all_direct ? 0 : mr * ldc));
       const float* segment_rows =
           source + image * rows.image_floats + segment * op.p.stride[0] * rows.wp * rows.pixel + group * d.c_per_group;
       // In place, the image's last tile would read past it: its rows are copied, zero-padded.
-      const bool short_tail = rows.in_place && rows.pixels % mr != 0 && tile0 + tiles_per_task >= tiles;
-      const auto tail = gemm_scratch().acquire(static_cast<std::size_t>(short_tail ? mr * d.c : 1));
-      // Where pixel j of the segment goes in y (at channel k0), or -1 for a discarded one.
-      const auto output_at = [&](std::int64_t j) -> std::int64_t {
-        const std::int64_t oh = rows.segments == 1 ? j / rows.wp : segment, ow = rows.segments == 1 ? j % rows.wp : j;
-        return j < rows.pixels && ow < d.q ? (((first + image) * d.p + oh) * d.q + ow) * d.k + k0 : -1;
-      };
-      for (std::int64_t tile = tile0; tile < std::min(tiles, tile0 + tiles_per_task); ++tile) {
+      const bool short_tail = rows.in_place && rows.pixels % mr != 0 && tile_end == tiles;
+      const auto tail = gemm_scratch().acquire(static_cast<std::size_t>(short_tail ? mr * d.c : 0));
+      for (std::int64_t tile = tile0; tile < tile_end; ++tile) {
         const float* a = segment_rows + tile * mr * rows.lda;
+        // Where the tile's rows go in y (at channel k0), or -1 for discarded pixels; one division
+        // per tile (one per row took a sixth of a 64-channel 1x1 layer's time).
+        std::array<std::int64_t, max_mr> y_at;
+        {
+          const std::int64_t j0 = tile * mr;
+          std::int64_t oh = rows.segments == 1 ? j0 / rows.wp : segment, ow = rows.segments == 1 ? j0 % rows.wp : j0;
+          for (std::int64_t i = 0; i < mr; ++i, ++ow) {
+            if (ow == rows.wp) ow = 0, ++oh;  // the next row of a whole-image segment
+            y_at[i] = j0 + i < rows.pixels && ow < d.q ? (((first + image) * d.p + oh) * d.q + ow) * d.k + k0 : -1;
+          }
+        }
         // A tile whose rows are all kept lands in y itself, d.k apart, and the last call of each
         // whole panel applies the epilogue in registers; a partial panel goes through `block`.
         const bool direct = direct_rows && (tile + 1) * mr <= rows.pixels;
-        const std::int64_t direct_cols = direct ? k_count / nr * nr : 0, y0 = output_at(tile * mr);
+        const std::int64_t direct_cols = direct ? k_count / nr * nr : 0, y0 = y_at[0];
         // `block`'s rows are written to y once, after the tile's sums: ask for their lines now,
         // for writing, so that fetching them overlaps the micro-kernel instead of stalling the stores.
-        for (std::int64_t i = 0; i < mr; ++i)
-          if (const std::int64_t at = output_at(tile * mr + i); at >= 0)
-            for (std::int64_t line = direct_cols; line < k_count; line += 64 / std::int64_t{sizeof(float)})
-              __builtin_prefetch(op.y.data() + at + line, 1, 3);
-        // In place, A comes from memory in mr interleaved streams, which the hardware prefetcher
-        // does not follow: fetch the next tile's rows (one contiguous block) while this one runs.
-        if (rows.in_place && tile + 1 < tiles && d.groups == 1)
-          for (std::int64_t line = 0; line < mr * d.c; line += 64 / std::int64_t{sizeof(float)})
-            __builtin_prefetch(a + mr * rows.lda + line, 0, 2);
+        if (direct_cols < k_count)
+          for (std::int64_t i = 0; i < mr; ++i)
+            if (y_at[i] >= 0)
+              for (std::int64_t line = direct_cols; line < k_count; line += 64 / std::int64_t{sizeof(float)})
+                __builtin_prefetch(op.y.data() + y_at[i] + line, 1, 3);
         if (short_tail && tile == tiles - 1) {
           const std::int64_t kept = rows.pixels - tile * mr, group_offset = group * d.c_per_group;
           std::copy_n(a - group_offset, kept * d.c, tail.data());
@@ -239,12 +245,14 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
           }
         }
         // The rest of the tile's kept rows, through the epilogue into the output.
+        if (direct_cols == k_count && !op.y.converts()) continue;
         for (std::int64_t i = 0; i < mr; ++i) {
-          const std::int64_t y_index = output_at(tile * mr + i);
+          const std::int64_t y_index = y_at[i];
           if (y_index < 0) continue;
-          finish(op.y.data() + y_index + direct_cols, block.data() + i * ldc + direct_cols,
-                 op.residual ? op.residual + y_index + direct_cols : nullptr, k_count - direct_cols,
-                 op.bias ? op.bias + k0 + direct_cols : nullptr, op.p.activation);
+          if (direct_cols < k_count)
+            finish(op.y.data() + y_index + direct_cols, block.data() + i * ldc + direct_cols,
+                   op.residual ? op.residual + y_index + direct_cols : nullptr, k_count - direct_cols,
+                   op.bias ? op.bias + k0 + direct_cols : nullptr, op.p.activation);
           op.y.commit(y_index, k_count);
         }
       }

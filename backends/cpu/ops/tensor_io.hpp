@@ -71,8 +71,10 @@ class F32Output {
  public:
   explicit F32Output(const HostTensor& t);
   float* data() const noexcept { return data_; }
+  // Whether commit converts anything: the output is not f32.
+  bool converts() const noexcept { return !scratch_.empty(); }
   void commit(std::int64_t begin, std::int64_t count) const {
-    store_f32(tensor_, begin, count, data_ + begin);
+    if (converts()) store_f32(tensor_, begin, count, data_ + begin);
   }
 
  private:
