@@ -18,6 +18,7 @@ struct VectorKernels {
   DepthwisePlaneFn depthwise_plane;
   ActivationRunFn sigmoid, silu;
   BiasActivateChannelsFn bias_activate_channels;
+  BiasActivatePixelsFn bias_activate_pixels;
   WinogradInputFn winograd_input;
   WinogradOutputFn winograd_output;
   WidenF16Fn widen_f16;

@@ -278,7 +278,7 @@ struct DepthwiseTaps final : HostNodeState {
 void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const ConvDims& d = op.d;
   const DepthwiseRowFn sweep = vector_kernels().depthwise_row;
-  const BiasActivateChannelsFn finish = vector_kernels().bias_activate_channels;
+  const BiasActivatePixelsFn finish = vector_kernels().bias_activate_pixels;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.p), [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(d.r));
     for (std::int64_t row = range.begin(); row != range.end(); ++row) {
@@ -293,9 +293,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
       const std::int64_t y_index = row * d.q * d.k;
       float* y = op.y.data() + y_index;
       sweep(args, y, d.q);
-      for (std::int64_t ow = 0; ow < d.q; ++ow)
-        finish(y + ow * d.k, y + ow * d.k, op.residual ? op.residual + y_index + ow * d.k : nullptr, d.k, op.bias,
-               op.p.activation);
+      finish(y, op.residual ? op.residual + y_index : nullptr, d.q, d.k, op.bias, op.p.activation);
       op.y.commit(y_index, d.q * d.k);
     }
   });
