@@ -240,6 +240,11 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              {"residual_relu_1x1_c8_k200", {1, 8, 5, 7}, {200, 8, 1, 1}, {.activation = A::Relu}, true},
              {"residual_relu_3x1_c600_k32", {1, 600, 6, 5}, {32, 600, 3, 1}, {.pad = {1, 0, 1, 0}, .activation = A::Relu},
               true},
+             // Activations that are not a clamp run over the tiles' stored rows: as one run where
+             // a tile's rows hold every filter (64, 32), row by row past a partial panel (48).
+             {"residual_sigmoid_1x1_k64", {1, 16, 6, 7}, {64, 16, 1, 1}, {.activation = A::Sigmoid}, true},
+             {"residual_silu_1x1_k48", {2, 20, 5, 7}, {48, 20, 1, 1}, {.activation = A::Silu}, true},
+             {"residual_tanh_1x1_k32", {1, 8, 4, 7}, {32, 8, 1, 1}, {.activation = A::Tanh}, true},
          }) {
       cc.p.layout = layout;
       if (layout == Layout::NHWC) cc.variant += "_nhwc";

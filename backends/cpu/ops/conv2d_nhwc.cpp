@@ -169,10 +169,13 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   const std::int64_t panel_blocks = ceil_div(panels, panels_per_task);
 
   const BiasActivateChannelsFn finish = vector_kernels().bias_activate_channels;
+  const BiasActivatePixelsFn activate_after = vector_kernels().bias_activate_pixels;
   // Every row of a whole tile is an output pixel, the next one d.k floats on, when no pixel of a
   // segment is discarded. y then also holds partial sums: not where it is the residual's storage.
-  const bool direct_rows = rows.segments == 1 && rows.wp == d.q && TileEpilogue::fusable(op.p.activation) &&
-                           op.residual != op.y.data();
+  // The micro-kernel adds bias and residual on its way there, and applies the activations that
+  // are a clamp; the others (sigmoid, SiLU, ...) run over the tile's stored rows afterwards.
+  const bool direct_rows = rows.segments == 1 && rows.wp == d.q && op.residual != op.y.data();
+  const bool in_kernel = TileEpilogue::fusable(op.p.activation);
 
   for (std::int64_t first = 0; first < d.n; first += images) {
     const std::int64_t count = std::min(images, d.n - first);
@@ -236,7 +239,7 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
             const TileEpilogue epilogue{.bias = op.bias ? op.bias + k0 + panel * nr : nullptr,
                                         .residual = op.residual ? op.residual + y0 + panel * nr : nullptr,
                                         .ld_residual = d.k,
-                                        .activation = op.p.activation};
+                                        .activation = in_kernel ? op.p.activation : Activation::None};
             for (std::size_t call = 0; call < call_shift.size(); ++call) {
               const bool last = slice + kc >= call_depth && call + 1 == call_shift.size();
               kernel.run_unpacked_a(slice_depth, a + call_shift[call] + slice, rows.lda, b + call * call_depth * nr, c,
@@ -244,11 +247,16 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
             }
           }
         }
+        const bool activate_stored = direct_cols > 0 && !in_kernel;
+        if (activate_stored && direct_cols == d.k)  // the tile's rows are one run of y
+          activate_after(op.y.data() + y0, nullptr, mr, d.k, nullptr, op.p.activation);
         // The rest of the tile's kept rows, through the epilogue into the output.
-        if (direct_cols == k_count && !op.y.converts()) continue;
+        if (direct_cols == k_count && (!activate_stored || direct_cols == d.k) && !op.y.converts()) continue;
         for (std::int64_t i = 0; i < mr; ++i) {
           const std::int64_t y_index = y_at[i];
           if (y_index < 0) continue;
+          if (activate_stored && direct_cols < d.k)
+            activate_after(op.y.data() + y_index, nullptr, 1, direct_cols, nullptr, op.p.activation);
           if (direct_cols < k_count)
             finish(op.y.data() + y_index + direct_cols, block.data() + i * ldc + direct_cols,
                    op.residual ? op.residual + y_index + direct_cols : nullptr, k_count - direct_cols,
