@@ -245,6 +245,11 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              {"residual_sigmoid_1x1_k64", {1, 16, 6, 7}, {64, 16, 1, 1}, {.activation = A::Sigmoid}, true},
              {"residual_silu_1x1_k48", {2, 20, 5, 7}, {48, 20, 1, 1}, {.activation = A::Silu}, true},
              {"residual_tanh_1x1_k32", {1, 8, 4, 7}, {32, 8, 1, 1}, {.activation = A::Tanh}, true},
+             // Strided layers: each output row is a segment, its whole tiles finished in y.
+             {"residual_relu_7x7_stride2_c3", {1, 3, 12, 36}, {32, 3, 7, 7},
+              {.stride = {2, 2}, .pad = {3, 3, 3, 3}, .activation = A::Relu}, true},
+             {"residual_silu_3x3_stride2_k40", {1, 5, 9, 32}, {40, 5, 3, 3},
+              {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .activation = A::Silu}, true},
          }) {
       cc.p.layout = layout;
       if (layout == Layout::NHWC) cc.variant += "_nhwc";

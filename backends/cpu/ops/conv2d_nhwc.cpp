@@ -171,10 +171,11 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   const BiasActivateChannelsFn finish = vector_kernels().bias_activate_channels;
   const BiasActivatePixelsFn activate_after = vector_kernels().bias_activate_pixels;
   // Every row of a whole tile is an output pixel, the next one d.k floats on, when no pixel of a
-  // segment is discarded. y then also holds partial sums: not where it is the residual's storage.
+  // segment is discarded: a segment is one output row, or a whole image as wide as the output.
+  // y then also holds partial sums: not where it is the residual's storage.
   // The micro-kernel adds bias and residual on its way there, and applies the activations that
   // are a clamp; the others (sigmoid, SiLU, ...) run over the tile's stored rows afterwards.
-  const bool direct_rows = rows.segments == 1 && rows.wp == d.q && op.residual != op.y.data();
+  const bool direct_rows = (rows.segments > 1 || rows.wp == d.q) && op.residual != op.y.data();
   const bool in_kernel = TileEpilogue::fusable(op.p.activation);
 
   for (std::int64_t first = 0; first < d.n; first += images) {
