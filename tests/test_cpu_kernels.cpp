@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/activation_run.hpp"
+#include "backends/cpu/kernels/cache_sizes.hpp"
 #include "backends/cpu/kernels/vector_kernels.hpp"
 #include "core/runtime/op_math.hpp"
 #include "op_cases/verify.hpp"
@@ -21,6 +22,11 @@
 
 using namespace porta;
 using namespace porta::detail;
+
+// Rows a multiple of 4 KiB apart share one L1 set, 2 KiB apart two; 12 ways.
+static_assert(rows_alias_in_l1(14, 1024) && !rows_alias_in_l1(12, 1024) && !rows_alias_in_l1(12, 3072));
+static_assert(rows_alias_in_l1(28, 512) && rows_alias_in_l1(28, 1536) && !rows_alias_in_l1(14, 512));
+static_assert(!rows_alias_in_l1(28, 256) && !rows_alias_in_l1(28, 1760) && !rows_alias_in_l1(28, 1));
 
 TEST_SUITE("runtime") {
   TEST_CASE("cpu sigmoid and SiLU: within 3 ulp of double precision, limits and NaN kept") {

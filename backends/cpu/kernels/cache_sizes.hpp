@@ -1,6 +1,10 @@
 #pragma once
 // Data-cache sizes of the host, read once at run time, for sizing GEMM panels.
+#include <algorithm>
 #include <cstdint>
+#include <numeric>
+
+#include "core/runtime/op_math.hpp"
 
 namespace porta::detail {
 
@@ -21,10 +25,15 @@ inline constexpr std::int64_t max_depth_slice = 512;
 // L1, or half of it where the call reads A's rows in place beside the panel.
 std::int64_t l1_depth_slice(std::int64_t nr, bool a_in_place);
 
-// Whether rows of floats this far apart all fall into one L1 set: a multiple of 4 KiB, L1's set
-// period on x86 cores (64 sets of 64-byte lines). More such rows read at once than the set has
-// ways evict each other before their lines are used up; kernels read fewer of them at once, or
-// from a spaced copy.
-constexpr bool rows_alias_in_l1(std::int64_t row_floats) { return row_floats * std::int64_t{sizeof(float)} % 4096 == 0; }
+// Whether `rows` rows of floats this far apart, read at once, put more rows into one L1 set than
+// it has ways (12 on Zen 5 and recent Intel cores), so that they evict each other before their
+// lines are used up. L1's sets repeat every 4 KiB on x86 cores (64 sets of 64-byte lines): rows
+// a multiple of 4 KiB apart all fall into one set, rows 2 KiB apart into two, and so on. Kernels
+// then read fewer rows at once, or from a spaced copy.
+constexpr bool rows_alias_in_l1(std::int64_t rows, std::int64_t row_floats) {
+  constexpr std::int64_t set_period = 4096, line = 64, ways = 12;
+  const std::int64_t sets = set_period / std::max(std::gcd(row_floats * std::int64_t{sizeof(float)}, set_period), line);
+  return ceil_div(rows, sets) > ways;
+}
 
 }  // namespace porta::detail

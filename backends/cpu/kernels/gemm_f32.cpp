@@ -199,9 +199,11 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   const bool parallel = threads > 1 && m * n * k >= parallel_threshold;
   if (m == 1 && a.dtype == DType::f32 && b.dtype == DType::f32) return gemv(n, k, a, b, c, parallel, epilogue);
   const bool unpacked_a = a.dtype == DType::f32 && !a.trans && n <= unpacked_a_max_cols;
-  // A's rows read in place are mr streams `ld` floats apart; where they all fall into one L1 set
-  // (2048x16x2048 ran at a third of the speed of 1760x16x1760), a kernel with fewer rows reads them.
-  const MicroKernel& kernel = gemm_micro_kernel_for(n, unpacked_a && rows_alias_in_l1(a.ld));
+  // A's rows read in place are mr streams `ld` floats apart; where more of them fall into one L1
+  // set than it has ways (2048x16x2048 ran at a third of the speed of 1760x16x1760; 512x16x512,
+  // 28 rows in two sets, at three quarters), a kernel with fewer rows reads them.
+  const MicroKernel& plain = gemm_micro_kernel_for(n);
+  const MicroKernel& kernel = gemm_micro_kernel_for(n, unpacked_a && rows_alias_in_l1(plain.mr, a.ld));
   const Blocking blocking = blocking_for(kernel);
   const std::int64_t nc = std::min(blocking.nc, ceil_div(n, kernel.nr) * kernel.nr);
   const std::int64_t kc = std::min(blocking.kc, k);

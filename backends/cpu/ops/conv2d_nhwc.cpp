@@ -70,8 +70,8 @@ struct NhwcFilters final : HostNodeState {
 // With stride 1 an image is one segment whose pixel j is output (j / wp, j % wp), kept when
 // j % wp < Q: every tap is then one shift of the same rows. Otherwise each output row is a
 // segment of Q pixels, sw pixels apart. A pointwise layer (1x1, stride 1, no padding) reads the
-// input itself: nothing to pad. Rows 4 KiB apart would all fall into one L1 set and evict each
-// other; their copy spaces the pixels out instead (and a filter row of taps is then no longer one
+// input itself: nothing to pad. Rows that crowd into too few L1 sets (4 KiB apart: all into one)
+// would evict each other; their copy spaces the pixels out instead (and a filter row of taps is then no longer one
 // contiguous run). A strided 1x1 layer copies only the pixels it reads, [P][Q], and is then read
 // like a pointwise one: one segment, whole tiles (its output rows alone can be shorter than a tile).
 struct Rows {
@@ -91,7 +91,7 @@ Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   const bool subsampled = pointwise && !unit;
   const bool dense = unit || subsampled;  // A's rows follow each other in the source
   const std::int64_t row_step = dense ? 1 : p.stride[1];
-  const bool alias = rows_alias_in_l1(row_step * d.c);
+  const bool alias = rows_alias_in_l1(mr, row_step * d.c);
   rows.in_place = unit && pointwise && !alias;
   rows.step_h = subsampled ? p.stride[0] : 1;
   rows.step_w = subsampled ? p.stride[1] : 1;

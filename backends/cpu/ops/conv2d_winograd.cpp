@@ -68,7 +68,7 @@ Plan plan_for(const ConvDims& d, const MicroKernel& kernel) {
   plan.tiles_w = ceil_div(d.q, out_tile);
   plan.tiles = d.n * plan.tiles_h * plan.tiles_w;
   plan.lda = round_up(d.c, lanes16);  // the transforms write whole groups of 16 channels
-  if (rows_alias_in_l1(plan.lda)) plan.lda += lanes16;
+  if (rows_alias_in_l1(kernel.mr, plan.lda)) plan.lda += lanes16;
   // When the transformed filters fit in L2, a chunk's V is sized to fit beside them and the
   // products M (about as large), and chunks run on threads of their own, start to end. Larger
   // filters stream from memory once per chunk, so chunks grow (to a few L2 sizes) and the
