@@ -48,10 +48,11 @@ template <int Vecs, int Pixels, bool Checked>
     for (int v = 0; v < Vecs; ++v) store_lanes(y + (ow + p) * a.k + c0 + 16 * v, sum[p][v]);
 }
 
-// The same for stride 1, dilation 1 and S taps across, inside the padding: input column ow + j
-// feeds tap s of pixel j - s, so each input vector is loaded once for up to S products (the
-// general block loads it once per product and waits on loads, not multiplies).
-template <int Vecs, int Pixels, int S>
+// The same for stride 1, dilation 1 and S taps across: input column ow + j feeds tap s of pixel
+// j - s, so each input vector is loaded once for up to S products (the general block loads it
+// once per product and waits on loads, not multiplies). `Checked` skips input columns in the
+// horizontal padding.
+template <int Vecs, int Pixels, int S, bool Checked>
 [[gnu::always_inline]] inline void depthwise_block_unit_stride(const DepthwiseRow& a, std::int64_t ow, std::int64_t c0,
                                                                float* y) {
   Lanes16 sum[Pixels][Vecs] = {};
@@ -64,7 +65,8 @@ template <int Vecs, int Pixels, int S>
 #pragma GCC unroll 2
       for (int v = 0; v < Vecs; ++v) load_lanes(tap[s][v], a.taps + (r * S + s) * a.k + c0 + 16 * v);
 #pragma GCC unroll 12
-    for (int j = 0; j < Pixels + S - 1; ++j)
+    for (int j = 0; j < Pixels + S - 1; ++j) {
+      if (Checked && (ow - a.pad_left + j < 0 || ow - a.pad_left + j >= a.width)) continue;
 #pragma GCC unroll 2
       for (int v = 0; v < Vecs; ++v) {
         Lanes16 in;
@@ -73,26 +75,45 @@ template <int Vecs, int Pixels, int S>
         for (int s = 0; s < S; ++s)
           if (j - s >= 0 && j - s < Pixels) sum[j - s][v] += tap[s][v] * in;
       }
+    }
   }
   for (int p = 0; p < Pixels; ++p)
     for (int v = 0; v < Vecs; ++v) store_lanes(y + (ow + p) * a.k + c0 + 16 * v, sum[p][v]);
 }
 
-// The columns of one chunk of channels: checked at the edges, blocks of pixels inside (unit-stride
-// blocks of 8, then 4, where S, the filter's width, is a compile-time one).
+// Unit-stride blocks of Pixels columns from ow while whole ones fit before `end`, checked where
+// they reach into the horizontal padding.
+template <int Vecs, int Pixels, int S>
+[[gnu::always_inline]] inline void unit_stride_blocks(const DepthwiseRow& a, std::int64_t c0, float* y, std::int64_t& ow,
+                                                      std::int64_t end, std::int64_t inside_begin,
+                                                      std::int64_t inside_end) {
+  for (; ow + Pixels <= end; ow += Pixels) {
+    if (ow >= inside_begin && ow + Pixels <= inside_end) {
+      depthwise_block_unit_stride<Vecs, Pixels, S, false>(a, ow, c0, y);
+    } else {
+      depthwise_block_unit_stride<Vecs, Pixels, S, true>(a, ow, c0, y);
+    }
+  }
+}
+
+// The columns of one chunk of channels. With S, the filter's width, a compile-time one (stride
+// 1): unit-stride blocks of 8, then 4 pixels across the whole row, the padding checked in the
+// blocks at its edges. Otherwise checked single columns at the edges and blocks of 4 inside.
 template <int Vecs, int S = 0>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRow& a, std::int64_t c0, float* y, std::int64_t q,
                                                      std::int64_t inside_begin, std::int64_t inside_end) {
   std::int64_t ow = 0;
-  for (; ow < q && ow < inside_begin; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
   if constexpr (S > 0) {
-    for (; ow + 8 <= inside_end; ow += 8) depthwise_block_unit_stride<Vecs, 8, S>(a, ow, c0, y);
-    for (; ow + 4 <= inside_end; ow += 4) depthwise_block_unit_stride<Vecs, 4, S>(a, ow, c0, y);
+    unit_stride_blocks<Vecs, 8, S>(a, c0, y, ow, q, inside_begin, inside_end);
+    unit_stride_blocks<Vecs, 4, S>(a, c0, y, ow, q, inside_begin, inside_end);
+    unit_stride_blocks<Vecs, 2, S>(a, c0, y, ow, q, inside_begin, inside_end);
+    for (; ow < q; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
   } else {
+    for (; ow < q && ow < inside_begin; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
     for (; ow + 4 <= inside_end; ow += 4) depthwise_block<Vecs, 4, false>(a, ow, c0, y);
+    for (; ow < inside_end; ++ow) depthwise_block<Vecs, 1, false>(a, ow, c0, y);
+    for (; ow < q; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
   }
-  for (; ow < inside_end; ++ow) depthwise_block<Vecs, 1, false>(a, ow, c0, y);
-  for (; ow < q; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
 }
 
 // Channels [c0, k) in chunks of 32 and 16, unit-stride blocks of S taps across.
@@ -111,9 +132,7 @@ template <int S>
   const std::int64_t inside_begin = std::min(q, (a.pad_left + a.stride - 1) / a.stride);
   const std::int64_t last = a.width - 1 - span + a.pad_left;  // the largest ow * stride inside
   const std::int64_t inside_end = std::max(inside_begin, last < 0 ? inside_begin : std::min(q, last / a.stride + 1));
-  // Unit-stride blocks where rows hold at least two of them: on shorter rows the single columns
-  // left over run faster in the general path's chunks of 64 channels (measured on 7x7 and 14x14).
-  const bool unit = a.stride == 1 && a.dilation == 1 && inside_end - inside_begin >= 16;
+  const bool unit = a.stride == 1 && a.dilation == 1;
   std::int64_t c0 = 0;
   if (unit && a.taps_w == 3) {
     c0 = depthwise_unit_stride<3>(a, y, q, inside_begin, inside_end);
