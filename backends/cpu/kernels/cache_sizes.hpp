@@ -19,10 +19,11 @@ struct CacheSizes {
 // it opens).
 const CacheSizes& host_cache_sizes();
 
+// The deepest slice of k one micro-kernel call takes (the GEMM's packed slices are this deep).
 inline constexpr std::int64_t max_depth_slice = 512;
 
-// Depth of one micro-kernel call's slice (a multiple of 16, 64 to max_depth_slice): its nr-wide B panel fills
-// L1, or half of it where the call reads A's rows in place beside the panel.
+// Depth of one convolution micro-kernel call's slice (a multiple of 16, 64 to max_depth_slice):
+// its nr-wide B panel fills L1, or half of it where the call reads A's rows in place beside it.
 std::int64_t l1_depth_slice(std::int64_t nr, bool a_in_place);
 
 // Whether `rows` rows of floats this far apart, read at once, put more rows into one L1 set than
