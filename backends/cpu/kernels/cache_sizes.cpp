@@ -74,7 +74,9 @@ std::optional<CacheSizes> cache_sizes_from_env() {
 
 CacheSizes system_cache_sizes() {
   if (const auto from_env = cache_sizes_from_env()) return *from_env;
-  return {.l1 = cache_size(1, sc_l1, 32 << 10), .l2 = cache_size(2, sc_l2, 256 << 10), .l3 = cache_size(3, sc_l3, 8 << 20)};
+  return {.l1 = cache_size(1, sc_l1, 32 << 10),
+          .l2 = cache_size(2, sc_l2, 256 << 10),
+          .l3 = cache_size(3, sc_l3, 8 << 20)};
 }
 
 }  // namespace

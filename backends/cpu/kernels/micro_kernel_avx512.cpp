@@ -4,7 +4,8 @@
 // 28 rows x 16 columns, one load of B and 28 broadcasts per 28 FMAs.
 // Aliasing, for A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1): 12 rows
 // x 32 or 16 columns, no more rows than an L1 set has ways (12 on Zen 5), so that the rows do not
-// evict each other even where they all fall into one set. 12 ran faster than 8, 10 and 14 rows, and than a spaced copy of the rows.
+// evict each other even where they all fall into one set. 12 ran faster than 8, 10 and 14 rows,
+// and than a spaced copy of the rows.
 #include <immintrin.h>
 
 #include "backends/cpu/kernels/micro_kernel.hpp"

@@ -71,9 +71,10 @@ struct NhwcFilters final : HostNodeState {
 // j % wp < Q: every tap is then one shift of the same rows. Otherwise each output row is a
 // segment of Q pixels, sw pixels apart. A pointwise layer (1x1, stride 1, no padding) reads the
 // input itself: nothing to pad. Rows that crowd into too few L1 sets (4 KiB apart: all into one)
-// would evict each other; their copy spaces the pixels out instead (and a filter row of taps is then no longer one
-// contiguous run). A strided 1x1 layer copies only the pixels it reads, [P][Q], and is then read
-// like a pointwise one: one segment, whole tiles (its output rows alone can be shorter than a tile).
+// would evict each other; their copy spaces the pixels out instead (and a filter row of taps is
+// then no longer one contiguous run). A strided 1x1 layer copies only the pixels it reads, [P][Q],
+// and is then read like a pointwise one: one segment, whole tiles (its output rows alone can be
+// shorter than a tile).
 struct Rows {
   bool in_place;
   std::int64_t hp, wp;
@@ -172,9 +173,9 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   const BiasActivatePixelsFn activate_after = vector_kernels().bias_activate_pixels;
   // Every row of a whole tile is an output pixel, the next one d.k floats on, when no pixel of a
   // segment is discarded: a segment is one output row, or a whole image as wide as the output.
-  // y then also holds partial sums: not where it is the residual's storage.
-  // The micro-kernel adds bias and residual on its way there, and applies the activations that
-  // are a clamp; the others (sigmoid, SiLU, ...) run over the tile's stored rows afterwards.
+  // y then also holds partial sums: not where it is the residual's storage. The micro-kernel
+  // adds bias and residual on its way there, and applies the activations that are a clamp; the
+  // others (sigmoid, SiLU, ...) run over the tile's stored rows afterwards.
   const bool direct_rows = (rows.segments > 1 || rows.wp == d.q) && op.residual != op.y.data();
   const bool in_kernel = TileEpilogue::fusable(op.p.activation);
 
