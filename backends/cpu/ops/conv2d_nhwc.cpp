@@ -249,16 +249,18 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
             }
           }
         }
+        // The activation the kernel could not apply, over the columns it stored: as one run where
+        // the tile's rows hold every filter, else row by row below.
         const bool activate_stored = direct_cols > 0 && !in_kernel;
-        if (activate_stored && direct_cols == d.k)  // the tile's rows are one run of y
-          activate_after(op.y.data() + y0, nullptr, mr, d.k, nullptr, op.p.activation);
-        // The rest of the tile's kept rows, through the epilogue into the output.
-        if (direct_cols == k_count && (!activate_stored || direct_cols == d.k) && !op.y.converts()) continue;
+        const bool activated_whole = activate_stored && direct_cols == d.k;
+        if (activated_whole) activate_after(op.y.data() + y0, nullptr, mr, d.k, nullptr, op.p.activation);
+        const bool activate_rows = activate_stored && !activated_whole;
+        // Row by row: that activation, the columns computed in `block`, and the conversion to y's dtype.
+        if (!activate_rows && direct_cols == k_count && !op.y.converts()) continue;
         for (std::int64_t i = 0; i < mr; ++i) {
           const std::int64_t y_index = y_at[i];
           if (y_index < 0) continue;
-          if (activate_stored && direct_cols < d.k)
-            activate_after(op.y.data() + y_index, nullptr, 1, direct_cols, nullptr, op.p.activation);
+          if (activate_rows) activate_after(op.y.data() + y_index, nullptr, 1, direct_cols, nullptr, op.p.activation);
           if (direct_cols < k_count)
             finish(op.y.data() + y_index + direct_cols, block.data() + i * ldc + direct_cols,
                    op.residual ? op.residual + y_index + direct_cols : nullptr, k_count - direct_cols,
