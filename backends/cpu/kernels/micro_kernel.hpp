@@ -48,11 +48,24 @@ template <class V>
   }
 }
 
-// The same with A read in place from a row-major f32 matrix: element (i, p) at a[i * lda + p].
-// For GEMMs with few columns, where packing A would cost as much as multiplying it, and for
-// convolutions, whose input rows are A. `epilogue` (may be null) finishes the tile on its way out.
-using MicroKernelUnpackedAFn = void (*)(std::int64_t depth, const float* a, std::int64_t lda, const float* b,
-                                        float* c, std::int64_t ldc, bool accumulate, const TileEpilogue* epilogue);
+// Taps of an A read in place: tap t's rows start shift[t] floats after `a`, and its B panel
+// t * b_stride floats after `b`. A convolution's filter taps, each a shift of the same input
+// rows, thus sum in registers rather than through C; a plain product has one tap.
+struct Taps {
+  const std::int64_t* shift;
+  int count;
+  std::int64_t b_stride;
+};
+inline constexpr std::int64_t no_shift[1] = {0};
+inline constexpr Taps one_tap{no_shift, 1, 0};
+
+// The same with A read in place from a row-major f32 matrix, over `taps`: c[i * ldc + j] (+)=
+// sum over t, p < depth of a[shift[t] + i * lda + p] * b[t * b_stride + p * nr + j]. For GEMMs
+// with few columns, where packing A would cost as much as multiplying it, and for convolutions,
+// whose input rows are A. `epilogue` (may be null) finishes the tile on its way out.
+using MicroKernelUnpackedAFn = void (*)(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps,
+                                        const float* b, float* c, std::int64_t ldc, bool accumulate,
+                                        const TileEpilogue* epilogue);
 
 // The same with B read in place at a shift per step of k: element (p, j) at b[shift[p] + j], for
 // j < cols only (lanes past cols are neither read nor stored), and only rows < rows of C stored.

@@ -10,11 +10,12 @@ namespace {
 constexpr int mr = 6;
 constexpr int nr = 16;
 
-// A is packed (element (i, p) at a[p * mr + i]) or read in place (at a[i * lda + p]).
+// A is packed (element (i, p) at a[p * mr + i], one tap) or read in place (at
+// a[shift[t] + i * lda + p]).
 template <bool packed_a>
 __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
-                                                 const float* b, float* c, std::int64_t ldc, bool accumulate,
-                                                 const TileEpilogue* epilogue) {
+                                                 const Taps& taps, const float* b, float* c, std::int64_t ldc,
+                                                 bool accumulate, const TileEpilogue* epilogue) {
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
   __m256 lo[mr], hi[mr];
 #pragma GCC unroll 6
@@ -26,13 +27,17 @@ __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float*
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + nr - 1), _MM_HINT_T0);
   }
-  for (std::int64_t p = 0; p < depth; ++p, a += a_step, b += nr) {
-    const __m256 b_lo = _mm256_load_ps(b), b_hi = _mm256_load_ps(b + 8);
+  for (int t = 0; t < taps.count; ++t) {
+    const float* a_p = a + taps.shift[t];
+    const float* b_p = b + t * taps.b_stride;
+    for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += nr) {
+      const __m256 b_lo = _mm256_load_ps(b_p), b_hi = _mm256_load_ps(b_p + 8);
 #pragma GCC unroll 6
-    for (int i = 0; i < mr; ++i) {
-      const __m256 a_i = _mm256_broadcast_ss(a + i * a_row);
-      lo[i] = _mm256_fmadd_ps(a_i, b_lo, lo[i]);
-      hi[i] = _mm256_fmadd_ps(a_i, b_hi, hi[i]);
+      for (int i = 0; i < mr; ++i) {
+        const __m256 a_i = _mm256_broadcast_ss(a_p + i * a_row);
+        lo[i] = _mm256_fmadd_ps(a_i, b_lo, lo[i]);
+        hi[i] = _mm256_fmadd_ps(a_i, b_hi, hi[i]);
+      }
     }
   }
   __m256 bias_lo = _mm256_setzero_ps(), bias_hi = _mm256_setzero_ps();
@@ -58,7 +63,7 @@ __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float*
 
 __attribute__((target("avx2,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
                                                    std::int64_t ldc, bool accumulate) {
-  kernel<true>(depth, a, mr, b, c, ldc, accumulate, nullptr);
+  kernel<true>(depth, a, mr, one_tap, b, c, ldc, accumulate, nullptr);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and

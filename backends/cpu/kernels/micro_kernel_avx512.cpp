@@ -16,14 +16,13 @@ namespace {
 constexpr int mr = 14;
 constexpr int nr = 32;
 
-// An Mr x (16 * Vecs) tile. A is packed (element (i, p) at a[p * Mr + i]) or read in place (at
-// a[i * lda + p]).
+// An Mr x (16 * Vecs) tile. A is packed (element (i, p) at a[p * Mr + i], one tap) or read in
+// place (at a[shift[t] + i * lda + p]).
 template <int Mr, int Vecs, bool packed_a>
 __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
-                                                   const float* b, float* c, std::int64_t ldc, bool accumulate,
-                                                   const TileEpilogue* epilogue) {
+                                                   const Taps& taps, const float* b, float* c, std::int64_t ldc,
+                                                   bool accumulate, const TileEpilogue* epilogue) {
   static_assert(Mr <= max_mr);
-  const std::int64_t a_step = packed_a ? Mr : 1;
   __m512 acc[Mr][Vecs];
 #pragma GCC unroll 28
   for (int i = 0; i < Mr; ++i)
@@ -40,24 +39,30 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
   // stride register, so that the rows' addresses fit the general registers (with a pointer per
   // row, or an offset per row, the compiler reloaded some from the stack every step).
   constexpr int bases = packed_a ? 1 : (Mr + 2) / 3;
-  const char* row_base[bases];
+  const std::int64_t a_step = packed_a ? Mr : 1;
   const std::int64_t row_bytes = packed_a ? 0 : lda * std::int64_t{sizeof(float)};
+  for (int t = 0; t < taps.count; ++t) {
+    const float* a_p = a + taps.shift[t];
+    const float* b_p = b + t * taps.b_stride;
+    const char* row_base[bases];
 #pragma GCC unroll 10
-  for (int g = 0; g < bases; ++g) row_base[g] = reinterpret_cast<const char*>(a) + 3 * g * row_bytes;
-  for (std::int64_t p = 0; p < depth; ++p, a += a_step, b += 16 * Vecs) {
-    __m512 b_v[Vecs];
+    for (int g = 0; g < bases; ++g) row_base[g] = reinterpret_cast<const char*>(a_p) + 3 * g * row_bytes;
+    for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += 16 * Vecs) {
+      __m512 b_v[Vecs];
 #pragma GCC unroll 2
-    for (int v = 0; v < Vecs; ++v) b_v[v] = _mm512_load_ps(b + 16 * v);
+      for (int v = 0; v < Vecs; ++v) b_v[v] = _mm512_load_ps(b_p + 16 * v);
 #pragma GCC unroll 28
-    for (int i = 0; i < Mr; ++i) {
-      const float* a_at = packed_a ? a + i : reinterpret_cast<const float*>(row_base[i / 3] + (i % 3) * row_bytes);
-      const __m512 a_i = _mm512_set1_ps(*a_at);
+      for (int i = 0; i < Mr; ++i) {
+        const float* a_at =
+            packed_a ? a_p + i : reinterpret_cast<const float*>(row_base[i / 3] + (i % 3) * row_bytes);
+        const __m512 a_i = _mm512_set1_ps(*a_at);
 #pragma GCC unroll 2
-      for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_fmadd_ps(a_i, b_v[v], acc[i][v]);
-    }
-    if constexpr (!packed_a) {
+        for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_fmadd_ps(a_i, b_v[v], acc[i][v]);
+      }
+      if constexpr (!packed_a) {
 #pragma GCC unroll 10
-      for (int g = 0; g < bases; ++g) row_base[g] += sizeof(float);
+        for (int g = 0; g < bases; ++g) row_base[g] += sizeof(float);
+      }
     }
   }
   __m512 bias[Vecs];
@@ -82,7 +87,7 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
 template <int Mr, int Vecs>
 __attribute__((target("avx512f,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
                                                    std::int64_t ldc, bool accumulate) {
-  kernel<Mr, Vecs, true>(depth, a, Mr, b, c, ldc, accumulate, nullptr);
+  kernel<Mr, Vecs, true>(depth, a, Mr, one_tap, b, c, ldc, accumulate, nullptr);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and

@@ -9,17 +9,22 @@ namespace {
 constexpr std::int64_t mr = 6;
 constexpr std::int64_t nr = 16;
 
-// A is packed (element (i, p) at a[p * mr + i]) or read in place (at a[i * lda + p]).
+// A is packed (element (i, p) at a[p * mr + i], one tap) or read in place (at
+// a[shift[t] + i * lda + p]).
 template <bool packed_a>
-void kernel(std::int64_t depth, const float* a, std::int64_t lda, const float* b, float* c, std::int64_t ldc,
-            bool accumulate, const TileEpilogue* epilogue) {
+void kernel(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b, float* c,
+            std::int64_t ldc, bool accumulate, const TileEpilogue* epilogue) {
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
   float acc[mr][nr] = {};
-  for (std::int64_t p = 0; p < depth; ++p, a += a_step, b += nr) {
-    // Unrolling the rows first keeps -O3 from vectorising across them and spilling acc.
+  for (int t = 0; t < taps.count; ++t) {
+    const float* a_p = a + taps.shift[t];
+    const float* b_p = b + t * taps.b_stride;
+    for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += nr) {
+      // Unrolling the rows first keeps -O3 from vectorising across them and spilling acc.
 #pragma GCC unroll 16
-    for (std::int64_t i = 0; i < mr; ++i) {
-      for (std::int64_t j = 0; j < nr; ++j) acc[i][j] += a[i * a_row] * b[j];
+      for (std::int64_t i = 0; i < mr; ++i) {
+        for (std::int64_t j = 0; j < nr; ++j) acc[i][j] += a_p[i * a_row] * b_p[j];
+      }
     }
   }
   for (std::int64_t i = 0; i < mr; ++i, c += ldc) {
@@ -35,7 +40,7 @@ void kernel(std::int64_t depth, const float* a, std::int64_t lda, const float* b
 }
 
 void packed(std::int64_t depth, const float* a, const float* b, float* c, std::int64_t ldc, bool accumulate) {
-  kernel<true>(depth, a, mr, b, c, ldc, accumulate, nullptr);
+  kernel<true>(depth, a, mr, one_tap, b, c, ldc, accumulate, nullptr);
 }
 
 // B read at a shift per step of k; only the tile's rows x cols corner is read and written.
