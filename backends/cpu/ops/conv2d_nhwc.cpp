@@ -196,12 +196,39 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
       const std::int64_t k0 = group * d.k_per_group + panel0 * nr;
       const std::int64_t k_count = std::min(panels_per_task * nr, (group + 1) * d.k_per_group - k0);
       const std::int64_t ldc = panels_per_task * nr;
-      // Tiles that are not all output pixels, and partial panels, are computed into `block`.
       const std::int64_t tile_end = std::min(tiles, tile0 + tiles_per_task);
       const bool all_direct = direct_rows && tile_end * mr <= rows.pixels && k_count % nr == 0;
-      const auto block = gemm_scratch().acquire(static_cast<std::size_t>(all_direct ? 0 : mr * ldc));
       const float* segment_rows =
           source + image * rows.image_floats + segment * op.p.stride[0] * rows.wp * rows.pixel + group * d.c_per_group;
+      // What the micro-kernel applies to a whole panel of a tile stored in y at y0.
+      const auto epilogue_at = [&](std::int64_t panel, std::int64_t y0) {
+        return TileEpilogue{.bias = op.bias ? op.bias + k0 + panel * nr : nullptr,
+                            .residual = op.residual ? op.residual + y0 + panel * nr : nullptr,
+                            .ld_residual = d.k,
+                            .activation = in_kernel ? op.p.activation : Activation::None};
+      };
+      if (all_direct && in_kernel && !op.y.converts()) {
+        // Every tile whole output pixels, consecutive in y, and nothing left to do after the
+        // micro-kernel: filter panel by panel, each over all the task's tiles (ResNet-50's 1x1
+        // layers of 64 input channels 5-20 % faster than tile by tile, as the tiles below go).
+        const std::int64_t y_first = ((first + image) * d.p + (rows.segments == 1 ? 0 : segment)) * d.q * d.k + k0;
+        for (std::int64_t panel = 0; panel * nr < k_count; ++panel) {
+          const float* b = filters + (group * panels + panel0 + panel) * depth * nr;
+          for (std::int64_t tile = tile0; tile < tile_end; ++tile) {
+            const float* a = segment_rows + tile * mr * rows.lda;
+            const std::int64_t y0 = y_first + tile * mr * d.k;
+            const TileEpilogue epilogue = epilogue_at(panel, y0);
+            for (std::int64_t slice = 0; slice < tap_depth; slice += kc) {
+              kernel.run_unpacked_a(std::min(kc, tap_depth - slice), a + slice, rows.lda, taps, b + slice * nr,
+                                    op.y.data() + y0 + panel * nr, d.k, slice > 0,
+                                    slice + kc >= tap_depth ? &epilogue : nullptr);
+            }
+          }
+        }
+        return;
+      }
+      // Tiles that are not all output pixels, and partial panels, are computed into `block`.
+      const auto block = gemm_scratch().acquire(static_cast<std::size_t>(all_direct ? 0 : mr * ldc));
       // In place, the image's last tile would read past it: its rows are copied, zero-padded.
       const bool short_tail = rows.in_place && rows.pixels % mr != 0 && tile_end == tiles;
       const auto tail = gemm_scratch().acquire(static_cast<std::size_t>(short_tail ? mr * d.c : 0));
@@ -242,10 +269,7 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
             const float* b = filters + (group * panels + panel0 + panel) * depth * nr + slice * nr;
             const bool to_y = panel * nr < direct_cols;
             float* c = to_y ? op.y.data() + y0 + panel * nr : block.data() + panel * nr;
-            const TileEpilogue epilogue{.bias = op.bias ? op.bias + k0 + panel * nr : nullptr,
-                                        .residual = op.residual ? op.residual + y0 + panel * nr : nullptr,
-                                        .ld_residual = d.k,
-                                        .activation = in_kernel ? op.p.activation : Activation::None};
+            const TileEpilogue epilogue = epilogue_at(panel, y0);
             const bool last = slice + kc >= tap_depth;
             kernel.run_unpacked_a(slice_depth, a + slice, rows.lda, taps, b, c, to_y ? d.k : ldc, slice > 0,
                                   to_y && last ? &epilogue : nullptr);
