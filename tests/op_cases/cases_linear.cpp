@@ -252,6 +252,10 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
               {.stride = {2, 2}, .pad = {3, 3, 3, 3}, .activation = A::Relu}, true},
              {"residual_silu_3x3_stride2_k40", {1, 5, 9, 32}, {40, 5, 3, 3},
               {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .activation = A::Silu}, true},
+             // Output rows of 84 pixels, whole tiles for every kernel's rows (14, 6, 28), so that
+             // whole tasks of them go filter panel by panel.
+             {"residual_relu_3x3_stride2_q84", {2, 3, 5, 168}, {32, 3, 3, 3},
+              {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .activation = A::Relu}, true},
          }) {
       cc.p.layout = layout;
       if (layout == Layout::NHWC) cc.variant += "_nhwc";
