@@ -63,6 +63,12 @@ TEST_SUITE("workload_csv") {
     CHECK(builtin_workload("deepbench_gemm").size() == 248);
     CHECK(builtin_workload("deepbench_conv").size() == 218);
     CHECK(builtin_workload("resnet50_conv").size() == 20);
+    const auto depthwise = builtin_workload("efficientnet_b0_depthwise");
+    CHECK(depthwise.size() == 12);
+    for (const auto& row : depthwise) {
+      const auto& d = std::get<cases::ConvProblem>(row.problem);
+      CHECK((d.params.groups == d.c && d.k == d.c));
+    }
     CHECK_THROWS_AS(builtin_workload("nope"), Error);
   }
 
