@@ -160,9 +160,6 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   const std::int64_t l2_floats = host_cache_sizes().l2 / std::int64_t{sizeof(float)};
   const std::int64_t images = rows.in_place ? d.n : std::clamp<std::int64_t>(l2_floats / rows.image_floats, 1, d.n);
   const auto copy = gemm_scratch().acquire(static_cast<std::size_t>(rows.in_place ? 1 : images * rows.image_floats));
-  const std::int64_t tiles = ceil_div(rows.pixels, mr);
-  const std::int64_t tiles_per_task = std::min<std::int64_t>(tiles, 4);
-  const std::int64_t tile_blocks = ceil_div(tiles, tiles_per_task);
   // A task takes as many filter panels as fit a quarter of L2, at least 4: then fewer tasks read
   // each tile's A rows and y's pixels are written in longer runs (ResNet-50's 1x1 layers that
   // widen 64-256 channels fourfold ran 5-18 % faster than with 4 panels; 16 panels of 2048-deep
@@ -171,6 +168,16 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   const std::int64_t panels_per_task =
       std::clamp(host_cache_sizes().l2 / 4 / panel_bytes, std::min<std::int64_t>(panels, 4), panels);
   const std::int64_t panel_blocks = ceil_div(panels, panels_per_task);
+  // And up to 4 register tiles of pixels, fewer where that would leave the threads fewer than 6
+  // tasks each to balance: a 14x14 image in tasks of 4, 4, 4 and 2 tiles left one of 2 threads
+  // 16 of 28 (on 2 threads ResNet-50's 1x1 layers at 14x14 and 7x7 now run 10-13 % faster, its
+  // 7x7 3x3 layer 19 %; 28x28 layers, 14 tasks of 4, are as they were).
+  const std::int64_t tiles = ceil_div(rows.pixels, mr);
+  const std::int64_t other_units = images * rows.segments * d.groups * panel_blocks;
+  const std::int64_t threads = tbb::this_task_arena::max_concurrency();
+  std::int64_t tiles_per_task = std::min<std::int64_t>(tiles, 4);
+  while (tiles_per_task > 1 && ceil_div(tiles, tiles_per_task) * other_units < 6 * threads) --tiles_per_task;
+  const std::int64_t tile_blocks = ceil_div(tiles, tiles_per_task);
 
   const BiasActivateChannelsFn finish = vector_kernels().bias_activate_channels;
   const BiasActivatePixelsFn activate_after = vector_kernels().bias_activate_pixels;
