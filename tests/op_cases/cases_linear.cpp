@@ -235,7 +235,7 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              // The cpu backend's channels-last GEMM finishes whole register tiles in y itself:
              // 48 filters are a whole panel and a partial one, 35 pixels two whole tiles and a
              // partial one; a stride-2 1x1 layer; 600 channels by 3 row taps, whose partial sums
-             // (three depth slices, three calls) pass through y before the epilogue.
+             // (a call per depth slice, each over the 3 taps) pass through y before the epilogue.
              {"residual_relu6_1x1_k48", {2, 20, 5, 7}, {48, 20, 1, 1}, {.activation = A::Relu6}, true},
              {"residual_1x1_stride2_k32", {1, 8, 9, 9}, {32, 8, 1, 1}, {.stride = {2, 2}}, true},
              // 200 shallow filters: six whole panels and a partial one, all in one task.

@@ -63,9 +63,9 @@ struct PanelSource {
 };
 
 // Lanes contiguous (lane_stride 1): each step of depth is one run across all the panels, read
-// once and dealt out to them, the run `ahead` steps on prefetched. A panel at a time read each
-// source row (a page of its own when depth strides over A's rows) once per panel: the
-// transposed A of 1760x128x1760 spent a third of its time packing, now a sixth.
+// once and dealt out to them, the run `ahead` steps on prefetched. Packed a panel at a time
+// instead, each source row (a page of its own when depth strides over A's rows) is read once per
+// panel: the transposed A of 1760x128x1760 spent a third of its time packing so, now a sixth.
 void pack_lane_runs(const PanelSource& s, std::int64_t width, float* dst) {
   constexpr std::int64_t ahead = 8;
   const std::int64_t bytes = static_cast<std::int64_t>(size_of(s.dtype));

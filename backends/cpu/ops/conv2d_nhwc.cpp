@@ -149,9 +149,10 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   for (std::int64_t r = 0; r < d.r; ++r)
     for (std::int64_t s = 0; s < (row_runs ? 1 : d.s); ++s)
       tap_shift.push_back((r * op.p.dilation[0] * rows.wp + s * op.p.dilation[1]) * rows.pixel);
-  // One micro-kernel call sums every tap (ResNet-50's conv1, 7 taps of 21, ran 5-10 % slower when
-  // each tap's sums went through y), in depth slices whose A rows (mr of them) and B panel stay in
-  // L1 together.
+  // One micro-kernel call per depth slice sums every tap (ResNet-50's conv1, 7 taps of 21, ran
+  // 5-10 % slower when each tap's sums went through y). A slice is as deep as one tap's A rows and
+  // B panel fit L1 together; its taps' panels together may not (3x3, 256 channels: 72 KiB a
+  // call), and stream from L2.
   const Taps taps{tap_shift.data(), static_cast<int>(tap_shift.size()), tap_depth * nr};
   const std::int64_t kc = l1_depth_slice(nr, true);
 
@@ -187,9 +188,10 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   // adds bias and residual on its way there, and applies the activations that are a clamp; the
   // others (sigmoid, SiLU, ...) run over the tile's stored rows afterwards.
   const bool direct_rows = (rows.segments > 1 || rows.wp == d.q) && op.residual != op.y.data();
-  // An input read in place that is larger than half of L3 streams from memory: the first panel
-  // over a tile asks for the next tile's rows meanwhile (ResNet-50's 1x1 layer of 8x256x56x56
-  // +12-16 % on 1 thread, +5-10 % on 2; inputs that stay in cache ran 2-5 % slower with it).
+  // An input read in place that is larger than half of L3 streams from memory: in tasks of whole
+  // tiles, the first panel over a tile asks for the next tile's rows meanwhile (ResNet-50's 1x1
+  // layer of 8x256x56x56 +7-17 % on 1 thread, +9-11 % on 2; inputs that stay in cache ran 2-5 %
+  // slower with it).
   const std::int64_t input_floats = d.n * d.h * d.w * d.c;
   const bool fetch_ahead = rows.in_place && input_floats * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 2;
   const bool in_kernel = TileEpilogue::fusable(op.p.activation);
@@ -219,26 +221,30 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
                             .ld_residual = d.k,
                             .activation = in_kernel ? op.p.activation : Activation::None};
       };
+      // The sums of a tile whose rows start at `a` with one filter panel, into c (ld apart): a
+      // call per depth slice, the last one finishing them with `epilogue` (may be null).
+      const auto sum_panel = [&](const float* a, std::int64_t panel, float* c, std::int64_t ld,
+                                 const TileEpilogue* epilogue) {
+        const float* b = filters + (group * panels + panel0 + panel) * depth * nr;
+        for (std::int64_t slice = 0; slice < tap_depth; slice += kc)
+          kernel.run_unpacked_a(std::min(kc, tap_depth - slice), a + slice, rows.lda, taps, b + slice * nr, c, ld,
+                                slice > 0, slice + kc >= tap_depth ? epilogue : nullptr);
+      };
       if (all_direct && in_kernel && !op.y.converts()) {
         // Every tile whole output pixels, consecutive in y, and nothing left to do after the
         // micro-kernel: filter panel by panel, each over all the task's tiles (ResNet-50's 1x1
         // layers of 64 input channels 5-20 % faster than tile by tile, as the tiles below go).
         const std::int64_t y_first = ((first + image) * d.p + (rows.segments == 1 ? 0 : segment)) * d.q * d.k + k0;
         for (std::int64_t panel = 0; panel * nr < k_count; ++panel) {
-          const float* b = filters + (group * panels + panel0 + panel) * depth * nr;
           for (std::int64_t tile = tile0; tile < tile_end; ++tile) {
             const float* a = segment_rows + tile * mr * rows.lda;
-            const float* next = a + mr * rows.lda;
-            if (fetch_ahead && panel == 0 && next + mr * rows.lda <= op.x + input_floats)
-              for (std::int64_t line = 0; line < mr * rows.lda; line += 64 / std::int64_t{sizeof(float)})
-                __builtin_prefetch(next + line, 0, 2);
+            const std::int64_t a_offset = a - op.x, tile_floats = mr * rows.lda;
+            if (fetch_ahead && panel == 0 && a_offset + 2 * tile_floats <= input_floats)
+              for (std::int64_t line = 0; line < tile_floats; line += 64 / std::int64_t{sizeof(float)})
+                __builtin_prefetch(a + tile_floats + line, 0, 2);
             const std::int64_t y0 = y_first + tile * mr * d.k;
             const TileEpilogue epilogue = epilogue_at(panel, y0);
-            for (std::int64_t slice = 0; slice < tap_depth; slice += kc) {
-              kernel.run_unpacked_a(std::min(kc, tap_depth - slice), a + slice, rows.lda, taps, b + slice * nr,
-                                    op.y.data() + y0 + panel * nr, d.k, slice > 0,
-                                    slice + kc >= tap_depth ? &epilogue : nullptr);
-            }
+            sum_panel(a, panel, op.y.data() + y0 + panel * nr, d.k, &epilogue);
           }
         }
         return;
@@ -279,16 +285,13 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
           std::fill(tail.data() + kept * d.c, tail.data() + mr * d.c, 0.0f);
           a = tail.data() + group_offset;
         }
-        for (std::int64_t slice = 0; slice < tap_depth; slice += kc) {
-          const std::int64_t slice_depth = std::min(kc, tap_depth - slice);
-          for (std::int64_t panel = 0; panel * nr < k_count; ++panel) {
-            const float* b = filters + (group * panels + panel0 + panel) * depth * nr + slice * nr;
-            const bool to_y = panel * nr < direct_cols;
-            float* c = to_y ? op.y.data() + y0 + panel * nr : block.data() + panel * nr;
-            const TileEpilogue epilogue = epilogue_at(panel, y0);
-            const bool last = slice + kc >= tap_depth;
-            kernel.run_unpacked_a(slice_depth, a + slice, rows.lda, taps, b, c, to_y ? d.k : ldc, slice > 0,
-                                  to_y && last ? &epilogue : nullptr);
+        for (std::int64_t panel = 0; panel * nr < k_count; ++panel) {
+          const bool to_y = panel * nr < direct_cols;
+          const TileEpilogue epilogue = epilogue_at(panel, y0);
+          if (to_y) {
+            sum_panel(a, panel, op.y.data() + y0 + panel * nr, d.k, &epilogue);
+          } else {
+            sum_panel(a, panel, block.data() + panel * nr, ldc, nullptr);
           }
         }
         // The activation the kernel could not apply, over the columns it stored: as one run where
