@@ -91,6 +91,15 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   });
   add_case(list, OpKind::Gemm, "m1_bias", t,
            [](CaseGraph& c) { return c.g.gemm(c.input({1, 129}), c.weights({129, 17}), {}, c.weights({17})); });
+  // At most 8 columns: dot products along k on the cpu backend. 70 rows (groups of 4 and 2 more),
+  // 35 deep (two steps of 16 and a tail), 8 columns (two groups of 4); then B transposed, 5
+  // columns, and enough work (5.1M multiply-adds) for several threads.
+  add_case(list, OpKind::Gemm, "few_cols_70x8x35", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({70, 35}), c.weights({35, 8}), {}, c.weights({8})); });
+  add_case(list, OpKind::Gemm, "few_cols_trans_b_relu", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({1031, 997}), c.weights({5, 997}), {.trans_b = true, .activation = Activation::Relu},
+                    c.weights({5}));
+  });
   for (const bool ta : {false, true})
     for (const bool tb : {false, true}) {
       if (!ta && !tb) continue;

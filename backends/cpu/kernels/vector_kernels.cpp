@@ -1,6 +1,7 @@
 // The baseline (x86-64 SSE2, or any other CPU) set, and the choice between the sets.
 #define PORTA_ISA_TARGET
 #define PORTA_ISA_KERNELS generic_vector_kernels
+#define PORTA_ISA_VECTOR_FLOATS 4
 #include "backends/cpu/kernels/vector_kernels.inc"
 
 #include <string_view>

@@ -7,6 +7,7 @@
 #include "backends/cpu/kernels/activation_run.hpp"
 #include "backends/cpu/kernels/depthwise_plane.hpp"
 #include "backends/cpu/kernels/depthwise_row.hpp"
+#include "backends/cpu/kernels/dot_tile.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/f16_run.hpp"
 #include "backends/cpu/kernels/winograd_transform.hpp"
@@ -23,6 +24,7 @@ struct VectorKernels {
   WinogradOutputFn winograd_output;
   WidenF16Fn widen_f16;
   NarrowF16Fn narrow_f16;
+  DotTileFn dot_tile;
 };
 
 VectorKernels avx512_vector_kernels();
