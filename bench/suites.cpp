@@ -84,7 +84,8 @@ std::vector<Problem> conv_suite(const std::vector<DType>& dtypes, std::uint64_t 
     append(problems, workload_problems(resnet, seed, "workloads/resnet50_conv.csv", n, "resnet50/"));
   const auto depthwise = in_dtypes(builtin_workload("efficientnet_b0_depthwise"), dtypes, false);
   for (const std::int64_t n : {1, 32})
-    append(problems, workload_problems(depthwise, seed, "workloads/efficientnet_b0_depthwise.csv", n, "efficientnet-b0/"));
+    append(problems,
+           workload_problems(depthwise, seed, "workloads/efficientnet_b0_depthwise.csv", n, "efficientnet-b0/"));
   append(problems, workload_problems(in_dtypes(only_sets(builtin_workload("deepbench_conv"), {"training_set"}),
                                                dtypes, false),
                                      seed, "workloads/deepbench_conv.csv", std::nullopt, "deepbench/"));
