@@ -6,13 +6,9 @@
 // full vector width. Compiled per instruction set (vector_kernels.hpp), with its own vector width.
 #include <cstdint>
 
-namespace porta::detail {
+#include "backends/cpu/kernels/float_vector.hpp"
 
-// W floats as one vector value (vector_size does not take a template parameter in GCC 12).
-template <int W> struct FloatVector;
-template <> struct FloatVector<4> { using type = float __attribute__((vector_size(16))); };
-template <> struct FloatVector<8> { using type = float __attribute__((vector_size(32))); };
-template <> struct FloatVector<16> { using type = float __attribute__((vector_size(64))); };
+namespace porta::detail {
 
 using DotTileFn = void (*)(std::int64_t depth, const float* a, std::int64_t lda, std::int64_t rows, const float* bt,
                            std::int64_t ldb, std::int64_t cols, float* c, std::int64_t ldc);

@@ -94,18 +94,17 @@ void pack_lane_runs(const PanelSource& s, std::int64_t width, float* dst) {
   }
 }
 
-// Lanes strided: writing each panel in order and reading `width` source streams at once is
-// faster than reading one source row at a time; f16 and bf16 convert a lane's depth at a time
-// instead, as one contiguous run (f16 converts 16 lanes wide, f16_run.hpp).
+// Lanes strided, so depth is contiguous (pack() makes one of the two strides 1) and each lane is
+// a run: f32 lanes are transposed into the panel a vector block at a time (pack_rows.hpp); f16
+// and bf16 convert a lane's depth at a time (f16 converts 16 lanes wide, f16_run.hpp).
 void pack_strided_lanes(const PanelSource& s, std::int64_t width, float* dst) {
+  const PackRowsFn pack_rows = vector_kernels().pack_rows;
   for (std::int64_t l0 = 0; l0 < s.lanes; l0 += width, dst += width * s.depth) {
     const std::int64_t used = std::min(width, s.lanes - l0);
-    const std::int64_t origin = (s.lane0 + l0) * s.lane_stride + s.p0 * s.depth_stride;
+    const std::int64_t origin = (s.lane0 + l0) * s.lane_stride + s.p0;
     if (s.dtype == DType::f32) {
-      const auto* src = reinterpret_cast<const float*>(s.data) + origin;
-      for (std::int64_t p = 0; p < s.depth; ++p)
-        for (std::int64_t i = 0; i < used; ++i) dst[p * width + i] = src[p * s.depth_stride + i * s.lane_stride];
-    } else {  // depth_stride is 1: each lane is a run
+      pack_rows(reinterpret_cast<const float*>(s.data) + origin, s.lane_stride, used, s.depth, width, dst);
+    } else {
       std::array<float, max_depth_slice> run;
       for (std::int64_t i = 0; i < used; ++i) {
         widen_to_f32(s.data, s.dtype, origin + i * s.lane_stride, s.depth, run.data());

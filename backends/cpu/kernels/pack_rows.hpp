@@ -1,0 +1,63 @@
+#pragma once
+// One GEMM panel packed from contiguous source rows: dst[p * width + i] = src[i * lane_stride + p]
+// for lanes i < lanes and p < depth, zeros in lanes [lanes, width). A row-major A packs this way,
+// its rows the panel's lanes. Copied an element at a time, each element is a load and a store
+// (4 % of a 1024^3 GEMM); here blocks of W rows x W steps of depth are loaded as W vectors and
+// transposed in registers. Compiled per instruction set (vector_kernels.hpp), W its vector width.
+#include <cstdint>
+
+#include "backends/cpu/kernels/float_vector.hpp"
+
+namespace porta::detail {
+
+using PackRowsFn = void (*)(const float* src, std::int64_t lane_stride, std::int64_t lanes, std::int64_t depth,
+                            std::int64_t width, float* dst);
+
+// Transposes the W x W block in v: log2(W) rounds, each interleaving row j with row j + W / 2.
+template <int W>
+[[gnu::always_inline]] inline void transpose(typename FloatVector<W>::type (&v)[W]) {
+  using V = typename FloatVector<W>::type;
+  constexpr auto low = InterleaveMask<W, 0>::value;
+  constexpr auto high = InterleaveMask<W, W / 2>::value;
+#pragma GCC unroll 4
+  for (int round = 1; round < W; round *= 2) {
+    V t[W];
+#pragma GCC unroll 8
+    for (int j = 0; j < W / 2; ++j) {
+      t[2 * j] = __builtin_shuffle(v[j], v[j + W / 2], low);
+      t[2 * j + 1] = __builtin_shuffle(v[j], v[j + W / 2], high);
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j < W; ++j) v[j] = t[j];
+  }
+}
+
+template <int W>
+[[gnu::always_inline]] inline void pack_rows_body(const float* src, std::int64_t lane_stride, std::int64_t lanes,
+                                                  std::int64_t depth, std::int64_t width, float* dst) {
+  using V = typename FloatVector<W>::type;
+  std::int64_t p = 0;
+  // Every store is W floats wide, so one for lanes [g, g + W) also writes the first lanes of the
+  // next step of depth: groups of lanes go last to first and steps in order, so the true values
+  // land after the spill-over. The last step, whose spill-over would leave the panel, is a tail;
+  // a panel narrower than W / 2 would spill past the next step.
+  for (; 2 * width >= W && p + W < depth; p += W)
+    for (std::int64_t g = (width - 1) / W * W; g >= 0; g -= W) {
+      V v[W];
+#pragma GCC unroll 16
+      for (int i = 0; i < W; ++i) {
+        if (g + i < lanes) {
+          __builtin_memcpy(&v[i], src + (g + i) * lane_stride + p, sizeof(V));
+        } else {
+          v[i] = V{};
+        }
+      }
+      transpose<W>(v);
+#pragma GCC unroll 16
+      for (int j = 0; j < W; ++j) __builtin_memcpy(dst + (p + j) * width + g, &v[j], sizeof(V));
+    }
+  for (; p < depth; ++p)
+    for (std::int64_t i = 0; i < width; ++i) dst[p * width + i] = i < lanes ? src[i * lane_stride + p] : 0.0f;
+}
+
+}  // namespace porta::detail
