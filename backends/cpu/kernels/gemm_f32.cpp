@@ -153,24 +153,28 @@ void for_each_task(bool parallel, std::int64_t count, const Body& body) {
 }
 
 // How C's rows and a B slice's panels are cut into tasks: row blocks of whole mr panels (at most
-// mc_max rows), and when rows alone give too few tasks for the threads, column chunks of whole
-// nr panels.
+// mc_max rows), as even as whole panels allow, and when rows alone give too few tasks for the
+// threads, column chunks of whole nr panels.
 struct TaskGrid {
-  std::int64_t block_rows, row_blocks;
+  std::int64_t mr, m, row_panels, row_blocks;
   std::int64_t chunk_panels, col_chunks;
+
+  std::int64_t row0(std::int64_t block) const { return block * row_panels / row_blocks * mr; }
+  std::int64_t rows(std::int64_t block) const { return std::min(row0(block + 1), m) - row0(block); }
+  std::int64_t max_rows() const { return ceil_div(row_panels, row_blocks) * mr; }
 };
 
 TaskGrid task_grid(std::int64_t m, std::int64_t slice_panels, const MicroKernel& kernel, const Blocking& blocking,
                    int threads) {
   const std::int64_t row_panels = ceil_div(m, kernel.mr);
-  // A few tasks per thread even up to mc_max rows, so that a busy core does not hold up the rest.
+  // A few tasks per thread even up to mc_max rows, so that a busy core does not hold up the rest,
+  // and a multiple of the threads (2560x64x2560 in 11 blocks left one of two threads 5 of them).
   const std::int64_t wanted = threads > 1 ? 4 * std::int64_t{threads} : 1;
-  const std::int64_t row_blocks = std::min(row_panels, std::max(ceil_div(m, blocking.mc_max), wanted));
-  const std::int64_t block_rows = ceil_div(row_panels, row_blocks) * kernel.mr;
-  const std::int64_t actual_row_blocks = ceil_div(m, block_rows);
-  const std::int64_t col_chunks = std::clamp(ceil_div(wanted, actual_row_blocks), std::int64_t{1}, slice_panels);
+  const std::int64_t blocks = ceil_div(std::max(ceil_div(m, blocking.mc_max), wanted), threads) * threads;
+  const std::int64_t row_blocks = std::min(row_panels, blocks);
+  const std::int64_t col_chunks = std::clamp(ceil_div(wanted, row_blocks), std::int64_t{1}, slice_panels);
   const std::int64_t chunk_panels = ceil_div(slice_panels, col_chunks);
-  return {block_rows, actual_row_blocks, chunk_panels, ceil_div(slice_panels, chunk_panels)};
+  return {kernel.mr, m, row_panels, row_blocks, chunk_panels, ceil_div(slice_panels, chunk_panels)};
 }
 
 // One mr x nr tile of C: compute(c, ldc, accumulate) is a micro-kernel call; edge tiles go
@@ -305,13 +309,12 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         pack(b, false, jc + first, cols, pc, depth, kernel.nr, b_pass.data() + (pc - p0) * nc + first * depth);
       });
       for_each_task(parallel, grid.row_blocks * grid.col_chunks, [&](std::int64_t task) {
-        const std::int64_t row0 = task / grid.col_chunks * grid.block_rows;
-        const std::int64_t rows = std::min(grid.block_rows, m - row0);
+        const std::int64_t row0 = grid.row0(task / grid.col_chunks), rows = grid.rows(task / grid.col_chunks);
         const std::int64_t col0 = task % grid.col_chunks * grid.chunk_panels * kernel.nr;
         const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - col0);
         // In place, A's rows feed the micro-kernel directly and only a ragged last panel is packed.
         const std::int64_t packed_row0 = unpacked_a ? rows / kernel.mr * kernel.mr : 0;
-        const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.block_rows * kc));
+        const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.max_rows() * kc));
         for (std::int64_t pc = p0; pc < p_end; pc += kc) {
           const std::int64_t depth = std::min(kc, k - pc);
           pack(a, true, row0 + packed_row0, rows - packed_row0, pc, depth, kernel.mr, a_block.data());
