@@ -71,31 +71,30 @@ struct PanelSource {
 // Lanes contiguous (lane_stride 1): each step of depth is one run across all the panels, read
 // once and dealt out to them, the run `ahead` steps on prefetched. Packed a panel at a time
 // instead, each source row (a page of its own when depth strides over A's rows) is read once per
-// panel: the transposed A of 1760x128x1760 spent a third of its time packing so, now a sixth.
+// panel: the transposed A of 1760x128x1760 spent a third of its time packing so, then a sixth.
+// f32 runs are dealt in whole vectors (pack_panel.hpp): 1760x128x1760 TN another +5 %.
 void pack_lane_runs(const PanelSource& s, std::int64_t width, float* dst) {
   constexpr std::int64_t ahead = 8;
   const std::int64_t bytes = static_cast<std::int64_t>(size_of(s.dtype));
+  const DealRunFn deal_run = vector_kernels().deal_run;
   for (std::int64_t p = 0; p < s.depth; ++p) {
     const std::int64_t origin = s.lane0 + (s.p0 + p) * s.depth_stride;
     if (p + ahead < s.depth) {
       const std::byte* next = s.data + (origin + ahead * s.depth_stride) * bytes;
       for (std::int64_t b = 0; b < s.lanes * bytes; b += 64) __builtin_prefetch(next + b);
     }
-    for (std::int64_t l0 = 0; l0 < s.lanes; l0 += width) {
-      const std::int64_t used = std::min(width, s.lanes - l0);
-      float* out = dst + l0 * s.depth + p * width;
-      if (s.dtype == DType::f32) {  // inline: a memcpy call per panel row cost as much as the copy
-        const float* src = reinterpret_cast<const float*>(s.data) + origin + l0;
-        for (std::int64_t i = 0; i < used; ++i) out[i] = src[i];
-      } else {
-        widen_to_f32(s.data, s.dtype, origin + l0, used, out);
-      }
+    if (s.dtype == DType::f32) {
+      deal_run(reinterpret_cast<const float*>(s.data) + origin, s.lanes, width, s.depth, p + 1 == s.depth,
+               dst + p * width);
+      continue;
     }
+    for (std::int64_t l0 = 0; l0 < s.lanes; l0 += width)
+      widen_to_f32(s.data, s.dtype, origin + l0, std::min(width, s.lanes - l0), dst + l0 * s.depth + p * width);
   }
 }
 
 // Lanes strided, so depth is contiguous (pack() makes one of the two strides 1) and each lane is
-// a run: f32 lanes are transposed into the panel a vector block at a time (pack_rows.hpp); f16
+// a run: f32 lanes are transposed into the panel a vector block at a time (pack_panel.hpp); f16
 // and bf16 convert a lane's depth at a time (f16 converts 16 lanes wide, f16_run.hpp).
 void pack_strided_lanes(const PanelSource& s, std::int64_t width, float* dst) {
   const PackRowsFn pack_rows = vector_kernels().pack_rows;

@@ -10,7 +10,7 @@
 #include "backends/cpu/kernels/dot_tile.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/f16_run.hpp"
-#include "backends/cpu/kernels/pack_rows.hpp"
+#include "backends/cpu/kernels/pack_panel.hpp"
 #include "backends/cpu/kernels/winograd_transform.hpp"
 
 namespace porta::detail {
@@ -26,6 +26,7 @@ struct VectorKernels {
   WidenF16Fn widen_f16;
   NarrowF16Fn narrow_f16;
   DotTileFn dot_tile;
+  DealRunFn deal_run;
   PackRowsFn pack_rows;
 };
 

@@ -1,15 +1,21 @@
 #pragma once
-// One GEMM panel packed from contiguous source rows: dst[p * width + i] = src[i * lane_stride + p]
-// for lanes i < lanes and p < depth, zeros in lanes [lanes, width). A row-major A packs this way,
-// its rows the panel's lanes. Copied an element at a time, each element is a load and a store
-// (4 % of a 1024^3 GEMM); here blocks of W rows x W steps of depth are loaded as W vectors and
-// transposed in registers. Compiled per instruction set (vector_kernels.hpp), W its vector width.
+// GEMM panels (`width` lanes, k-major) packed from f32 sources, compiled per instruction set
+// (vector_kernels.hpp) with W its vector width. An element at a time, each element costs a load
+// and a store, and the copy loops of 14-lane panels ran in 4-float pieces and scalar tails.
 #include <cstdint>
 
 #include "backends/cpu/kernels/float_vector.hpp"
 
 namespace porta::detail {
 
+// One step of depth whose lanes are a contiguous run (a row of a transposed A, of a plain B):
+// lanes [l0, l0 + width) go to out + l0 * depth, the step's row in their panel.
+using DealRunFn = void (*)(const float* run, std::int64_t lanes, std::int64_t width, std::int64_t depth,
+                           bool last_step, float* out);
+
+// One panel from contiguous source rows: dst[p * width + i] = src[i * lane_stride + p] for lanes
+// i < lanes and p < depth, zeros in lanes [lanes, width) (a plain A's rows, a transposed B's
+// columns), blocks of W rows x W steps of depth loaded as W vectors and transposed in registers.
 using PackRowsFn = void (*)(const float* src, std::int64_t lane_stride, std::int64_t lanes, std::int64_t depth,
                             std::int64_t width, float* dst);
 
@@ -30,6 +36,23 @@ template <int W>
 #pragma GCC unroll 16
     for (int j = 0; j < W; ++j) v[j] = t[j];
   }
+}
+
+// Each panel's row as whole vectors, which may spill into the panel's next row, written after
+// it; the last step, whose spill would reach the next panel, and the run's last panel, whose
+// vectors would read past the run, go a float at a time. A panel narrower than W / 2 would spill
+// past the next row.
+template <int W>
+[[gnu::always_inline]] inline void deal_run_body(const float* run, std::int64_t lanes, std::int64_t width,
+                                                 std::int64_t depth, bool last_step, float* out) {
+  using V = typename FloatVector<W>::type;
+  const std::int64_t vectors = (width + W - 1) / W;
+  const std::int64_t last_whole = last_step || 2 * width < W ? -1 : lanes - vectors * W;
+  std::int64_t l0 = 0;
+  for (; l0 <= last_whole; l0 += width)
+    for (std::int64_t v = 0; v < vectors; ++v) __builtin_memcpy(out + l0 * depth + v * W, run + l0 + v * W, sizeof(V));
+  for (; l0 < lanes; l0 += width)
+    for (std::int64_t i = 0; i < width && l0 + i < lanes; ++i) out[l0 * depth + i] = run[l0 + i];
 }
 
 template <int W>
