@@ -91,6 +91,16 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   });
   add_case(list, OpKind::Gemm, "m1_bias", t,
            [](CaseGraph& c) { return c.g.gemm(c.input({1, 129}), c.weights({129, 17}), {}, c.weights({17})); });
+  // One row with work for several threads (1.03M multiply-adds): B transposed (dot products) and
+  // plain (B's rows scaled and summed), column chunks with ragged ends, depths with tails; then A
+  // a strided row, which the cpu backend copies first.
+  add_case(list, OpKind::Gemm, "m1_wide_trans_b", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({1, 1001}), c.weights({1031, 1001}), {.trans_b = true}, c.weights({1031}));
+  });
+  add_case(list, OpKind::Gemm, "m1_wide", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({1, 1001}), c.weights({1001, 1031}), {}, c.weights({1031})); });
+  add_case(list, OpKind::Gemm, "m1_strided_a", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({1, 37}, {1, 3}), c.weights({37, 20}), {}, c.weights({20})); });
   // At most 8 columns: dot products along k on the cpu backend. 70 rows (groups of 4 and 2 more),
   // 35 deep (two steps of 16 and a tail), 8 columns (two groups of 4); then B transposed, 5
   // columns, and enough work (5.1M multiply-adds) for several threads.

@@ -191,44 +191,32 @@ void run_tile(const MicroKernel& kernel, float* c, std::int64_t ldc, std::int64_
   }
 }
 
-// A dot product along contiguous w, in 16 interleaved partial sums (which vectorise) added in a
-// fixed order.
-float dot(const float* x, std::int64_t x_stride, const float* w, std::int64_t k) {
-  constexpr int lanes = 16;
-  float partial[lanes] = {};
-  std::int64_t p = 0;
-  if (x_stride == 1)
-    for (; p + lanes <= k; p += lanes)
-      for (int t = 0; t < lanes; ++t) partial[t] += x[p + t] * w[p + t];
-  float sum = 0.0f;
-  for (; p < k; ++p) sum += x[p * x_stride] * w[p];
-  for (const float v : partial) sum += v;
-  return sum;
-}
-
 // M = 1 (a batch-1 fully connected layer): C is one row, each element a dot product of A with a
 // column of op(B). Packing B, megabytes of weights, for a micro-kernel that would use one of its
 // mr rows cost more than the product itself (ResNet-50's 2048x1000 layer ran at 2 GFLOP/s), so
-// B is streamed once as it is stored. Each element is summed by one task, in a fixed order.
+// B is streamed once as it is stored: a transposed B's rows as dot products (dot_tile.hpp), a
+// plain B's rows scaled and summed (gemv_rows.hpp). Each element is summed by one task, in a
+// fixed order.
 void gemv(std::int64_t n, std::int64_t k, const GemmOperand& a, const GemmOperand& b, float* c, bool parallel,
           const GemmEpilogue& epilogue) {
+  // A transposed A (k x 1) with a row stride is copied to a contiguous row first.
+  const bool strided = a.trans && a.ld != 1;
+  const auto copy = gemm_scratch().acquire(static_cast<std::size_t>(strided ? k : 0));
   const float* x = reinterpret_cast<const float*>(a.data);
-  const std::int64_t x_stride = a.trans ? a.ld : 1;
+  if (strided) {
+    for (std::int64_t p = 0; p < k; ++p) copy.data()[p] = x[p * a.ld];
+    x = copy.data();
+  }
   const float* w = reinterpret_cast<const float*>(b.data);
   const int threads = tbb::this_task_arena::max_concurrency();
   const std::int64_t chunk = parallel ? ceil_div(ceil_div(n, 4 * std::int64_t{threads}), 16) * 16 : n;
+  const VectorKernels& kernels = vector_kernels();
   for_each_task(parallel, ceil_div(n, chunk), [&](std::int64_t task) {
     const std::int64_t j0 = task * chunk, cols = std::min(chunk, n - j0);
-    float* y = c + j0;
     if (b.trans) {  // column j of op(B) is row j of B
-      for (std::int64_t j = 0; j < cols; ++j) y[j] = dot(x, x_stride, w + (j0 + j) * b.ld, k);
-    } else {  // rows of B, each scaled by its element of A, summed along the row
-      std::fill_n(y, cols, 0.0f);
-      for (std::int64_t p = 0; p < k; ++p) {
-        const float xp = x[p * x_stride];
-        const float* row = w + p * b.ld + j0;
-        for (std::int64_t j = 0; j < cols; ++j) y[j] += xp * row[j];
-      }
+      kernels.dot_tile(k, x, k, 1, w + j0 * b.ld, b.ld, cols, c + j0, n);
+    } else {
+      kernels.gemv_rows(k, x, w + j0, b.ld, cols, c + j0);
     }
     if (epilogue) epilogue({0, j0, 1, cols});
   });

@@ -10,6 +10,7 @@
 #include "backends/cpu/kernels/dot_tile.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/f16_run.hpp"
+#include "backends/cpu/kernels/gemv_rows.hpp"
 #include "backends/cpu/kernels/pack_panel.hpp"
 #include "backends/cpu/kernels/winograd_transform.hpp"
 
@@ -26,6 +27,7 @@ struct VectorKernels {
   WidenF16Fn widen_f16;
   NarrowF16Fn narrow_f16;
   DotTileFn dot_tile;
+  GemvRowsFn gemv_rows;
   DealRunFn deal_run;
   PackRowsFn pack_rows;
 };
