@@ -118,6 +118,8 @@ void add_shape_cases(std::vector<OpCase>& list, DType t) {
       {"nchw_to_nhwc", {2, 3, 4, 5}, {0, 2, 3, 1}}, {"4d_3120", {2, 3, 4, 5}, {3, 1, 2, 0}},
       {"negative_axes", {2, 3, 4}, {-1, 0, 1}}, {"size1_dims", {1, 5, 1, 3}, {2, 3, 0, 1}},
       {"rank6", {2, 1, 3, 2, 1, 2}, {5, 3, 1, 0, 2, 4}},
+      // Batched matrix transposes once adjacent dimensions merge, with tiles ragged both ways.
+      {"nchw_to_nhwc_3x67x45", {2, 3, 67, 45}, {0, 2, 3, 1}}, {"nhwc_to_nchw_37ch", {2, 9, 11, 37}, {0, 3, 1, 2}},
   };
   for (const Tr& tr : transposes)
     add_case(list, OpKind::Transpose, tr.variant, t,

@@ -1,4 +1,5 @@
 // Inputs and output share a dtype, so elements move as bytes: exact, NaN payloads included.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <variant>
@@ -44,6 +45,77 @@ void transpose_rows(const HostTensor& x, const HostTensor& y,
   });
 }
 
+// y[b][c][r] = x[b][r][c] for `batch` row-major rows x cols matrices, in square tiles whose
+// rows and columns both stay in L1 (by output row, the inputs' rows would each be a stream).
+template <class Element>
+void transpose_matrices(const HostTensor& x, const HostTensor& y, std::int64_t batch, std::int64_t rows,
+                        std::int64_t cols) {
+  constexpr std::int64_t tile = 32;
+  const auto* src = reinterpret_cast<const Element*>(x.data);
+  auto* dst = reinterpret_cast<Element*>(y.data);
+  const std::int64_t col_tiles = ceil_div(cols, tile);
+  const auto tiles = tbb::blocked_range<std::int64_t>(0, batch * col_tiles);
+  tbb::parallel_for(tiles, [&](const tbb::blocked_range<std::int64_t>& range) {
+    for (std::int64_t t = range.begin(); t != range.end(); ++t) {
+      const std::int64_t b = t / col_tiles, c0 = t % col_tiles * tile, c1 = std::min(c0 + tile, cols);
+      const Element* x_b = src + b * rows * cols;
+      Element* y_b = dst + b * rows * cols;
+      for (std::int64_t r0 = 0; r0 < rows; r0 += tile) {
+        const std::int64_t r1 = std::min(r0 + tile, rows);
+        for (std::int64_t r = r0; r < r1; ++r)
+          for (std::int64_t c = c0; c < c1; ++c) y_b[c * rows + r] = x_b[r * cols + c];
+      }
+    }
+  });
+}
+
+// A transpose with its size-1 dimensions dropped and the runs of dimensions that stay adjacent
+// and in order merged: NCHW -> NHWC is x [N, C, H * W] with perm [0, 2, 1].
+struct MergedTranspose {
+  Shape x;
+  std::vector<std::int64_t> perm;
+};
+
+MergedTranspose merge_dims(const Shape& x_shape, const std::vector<std::int64_t>& perm) {
+  struct Run {
+    std::int64_t first_dim, last_dim, size;
+  };
+  std::vector<Run> runs;  // in y's order
+  for (const std::int64_t d : perm) {
+    if (x_shape[d] == 1) continue;
+    if (!runs.empty() && d == runs.back().last_dim + 1) {
+      runs.back().last_dim = d;
+      runs.back().size *= x_shape[d];
+    } else {
+      runs.push_back({d, d, x_shape[d]});
+    }
+  }
+  std::vector<std::int64_t> by_x(runs.size());  // runs in x's order
+  for (std::size_t i = 0; i < runs.size(); ++i) by_x[i] = static_cast<std::int64_t>(i);
+  std::sort(by_x.begin(), by_x.end(),
+            [&](std::int64_t a, std::int64_t b) { return runs[a].first_dim < runs[b].first_dim; });
+  MergedTranspose merged{Shape(runs.size()), std::vector<std::int64_t>(runs.size())};
+  for (std::size_t j = 0; j < by_x.size(); ++j) {
+    merged.x[j] = runs[by_x[j]].size;
+    merged.perm[by_x[j]] = static_cast<std::int64_t>(j);
+  }
+  return merged;
+}
+
+template <class Element>
+void transpose(const HostTensor& x, const HostTensor& y, const std::vector<std::int64_t>& perm) {
+  const MergedTranspose merged = merge_dims(x.shape(), perm);
+  if (merged.perm.size() <= 1) {  // nothing moves
+    std::memcpy(y.data, x.data, y.desc->bytes());
+  } else if (merged.perm == std::vector<std::int64_t>{1, 0}) {
+    transpose_matrices<Element>(x, y, 1, merged.x[0], merged.x[1]);
+  } else if (merged.perm == std::vector<std::int64_t>{0, 2, 1}) {
+    transpose_matrices<Element>(x, y, merged.x[0], merged.x[1], merged.x[2]);
+  } else {
+    transpose_rows<Element>(x, y, perm);
+  }
+}
+
 }  // namespace
 
 void cpu_reshape(const HostOpArgs& args) {
@@ -67,12 +139,10 @@ void cpu_transpose(const HostOpArgs& args) {
   const HostTensor& x = args.inputs[0];
   const HostTensor& y = args.output;
   if (y.numel() == 0) return;
-  if (y.shape().empty()) {
-    std::memcpy(y.data, x.data, y.desc->bytes());
-  } else if (size_of(x.dtype()) == 4) {
-    transpose_rows<std::uint32_t>(x, y, perm);
+  if (size_of(x.dtype()) == 4) {
+    transpose<std::uint32_t>(x, y, perm);
   } else {
-    transpose_rows<std::uint16_t>(x, y, perm);
+    transpose<std::uint16_t>(x, y, perm);
   }
 }
 
