@@ -199,6 +199,8 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"depthwise_c48_5x5_q24", {1, 48, 5, 24}, {48, 1, 5, 5}, {.pad = {2, 2, 2, 2}, .groups = 48}, true},
       {"depthwise_c32_3x3_q21", {2, 32, 5, 23}, {32, 1, 3, 3}, {.groups = 32}, true},
       {"depthwise_c48_3x3_q15", {1, 48, 4, 15}, {48, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 48}},
+      // General blocks (dilated): 4 + 4 + 2 columns over 32 + 8 channels.
+      {"depthwise_c40_dilated_q10", {1, 40, 6, 10}, {40, 1, 3, 3}, {.pad = {2, 2, 2, 2}, .dilation = {2, 2}, .groups = 40}},
       // A row of 7 as one block reaching into the padding at both ends; 4 channels past 16.
       {"depthwise_c20_5x5_q7", {1, 20, 7, 7}, {20, 1, 5, 5}, {.pad = {2, 2, 2, 2}, .groups = 20}, true},
       {"depthwise_stride_1x2_dilated_asym",

@@ -81,42 +81,50 @@ template <int Vecs, int Pixels, int S, bool Checked>
     for (int v = 0; v < Vecs; ++v) store_lanes(y + (ow + p) * a.k + c0 + 16 * v, sum[p][v]);
 }
 
-// Unit-stride blocks of Pixels columns from ow while whole ones fit before `end`, checked where
-// they reach into the horizontal padding.
+// Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
+// into the horizontal padding: unit-stride ones of S taps across, or with S = 0 the general ones.
 template <int Vecs, int Pixels, int S>
-[[gnu::always_inline]] inline void unit_stride_blocks(const DepthwiseRow& a, std::int64_t c0, float* y, std::int64_t& ow,
-                                                      std::int64_t end, std::int64_t inside_begin,
-                                                      std::int64_t inside_end) {
+[[gnu::always_inline]] inline void blocks(const DepthwiseRow& a, std::int64_t c0, float* y, std::int64_t& ow,
+                                          std::int64_t end, std::int64_t inside_begin, std::int64_t inside_end) {
   for (; ow + Pixels <= end; ow += Pixels) {
-    if (ow >= inside_begin && ow + Pixels <= inside_end) {
-      depthwise_block_unit_stride<Vecs, Pixels, S, false>(a, ow, c0, y);
+    const bool inside = ow >= inside_begin && ow + Pixels <= inside_end;
+    if constexpr (S > 0) {
+      if (inside) {
+        depthwise_block_unit_stride<Vecs, Pixels, S, false>(a, ow, c0, y);
+      } else {
+        depthwise_block_unit_stride<Vecs, Pixels, S, true>(a, ow, c0, y);
+      }
     } else {
-      depthwise_block_unit_stride<Vecs, Pixels, S, true>(a, ow, c0, y);
+      if (inside) {
+        depthwise_block<Vecs, Pixels, false>(a, ow, c0, y);
+      } else {
+        depthwise_block<Vecs, Pixels, true>(a, ow, c0, y);
+      }
     }
   }
 }
 
-// The columns of one chunk of channels. With S, the filter's width, a compile-time one (stride
-// 1): unit-stride blocks of 8, 7, 4 and 2 pixels across the whole row, the padding checked in the
-// blocks at its edges (7 is the last stage's width in 224-pixel ImageNet networks: its rows ran
-// as blocks of 4, 2 and 1 at 57-71 % of the speed). Otherwise checked single columns at the edges
-// and blocks of 4 inside.
+// The columns of one chunk of channels, in blocks across the whole row, the padding checked in
+// the blocks at its edges. With S, the filter's width, a compile-time one (stride 1):
+// unit-stride blocks of 8, 7, 4 and 2 pixels (7 is the last stage's width in 224-pixel ImageNet
+// networks: its rows ran as blocks of 4, 2 and 1 at 57-71 % of the speed). Otherwise general
+// blocks of 4 and one of the 3, 2 or 1 columns left (singles at the edges of 7 columns ran 10 %
+// slower).
 template <int Vecs, int S = 0>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRow& a, std::int64_t c0, float* y, std::int64_t q,
                                                      std::int64_t inside_begin, std::int64_t inside_end) {
   std::int64_t ow = 0;
   if constexpr (S > 0) {
-    unit_stride_blocks<Vecs, 8, S>(a, c0, y, ow, q, inside_begin, inside_end);
-    unit_stride_blocks<Vecs, 7, S>(a, c0, y, ow, q, inside_begin, inside_end);
-    unit_stride_blocks<Vecs, 4, S>(a, c0, y, ow, q, inside_begin, inside_end);
-    unit_stride_blocks<Vecs, 2, S>(a, c0, y, ow, q, inside_begin, inside_end);
-    for (; ow < q; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
+    blocks<Vecs, 8, S>(a, c0, y, ow, q, inside_begin, inside_end);
+    blocks<Vecs, 7, S>(a, c0, y, ow, q, inside_begin, inside_end);
+    blocks<Vecs, 4, S>(a, c0, y, ow, q, inside_begin, inside_end);
+    blocks<Vecs, 2, S>(a, c0, y, ow, q, inside_begin, inside_end);
   } else {
-    for (; ow < q && ow < inside_begin; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
-    for (; ow + 4 <= inside_end; ow += 4) depthwise_block<Vecs, 4, false>(a, ow, c0, y);
-    for (; ow < inside_end; ++ow) depthwise_block<Vecs, 1, false>(a, ow, c0, y);
-    for (; ow < q; ++ow) depthwise_block<Vecs, 1, true>(a, ow, c0, y);
+    blocks<Vecs, 4, 0>(a, c0, y, ow, q, inside_begin, inside_end);
+    blocks<Vecs, 3, 0>(a, c0, y, ow, q, inside_begin, inside_end);
+    blocks<Vecs, 2, 0>(a, c0, y, ow, q, inside_begin, inside_end);
   }
+  blocks<Vecs, 1, 0>(a, c0, y, ow, q, inside_begin, inside_end);
 }
 
 // Channels [c0, k) in chunks of 32 and 16, unit-stride blocks of S taps across.
