@@ -120,6 +120,8 @@ void add_shape_cases(std::vector<OpCase>& list, DType t) {
       {"rank6", {2, 1, 3, 2, 1, 2}, {5, 3, 1, 0, 2, 4}},
       // Batched matrix transposes once adjacent dimensions merge, with tiles ragged both ways.
       {"nchw_to_nhwc_3x67x45", {2, 3, 67, 45}, {0, 2, 3, 1}}, {"nhwc_to_nchw_37ch", {2, 9, 11, 37}, {0, 3, 1, 2}},
+      // Only size-1 dimensions move, or one sits between two that swap.
+      {"all_size1", {1, 1, 1}, {2, 0, 1}}, {"size1_moves", {3, 1, 4}, {1, 0, 2}}, {"size1_between", {2, 1, 3}, {2, 1, 0}},
   };
   for (const Tr& tr : transposes)
     add_case(list, OpKind::Transpose, tr.variant, t,

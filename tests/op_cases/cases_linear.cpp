@@ -91,16 +91,21 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   });
   add_case(list, OpKind::Gemm, "m1_bias", t,
            [](CaseGraph& c) { return c.g.gemm(c.input({1, 129}), c.weights({129, 17}), {}, c.weights({17})); });
-  // One row with work for several threads (1.03M multiply-adds): B transposed (dot products) and
-  // plain (B's rows scaled and summed), column chunks with ragged ends, depths with tails; then A
-  // a strided row, which the cpu backend copies first.
+  // One row with work for several threads (1.06M multiply-adds): B transposed (dot products) and
+  // plain (B's rows scaled and summed), column chunks with ragged ends, depths with tails.
   add_case(list, OpKind::Gemm, "m1_wide_trans_b", t, [](CaseGraph& c) {
-    return c.g.gemm(c.input({1, 1001}), c.weights({1031, 1001}), {.trans_b = true}, c.weights({1031}));
+    return c.g.gemm(c.input({1, 1001}), c.weights({1063, 1001}), {.trans_b = true}, c.weights({1063}));
   });
   add_case(list, OpKind::Gemm, "m1_wide", t,
-           [](CaseGraph& c) { return c.g.gemm(c.input({1, 1001}), c.weights({1001, 1031}), {}, c.weights({1031})); });
-  add_case(list, OpKind::Gemm, "m1_strided_a", t,
-           [](CaseGraph& c) { return c.g.gemm(c.input({1, 37}, {1, 3}), c.weights({37, 20}), {}, c.weights({20})); });
+           [](CaseGraph& c) { return c.g.gemm(c.input({1, 1001}), c.weights({1001, 1063}), {}, c.weights({1063})); });
+  // Panels packed whole by the cpu backend's vector packers: a plain A beside more than 512
+  // columns (rows transposed in registers), a transposed A beside at most 16 (runs dealt to the
+  // 28-row kernel's panels).
+  add_case(list, OpKind::Gemm, "packed_a_45x33x600", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({45, 33}), c.weights({33, 600}), {}, c.weights({600})); });
+  add_case(list, OpKind::Gemm, "trans_a_narrow_61x40x9", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({40, 61}), c.weights({40, 9}), {.trans_a = true}, c.weights({9}));
+  });
   // At most 8 columns: dot products along k on the cpu backend. 70 rows (groups of 4 and 2 more),
   // 35 deep (two steps of 16 and a tail), 8 columns (two groups of 4); then B transposed, 5
   // columns, and enough work (5.1M multiply-adds) for several threads.
@@ -199,6 +204,9 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"depthwise_c48_5x5_q24", {1, 48, 5, 24}, {48, 1, 5, 5}, {.pad = {2, 2, 2, 2}, .groups = 48}, true},
       {"depthwise_c32_3x3_q21", {2, 32, 5, 23}, {32, 1, 3, 3}, {.groups = 32}, true},
       {"depthwise_c48_3x3_q15", {1, 48, 4, 15}, {48, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 48}},
+      {"depthwise_c48_3x3_q15_unpadded", {1, 48, 4, 17}, {48, 1, 3, 3}, {.groups = 48}},
+      // General blocks (strided): 4 + 4 + 1 columns over 64 + 8 channels.
+      {"depthwise_c72_stride2_q9", {1, 72, 5, 17}, {72, 1, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 72}},
       // General blocks (dilated): 4 + 4 + 2 columns over 32 + 8 channels.
       {"depthwise_c40_dilated_q10", {1, 40, 6, 10}, {40, 1, 3, 3}, {.pad = {2, 2, 2, 2}, .dilation = {2, 2}, .groups = 40}},
       // A row of 7 as one block reaching into the padding at both ends; 4 channels past 16.

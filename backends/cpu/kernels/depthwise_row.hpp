@@ -84,8 +84,9 @@ template <int Vecs, int Pixels, int S, bool Checked>
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
 // into the horizontal padding: unit-stride ones of S taps across, or with S = 0 the general ones.
 template <int Vecs, int Pixels, int S>
-[[gnu::always_inline]] inline void blocks(const DepthwiseRow& a, std::int64_t c0, float* y, std::int64_t& ow,
-                                          std::int64_t end, std::int64_t inside_begin, std::int64_t inside_end) {
+[[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRow& a, std::int64_t c0, float* y, std::int64_t& ow,
+                                                    std::int64_t end, std::int64_t inside_begin,
+                                                    std::int64_t inside_end) {
   for (; ow + Pixels <= end; ow += Pixels) {
     const bool inside = ow >= inside_begin && ow + Pixels <= inside_end;
     if constexpr (S > 0) {
@@ -115,16 +116,16 @@ template <int Vecs, int S = 0>
                                                      std::int64_t inside_begin, std::int64_t inside_end) {
   std::int64_t ow = 0;
   if constexpr (S > 0) {
-    blocks<Vecs, 8, S>(a, c0, y, ow, q, inside_begin, inside_end);
-    blocks<Vecs, 7, S>(a, c0, y, ow, q, inside_begin, inside_end);
-    blocks<Vecs, 4, S>(a, c0, y, ow, q, inside_begin, inside_end);
-    blocks<Vecs, 2, S>(a, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 8, S>(a, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 7, S>(a, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 4, S>(a, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 2, S>(a, c0, y, ow, q, inside_begin, inside_end);
   } else {
-    blocks<Vecs, 4, 0>(a, c0, y, ow, q, inside_begin, inside_end);
-    blocks<Vecs, 3, 0>(a, c0, y, ow, q, inside_begin, inside_end);
-    blocks<Vecs, 2, 0>(a, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 4, 0>(a, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 3, 0>(a, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 2, 0>(a, c0, y, ow, q, inside_begin, inside_end);
   }
-  blocks<Vecs, 1, 0>(a, c0, y, ow, q, inside_begin, inside_end);
+  depthwise_blocks<Vecs, 1, 0>(a, c0, y, ow, q, inside_begin, inside_end);
 }
 
 // Channels [c0, k) in chunks of 32 and 16, unit-stride blocks of S taps across.

@@ -199,14 +199,7 @@ void run_tile(const MicroKernel& kernel, float* c, std::int64_t ldc, std::int64_
 // fixed order.
 void gemv(std::int64_t n, std::int64_t k, const GemmOperand& a, const GemmOperand& b, float* c, bool parallel,
           const GemmEpilogue& epilogue) {
-  // A transposed A (k x 1) with a row stride is copied to a contiguous row first.
-  const bool strided = a.trans && a.ld != 1;
-  const auto copy = gemm_scratch().acquire(static_cast<std::size_t>(strided ? k : 0));
   const float* x = reinterpret_cast<const float*>(a.data);
-  if (strided) {
-    for (std::int64_t p = 0; p < k; ++p) copy.data()[p] = x[p * a.ld];
-    x = copy.data();
-  }
   const float* w = reinterpret_cast<const float*>(b.data);
   const int threads = tbb::this_task_arena::max_concurrency();
   const std::int64_t chunk = parallel ? ceil_div(ceil_div(n, 4 * std::int64_t{threads}), 16) * 16 : n;
@@ -260,7 +253,9 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   if (k <= 0) return zero_fill(m, n, c, ldc, epilogue);
   const int threads = tbb::this_task_arena::max_concurrency();
   const bool parallel = threads > 1 && m * n * k >= parallel_threshold;
-  if (m == 1 && a.dtype == DType::f32 && b.dtype == DType::f32) return gemv(n, k, a, b, c, parallel, epilogue);
+  // (A's one row is contiguous unless transposed with a row stride, which matmul never passes.)
+  if (m == 1 && a.dtype == DType::f32 && b.dtype == DType::f32 && (!a.trans || a.ld == 1))
+    return gemv(n, k, a, b, c, parallel, epilogue);
   if (a.dtype == DType::f32 && !a.trans && b.dtype == DType::f32 && n <= dot_max_cols)
     return gemm_dot(m, n, k, a, b, c, ldc, parallel, epilogue);
   const bool unpacked_a = a.dtype == DType::f32 && !a.trans && n <= unpacked_a_max_cols;

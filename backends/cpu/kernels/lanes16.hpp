@@ -3,10 +3,12 @@
 // (vector_kernels.inc): a zmm register where the target has AVX-512, two ymm or four xmm elsewhere.
 #include <cstdint>
 
+#include "backends/cpu/kernels/float_vector.hpp"
+
 namespace porta::detail {
 
 inline constexpr std::int64_t lanes16 = 16;
-using Lanes16 = float __attribute__((vector_size(lanes16 * sizeof(float))));
+using Lanes16 = FloatVector<lanes16>::type;
 
 // Through references: passing the vector by value would change the ABI between the instruction
 // sets these bodies are compiled for (-Wpsabi), though they are always inlined.

@@ -21,7 +21,7 @@ using PackRowsFn = void (*)(const float* src, std::int64_t lane_stride, std::int
 
 // Transposes the W x W block in v: log2(W) rounds, each interleaving row j with row j + W / 2.
 template <int W>
-[[gnu::always_inline]] inline void transpose(typename FloatVector<W>::type (&v)[W]) {
+[[gnu::always_inline]] inline void transpose_block(typename FloatVector<W>::type (&v)[W]) {
   using V = typename FloatVector<W>::type;
   constexpr auto low = InterleaveMask<W, 0>::value;
   constexpr auto high = InterleaveMask<W, W / 2>::value;
@@ -75,7 +75,7 @@ template <int W>
           v[i] = V{};
         }
       }
-      transpose<W>(v);
+      transpose_block<W>(v);
 #pragma GCC unroll 16
       for (int j = 0; j < W; ++j) __builtin_memcpy(dst + (p + j) * width + g, &v[j], sizeof(V));
     }

@@ -338,8 +338,8 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const BiasActivatePixelsFn finish = vector_kernels().bias_activate_pixels;
   // An input larger than half of L3 streams from memory, and the row kernel reads a pixel's cache
   // lines a channel chunk at a time, a pattern the hardware prefetchers follow poorly: each output
-  // row asks for its input rows whole first (8x96x112x112 3x3/2 +33 % on 1 thread; inputs that
-  // stay in cache ran up to 10 % slower with it).
+  // row asks for its input rows whole first (8x96x112x112 3x3/2 +15-19 %, 32x32x112x112 +48 %,
+  // on 1 and 2 threads; inputs that stay in cache ran up to 10 % slower with it).
   const std::int64_t row_floats = d.w * d.c;
   const bool fetch_rows = d.n * d.h * row_floats * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 2;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.p), [&](const tbb::blocked_range<std::int64_t>& range) {

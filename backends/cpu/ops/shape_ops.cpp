@@ -45,26 +45,25 @@ void transpose_rows(const HostTensor& x, const HostTensor& y,
   });
 }
 
-// y[b][c][r] = x[b][r][c] for `batch` row-major rows x cols matrices, in square tiles whose
-// rows and columns both stay in L1 (by output row, the inputs' rows would each be a stream).
+// y[b][c][r] = x[b][r][c] for `batch` row-major rows x cols matrices, a task per square tile,
+// whose rows and columns both stay in L1 (by output row, the inputs' rows would each be a
+// stream).
 template <class Element>
 void transpose_matrices(const HostTensor& x, const HostTensor& y, std::int64_t batch, std::int64_t rows,
                         std::int64_t cols) {
   constexpr std::int64_t tile = 32;
   const auto* src = reinterpret_cast<const Element*>(x.data);
   auto* dst = reinterpret_cast<Element*>(y.data);
-  const std::int64_t col_tiles = ceil_div(cols, tile);
-  const auto tiles = tbb::blocked_range<std::int64_t>(0, batch * col_tiles);
+  const std::int64_t row_tiles = ceil_div(rows, tile), col_tiles = ceil_div(cols, tile);
+  const auto tiles = tbb::blocked_range<std::int64_t>(0, batch * row_tiles * col_tiles);
   tbb::parallel_for(tiles, [&](const tbb::blocked_range<std::int64_t>& range) {
     for (std::int64_t t = range.begin(); t != range.end(); ++t) {
-      const std::int64_t b = t / col_tiles, c0 = t % col_tiles * tile, c1 = std::min(c0 + tile, cols);
+      const std::int64_t b = t / (row_tiles * col_tiles), r0 = t / col_tiles % row_tiles * tile;
+      const std::int64_t c0 = t % col_tiles * tile, r1 = std::min(r0 + tile, rows), c1 = std::min(c0 + tile, cols);
       const Element* x_b = src + b * rows * cols;
       Element* y_b = dst + b * rows * cols;
-      for (std::int64_t r0 = 0; r0 < rows; r0 += tile) {
-        const std::int64_t r1 = std::min(r0 + tile, rows);
-        for (std::int64_t r = r0; r < r1; ++r)
-          for (std::int64_t c = c0; c < c1; ++c) y_b[c * rows + r] = x_b[r * cols + c];
-      }
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c = c0; c < c1; ++c) y_b[c * rows + r] = x_b[r * cols + c];
     }
   });
 }
@@ -77,17 +76,24 @@ struct MergedTranspose {
 };
 
 MergedTranspose merge_dims(const Shape& x_shape, const std::vector<std::int64_t>& perm) {
+  // x's dimensions numbered without the size-1 ones, so that those do not split a run.
+  std::vector<std::int64_t> kept(x_shape.size(), -1);
+  std::int64_t count = 0;
+  for (std::size_t d = 0; d < x_shape.size(); ++d)
+    if (x_shape[d] != 1) kept[d] = count++;
   struct Run {
-    std::int64_t first_dim, last_dim, size;
+    std::int64_t first_dim, last_dim, size;  // in the kept numbering
   };
   std::vector<Run> runs;  // in y's order
-  for (const std::int64_t d : perm) {
-    if (x_shape[d] == 1) continue;
+  for (const std::int64_t axis : perm) {
+    const std::int64_t d = kept[static_cast<std::size_t>(axis)];
+    if (d < 0) continue;
+    const std::int64_t size = x_shape[static_cast<std::size_t>(axis)];
     if (!runs.empty() && d == runs.back().last_dim + 1) {
       runs.back().last_dim = d;
-      runs.back().size *= x_shape[d];
+      runs.back().size *= size;
     } else {
-      runs.push_back({d, d, x_shape[d]});
+      runs.push_back({d, d, size});
     }
   }
   std::vector<std::int64_t> by_x(runs.size());  // runs in x's order
