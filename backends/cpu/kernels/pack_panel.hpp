@@ -2,7 +2,9 @@
 // GEMM panels (`width` lanes, k-major) packed from f32 sources, compiled per instruction set
 // (vector_kernels.hpp) with W its vector width. An element at a time, each element costs a load
 // and a store, and the copy loops of 14-lane panels ran in 4-float pieces and scalar tails.
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "backends/cpu/kernels/float_vector.hpp"
 
@@ -19,19 +21,27 @@ using DealRunFn = void (*)(const float* run, std::int64_t lanes, std::int64_t wi
 using PackRowsFn = void (*)(const float* src, std::int64_t lane_stride, std::int64_t lanes, std::int64_t depth,
                             std::int64_t width, float* dst);
 
+// out = a[From], b[From], a[From + 1], b[From + 1], ... (W lanes). Through references: a vector
+// passed or returned by value outside a target attribute changes the ABI, and GCC warns.
+template <int W, int From, std::size_t... Lane>
+[[gnu::always_inline]] inline void interleave(const typename FloatVector<W>::type& a,
+                                              const typename FloatVector<W>::type& b,
+                                              typename FloatVector<W>::type& out, std::index_sequence<Lane...>) {
+  out = __builtin_shufflevector(a, b, (From + Lane / 2 + (Lane % 2 == 0 ? 0 : W))...);
+}
+
 // Transposes the W x W block in v: log2(W) rounds, each interleaving row j with row j + W / 2.
 template <int W>
 [[gnu::always_inline]] inline void transpose_block(typename FloatVector<W>::type (&v)[W]) {
   using V = typename FloatVector<W>::type;
-  constexpr auto low = InterleaveMask<W, 0>::value;
-  constexpr auto high = InterleaveMask<W, W / 2>::value;
+  constexpr auto lanes = std::make_index_sequence<W>();
 #pragma GCC unroll 4
   for (int round = 1; round < W; round *= 2) {
     V t[W];
 #pragma GCC unroll 8
     for (int j = 0; j < W / 2; ++j) {
-      t[2 * j] = __builtin_shuffle(v[j], v[j + W / 2], low);
-      t[2 * j + 1] = __builtin_shuffle(v[j], v[j + W / 2], high);
+      interleave<W, 0>(v[j], v[j + W / 2], t[2 * j], lanes);
+      interleave<W, W / 2>(v[j], v[j + W / 2], t[2 * j + 1], lanes);
     }
 #pragma GCC unroll 16
     for (int j = 0; j < W; ++j) v[j] = t[j];
