@@ -81,26 +81,28 @@ template <int Vecs, int Pixels, int S, bool Checked>
     for (int v = 0; v < Vecs; ++v) store_lanes(y + (ow + p) * a.k + c0 + 16 * v, sum[p][v]);
 }
 
+// One block: unit-stride of S taps across, or with S = 0 the general one.
+template <int Vecs, int Pixels, int S, bool Checked>
+[[gnu::always_inline]] inline void depthwise_block_of(const DepthwiseRow& a, std::int64_t ow, std::int64_t c0,
+                                                      float* y) {
+  if constexpr (S > 0) {
+    depthwise_block_unit_stride<Vecs, Pixels, S, Checked>(a, ow, c0, y);
+  } else {
+    depthwise_block<Vecs, Pixels, Checked>(a, ow, c0, y);
+  }
+}
+
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
-// into the horizontal padding: unit-stride ones of S taps across, or with S = 0 the general ones.
+// into the horizontal padding.
 template <int Vecs, int Pixels, int S>
 [[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRow& a, std::int64_t c0, float* y, std::int64_t& ow,
                                                     std::int64_t end, std::int64_t inside_begin,
                                                     std::int64_t inside_end) {
   for (; ow + Pixels <= end; ow += Pixels) {
-    const bool inside = ow >= inside_begin && ow + Pixels <= inside_end;
-    if constexpr (S > 0) {
-      if (inside) {
-        depthwise_block_unit_stride<Vecs, Pixels, S, false>(a, ow, c0, y);
-      } else {
-        depthwise_block_unit_stride<Vecs, Pixels, S, true>(a, ow, c0, y);
-      }
+    if (ow >= inside_begin && ow + Pixels <= inside_end) {
+      depthwise_block_of<Vecs, Pixels, S, false>(a, ow, c0, y);
     } else {
-      if (inside) {
-        depthwise_block<Vecs, Pixels, false>(a, ow, c0, y);
-      } else {
-        depthwise_block<Vecs, Pixels, true>(a, ow, c0, y);
-      }
+      depthwise_block_of<Vecs, Pixels, S, true>(a, ow, c0, y);
     }
   }
 }

@@ -16,8 +16,9 @@ using DealRunFn = void (*)(const float* run, std::int64_t lanes, std::int64_t wi
                            bool last_step, float* out);
 
 // One panel from contiguous source rows: dst[p * width + i] = src[i * lane_stride + p] for lanes
-// i < lanes and p < depth, zeros in lanes [lanes, width) (a plain A's rows, a transposed B's
-// columns), blocks of W rows x W steps of depth loaded as W vectors and transposed in registers.
+// i < lanes and p < depth (a plain A's rows, a transposed B's columns), blocks of W rows x W
+// steps of depth loaded as W vectors and transposed in registers. Like deal_run, it leaves the
+// padding lanes [lanes, width) to the caller (pack_panels zero-fills them).
 using PackRowsFn = void (*)(const float* src, std::int64_t lane_stride, std::int64_t lanes, std::int64_t depth,
                             std::int64_t width, float* dst);
 
@@ -78,7 +79,7 @@ template <int W>
     for (std::int64_t g = (width - 1) / W * W; g >= 0; g -= W) {
       V v[W];
 #pragma GCC unroll 16
-      for (int i = 0; i < W; ++i) {
+      for (int i = 0; i < W; ++i) {  // rows past `lanes` are not read; their zeros are padding
         if (g + i < lanes) {
           __builtin_memcpy(&v[i], src + (g + i) * lane_stride + p, sizeof(V));
         } else {
@@ -90,7 +91,7 @@ template <int W>
       for (int j = 0; j < W; ++j) __builtin_memcpy(dst + (p + j) * width + g, &v[j], sizeof(V));
     }
   for (; p < depth; ++p)
-    for (std::int64_t i = 0; i < width; ++i) dst[p * width + i] = i < lanes ? src[i * lane_stride + p] : 0.0f;
+    for (std::int64_t i = 0; i < lanes; ++i) dst[p * width + i] = src[i * lane_stride + p];
 }
 
 }  // namespace porta::detail
