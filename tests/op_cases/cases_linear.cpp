@@ -263,6 +263,12 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              {"residual_silu_3x3_c24", {2, 24, 9, 7}, {33, 24, 3, 3}, {.pad = {1, 1, 1, 1}, .activation = A::Silu}, true},
              {"residual_depthwise_silu", {1, 6, 7, 9}, {6, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 6, .activation = A::Silu},
               true},
+             // Channel groups of 64 (2 + 1 of 8, split where images and row bands leave threads short of
+             // tasks), each finished over its own channels: SiLU stride 1, ReLU on a strided 5x5.
+             {"residual_depthwise_silu_c136", {1, 136, 5, 6}, {136, 1, 3, 3},
+              {.pad = {1, 1, 1, 1}, .groups = 136, .activation = A::Silu}, true},
+             {"residual_depthwise_relu_c72_stride2", {2, 72, 9, 7}, {72, 1, 5, 5},
+              {.stride = {2, 2}, .pad = {2, 2, 2, 2}, .groups = 72, .activation = A::Relu}, true},
              // The cpu backend's channels-last GEMM finishes whole register tiles in y itself:
              // 48 filters are a whole panel and a partial one, 35 pixels two whole tiles and a
              // partial one; a stride-2 1x1 layer; 600 channels by 3 row taps, whose partial sums

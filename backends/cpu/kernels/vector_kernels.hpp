@@ -6,7 +6,7 @@
 // Zen 5. CPUID picks the set at run time, following the GEMM micro-kernel's choice.
 #include "backends/cpu/kernels/activation_run.hpp"
 #include "backends/cpu/kernels/depthwise_plane.hpp"
-#include "backends/cpu/kernels/depthwise_row.hpp"
+#include "backends/cpu/kernels/depthwise_rows.hpp"
 #include "backends/cpu/kernels/dot_tile.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/f16_run.hpp"
@@ -17,7 +17,7 @@
 namespace porta::detail {
 
 struct VectorKernels {
-  DepthwiseRowFn depthwise_row;
+  DepthwiseRowsFn depthwise_rows;
   DepthwisePlaneFn depthwise_plane;
   ActivationRunFn sigmoid, silu;
   BiasActivateChannelsFn bias_activate_channels;

@@ -1,0 +1,192 @@
+#pragma once
+// A band of output rows of a depthwise convolution on NHWC activations, a range of channels:
+//   y[(i * q + ow) * k + c] = sum over taps (r, s) inside the input of
+//       taps[(r * taps_w + s) * k + c] * rows[i * taps_h + r][(ow * stride + s * dilation - pad_left) * k + c]
+// where rows[i * taps_h + r] is the input row that filter row r of output row i reads, or null
+// where it falls in the padding. Channels are contiguous in both, so the sums of a chunk of
+// channels stay in vector registers over every tap; a chunk runs over every row of the band
+// before the next, so that the input lines it shares between rows come from L1. Compiled per
+// instruction set (vector_kernels.hpp).
+#include <algorithm>
+#include <cstdint>
+
+#include "backends/cpu/kernels/lanes16.hpp"
+
+namespace porta::detail {
+
+struct DepthwiseRows {
+  const float* taps;             // [taps_h * taps_w][k]
+  std::int64_t k, taps_h, taps_w;
+  const float* const* rows;      // [out_rows][taps_h]
+  std::int64_t out_rows, q;      // y: out_rows rows of q pixels of k channels, one after another
+  std::int64_t c_begin, c_end;   // the channels computed; c_begin a multiple of 64
+  std::int64_t width, stride, dilation, pad_left;
+};
+
+using DepthwiseRowsFn = void (*)(const DepthwiseRows& band, float* y);
+
+// Channels [c0, c0 + 16 * Vecs) of output columns [ow, ow + Pixels): every sum in a register
+// over all taps, each tap's weights loaded once for the block. `Checked` skips taps that fall
+// in the horizontal padding; unchecked blocks lie where none does.
+template <int Vecs, int Pixels, bool Checked>
+[[gnu::always_inline]] inline void depthwise_block(const DepthwiseRows& a, const float* const* rows, std::int64_t ow,
+                                                   std::int64_t c0, float* y) {
+  Lanes16 sum[Pixels][Vecs] = {};
+  for (std::int64_t r = 0; r < a.taps_h; ++r) {
+    const float* row = rows[r];
+    if (row == nullptr) continue;
+    for (std::int64_t s = 0; s < a.taps_w; ++s) {
+      Lanes16 tap[Vecs];
+      for (int v = 0; v < Vecs; ++v) load_lanes(tap[v], a.taps + (r * a.taps_w + s) * a.k + c0 + 16 * v);
+      for (int p = 0; p < Pixels; ++p) {
+        const std::int64_t iw = (ow + p) * a.stride + s * a.dilation - a.pad_left;
+        if (Checked && (iw < 0 || iw >= a.width)) continue;
+        for (int v = 0; v < Vecs; ++v) {
+          Lanes16 in;
+          load_lanes(in, row + iw * a.k + c0 + 16 * v);
+          sum[p][v] += tap[v] * in;
+        }
+      }
+    }
+  }
+  for (int p = 0; p < Pixels; ++p)
+    for (int v = 0; v < Vecs; ++v) store_lanes(y + (ow + p) * a.k + c0 + 16 * v, sum[p][v]);
+}
+
+// The same for stride 1, dilation 1 and S taps across: input column ow + j feeds tap s of pixel
+// j - s, so each input vector is loaded once for up to S products (the general block loads it
+// once per product and waits on loads, not multiplies). `Checked` skips input columns in the
+// horizontal padding.
+template <int Vecs, int Pixels, int S, bool Checked>
+[[gnu::always_inline]] inline void depthwise_block_unit_stride(const DepthwiseRows& a, const float* const* rows,
+                                                               std::int64_t ow, std::int64_t c0, float* y) {
+  Lanes16 sum[Pixels][Vecs] = {};
+  for (std::int64_t r = 0; r < a.taps_h; ++r) {
+    if (rows[r] == nullptr) continue;
+    const float* in0 = rows[r] + (ow - a.pad_left) * a.k + c0;
+    Lanes16 tap[S][Vecs];
+#pragma GCC unroll 5
+    for (int s = 0; s < S; ++s)
+#pragma GCC unroll 2
+      for (int v = 0; v < Vecs; ++v) load_lanes(tap[s][v], a.taps + (r * S + s) * a.k + c0 + 16 * v);
+#pragma GCC unroll 12
+    for (int j = 0; j < Pixels + S - 1; ++j) {
+      if (Checked && (ow - a.pad_left + j < 0 || ow - a.pad_left + j >= a.width)) continue;
+#pragma GCC unroll 2
+      for (int v = 0; v < Vecs; ++v) {
+        Lanes16 in;
+        load_lanes(in, in0 + j * a.k + 16 * v);
+#pragma GCC unroll 5
+        for (int s = 0; s < S; ++s)
+          if (j - s >= 0 && j - s < Pixels) sum[j - s][v] += tap[s][v] * in;
+      }
+    }
+  }
+  for (int p = 0; p < Pixels; ++p)
+    for (int v = 0; v < Vecs; ++v) store_lanes(y + (ow + p) * a.k + c0 + 16 * v, sum[p][v]);
+}
+
+// One block: unit-stride of S taps across, or with S = 0 the general one.
+template <int Vecs, int Pixels, int S, bool Checked>
+[[gnu::always_inline]] inline void depthwise_block_of(const DepthwiseRows& a, const float* const* rows, std::int64_t ow,
+                                                      std::int64_t c0, float* y) {
+  if constexpr (S > 0) {
+    depthwise_block_unit_stride<Vecs, Pixels, S, Checked>(a, rows, ow, c0, y);
+  } else {
+    depthwise_block<Vecs, Pixels, Checked>(a, rows, ow, c0, y);
+  }
+}
+
+// Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
+// into the horizontal padding.
+template <int Vecs, int Pixels, int S>
+[[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
+                                                    float* y, std::int64_t& ow, std::int64_t end,
+                                                    std::int64_t inside_begin, std::int64_t inside_end) {
+  for (; ow + Pixels <= end; ow += Pixels) {
+    if (ow >= inside_begin && ow + Pixels <= inside_end) {
+      depthwise_block_of<Vecs, Pixels, S, false>(a, rows, ow, c0, y);
+    } else {
+      depthwise_block_of<Vecs, Pixels, S, true>(a, rows, ow, c0, y);
+    }
+  }
+}
+
+// The columns of one chunk of channels, in blocks across the whole row, the padding checked in
+// the blocks at its edges. With S, the filter's width, a compile-time one (stride 1):
+// unit-stride blocks of 8, 7, 4 and 2 pixels (7 is the last stage's width in 224-pixel ImageNet
+// networks: its rows ran as blocks of 4, 2 and 1 at 57-71 % of the speed). Otherwise general
+// blocks of 4 and one of the 3, 2 or 1 columns left (singles at the edges of 7 columns ran 10 %
+// slower).
+template <int Vecs, int S = 0>
+[[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
+                                                     float* y, std::int64_t q, std::int64_t inside_begin,
+                                                     std::int64_t inside_end) {
+  std::int64_t ow = 0;
+  if constexpr (S > 0) {
+    depthwise_blocks<Vecs, 8, S>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 7, S>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 4, S>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 2, S>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+  } else {
+    depthwise_blocks<Vecs, 4, 0>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 3, 0>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 2, 0>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+  }
+  depthwise_blocks<Vecs, 1, 0>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+}
+
+// One chunk of channels over every row of the band.
+template <int Vecs, int S = 0>
+[[gnu::always_inline]] inline void depthwise_chunk(const DepthwiseRows& a, std::int64_t c0, float* y,
+                                                   std::int64_t inside_begin, std::int64_t inside_end) {
+  for (std::int64_t i = 0; i < a.out_rows; ++i)
+    depthwise_columns<Vecs, S>(a, a.rows + i * a.taps_h, c0, y + i * a.q * a.k, a.q, inside_begin, inside_end);
+}
+
+// Channels [c0, c_end) in chunks of 32 and 16, unit-stride blocks of S taps across.
+template <int S>
+[[gnu::always_inline]] inline std::int64_t depthwise_unit_stride(const DepthwiseRows& a, float* y,
+                                                                 std::int64_t inside_begin, std::int64_t inside_end) {
+  std::int64_t c0 = a.c_begin;
+  for (; c0 + 32 <= a.c_end; c0 += 32) depthwise_chunk<2, S>(a, c0, y, inside_begin, inside_end);
+  for (; c0 + 16 <= a.c_end; c0 += 16) depthwise_chunk<1, S>(a, c0, y, inside_begin, inside_end);
+  return c0;
+}
+
+[[gnu::always_inline]] inline void depthwise_rows_body(const DepthwiseRows& a, float* y) {
+  // Output columns [inside_begin, inside_end) read no horizontal padding.
+  const std::int64_t q = a.q;
+  const std::int64_t span = (a.taps_w - 1) * a.dilation;
+  const std::int64_t inside_begin = std::min(q, (a.pad_left + a.stride - 1) / a.stride);
+  const std::int64_t last = a.width - 1 - span + a.pad_left;  // the largest ow * stride inside
+  const std::int64_t inside_end = std::max(inside_begin, last < 0 ? inside_begin : std::min(q, last / a.stride + 1));
+  const bool unit = a.stride == 1 && a.dilation == 1;
+  std::int64_t c0 = a.c_begin;
+  if (unit && a.taps_w == 3) {
+    c0 = depthwise_unit_stride<3>(a, y, inside_begin, inside_end);
+  } else if (unit && a.taps_w == 5) {
+    c0 = depthwise_unit_stride<5>(a, y, inside_begin, inside_end);
+  } else {
+    for (; c0 + 64 <= a.c_end; c0 += 64) depthwise_chunk<4>(a, c0, y, inside_begin, inside_end);
+    for (; c0 + 32 <= a.c_end; c0 += 32) depthwise_chunk<2>(a, c0, y, inside_begin, inside_end);
+    for (; c0 + 16 <= a.c_end; c0 += 16) depthwise_chunk<1>(a, c0, y, inside_begin, inside_end);
+  }
+  for (; c0 < a.c_end; ++c0)  // channels past the last multiple of 16
+    for (std::int64_t i = 0; i < a.out_rows; ++i) {
+      const float* const* rows = a.rows + i * a.taps_h;
+      for (std::int64_t ow = 0; ow < q; ++ow) {
+        float sum = 0.0f;
+        for (std::int64_t r = 0; r < a.taps_h; ++r) {
+          if (rows[r] == nullptr) continue;
+          for (std::int64_t s = 0; s < a.taps_w; ++s) {
+            const std::int64_t iw = ow * a.stride + s * a.dilation - a.pad_left;
+            if (iw >= 0 && iw < a.width) sum += a.taps[(r * a.taps_w + s) * a.k + c0] * rows[r][iw * a.k + c0];
+          }
+        }
+        y[(i * q + ow) * a.k + c0] = sum;
+      }
+    }
+}
+
+}  // namespace porta::detail
