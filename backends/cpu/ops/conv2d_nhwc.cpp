@@ -348,8 +348,9 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const bool fetch_rows = d.n * d.h * row_bytes > cache.l3 / 2;
   // Where input and output stay in L3, bands of output rows whose input and output rows fill
   // half of L2: a channel chunk's pass over the band then finds the input lines that the rows
-  // before read in L1 (N=8 on 1 thread: 672x14x14 5x5/2 +17 %, 1152x7x7 +17-20 %, 480x14x14 3x3
-  // +12 %). Layers that stream, one row a band (8x144x56x56 3x3 ran 15 % slower in bands).
+  // before read in L1 (N=8 on 1 thread: 672x14x14 5x5/2 +10-14 %, 1152x7x7 5x5 +16-18 %,
+  // 480x14x14 3x3 +10-12 %; N=1 +5-37 %). Layers that stream, one row a band (8x144x56x56 3x3
+  // ran 15 % slower in bands).
   const bool streams = d.n * (d.h * row_bytes + d.p * out_row_bytes) > cache.l3 / 2;
   const std::int64_t fitting = (cache.l2 / 2 - (span_h - stride_h) * row_bytes) /
                                (stride_h * row_bytes + out_row_bytes);
