@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -296,6 +297,14 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
       ->capture_default_str();
   conv_cmd->add_option("--layout", layout, "How x and y are stored: nchw, or nhwc (channels last)")
       ->check(CLI::IsMember({"nchw", "nhwc"}))->capture_default_str();
+  conv_cmd->add_flag("--bias", conv.bias, "Add a bias per output channel, in the conv's epilogue");
+  std::map<std::string, Activation> activations;
+  for (const Activation a : {Activation::None, Activation::Relu, Activation::Relu6, Activation::Sigmoid,
+                             Activation::Silu, Activation::Tanh, Activation::Gelu})
+    activations.emplace(to_string(a), a);
+  std::string activation = "none";
+  conv_cmd->add_option("--activation", activation, "Activation in the conv's epilogue")
+      ->check(CLI::IsMember(activations))->capture_default_str();
   add_output_options(conv_cmd, output);
   add_measure_options(conv_cmd, measure);
 
@@ -407,6 +416,7 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
     if (pad_opt->count()) cp.pad = {pad, pad, pad, pad};
     if (dilation_opt->count()) cp.dilation = {dilation, dilation};
     cp.layout = layout == "nhwc" ? Layout::NHWC : Layout::NCHW;
+    cp.activation = activations.at(activation);
     // The shapes alone, so that a problem too large to build is refused before weights are made.
     if (is_gemm) cases::gemm_graph(gemm);
     else cases::conv_shape_graph(conv);

@@ -67,6 +67,8 @@ std::string conv_label(const cases::ConvProblem& p) {
                                             : fmt::format(" d{}x{}", c.dilation[0], c.dilation[1]);
   if (c.groups != 1) label += fmt::format(" g{}", c.groups);
   if (c.layout != Layout::NCHW) label += fmt::format(" {}", to_string(c.layout));
+  if (p.bias) label += " +bias";
+  if (c.activation != Activation::None) label += fmt::format(" {}", to_string(c.activation));
   return label;
 }
 
@@ -93,7 +95,8 @@ Problem conv_problem(const cases::ConvProblem& p, std::uint64_t seed, std::strin
                                  {"pad_top", c.pad[0]}, {"pad_left", c.pad[1]}, {"pad_bottom", c.pad[2]},
                                  {"pad_right", c.pad[3]}, {"dilation_h", c.dilation[0]},
                                  {"dilation_w", c.dilation[1]}, {"groups", c.groups},
-                                 {"layout", to_string(c.layout)}},
+                                 {"layout", to_string(c.layout)}, {"bias", p.bias},
+                                 {"activation", to_string(c.activation)}},
                   .dtype = p.dtype,
                   .graph = cases::conv_graph(p, seed)};
   const Shape& out = problem.graph.shape(problem.graph.outputs().front().second);

@@ -269,6 +269,19 @@ TEST_CASE("suites: a workload file's convs at each batch and layout asked for") 
   std::filesystem::remove(file);
 }
 
+TEST_CASE("conv problems: a bias and an activation in the label, the params and the graph") {
+  cases::ConvProblem conv{.n = 2, .c = 8, .h = 5, .w = 5, .k = 8, .r = 3, .s = 3, .bias = true};
+  conv.params.groups = 8;
+  conv.params.activation = Activation::Silu;
+  const Problem p = conv_problem(conv, 1, "");
+  CHECK(p.workload == "2x8x5x5 k8 3x3 g8 +bias silu");
+  CHECK(p.params["bias"] == true);
+  CHECK(p.params["activation"] == "silu");
+  std::int64_t constants = 0;
+  for (const TensorInfo& t : p.graph.tensors()) constants += t.role == Role::Constant;
+  CHECK(constants == 2);
+}
+
 TEST_CASE("roofline placement") {
   Ceilings c;
   c.stream_gbs = {{"copy", 10.0}, {"add", 20.0}, {"triad", 99.0}};  // triad is two kernels: not a ceiling
@@ -326,6 +339,8 @@ TEST_SUITE("cli") {
     CHECK(check({"gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "bf16"}) == 0);
     CHECK(check({"conv", "--n", "64", "--c", "512", "--h", "56", "--w", "56", "--k", "512", "--r", "3", "--s", "3",
                  "--pad", "1"}) == 0);
+    CHECK(check({"conv", "--n", "8", "--c", "96", "--h", "56", "--w", "56", "--k", "96", "--r", "3", "--s", "3",
+                 "--groups", "96", "--bias", "--activation", "silu"}) == 0);
     CHECK(check({"run", "--suite", "models", "--dtype", "f16,bf16"}) == 0);
     CHECK(check({"model", "--name", "resnet50", "--batch", "1,64"}) == 0);
     CHECK(check({"devices"}) == 0);
@@ -338,6 +353,9 @@ TEST_SUITE("cli") {
     CHECK_THROWS_WITH_AS(check({"gemm", "--m", "1", "--n", "1", "--k", "1", "--dtype", "f64"}),
                          doctest::Contains("f64"), ArgumentError);
     CHECK_THROWS_WITH_AS(check({"run", "--suite", "nope"}), doctest::Contains("nope"), ArgumentError);
+    CHECK_THROWS_WITH_AS(check({"conv", "--n", "1", "--c", "1", "--h", "1", "--w", "1", "--k", "1", "--r", "1", "--s",
+                                "1", "--activation", "swish"}),
+                         doctest::Contains("swish"), ArgumentError);
     // 2^32 x 2^20 x 2^20 x 2^20 weights: refused by the graph builder, never allocated.
     CHECK_THROWS_WITH_AS(check({"conv", "--n", "1", "--c", "1048576", "--h", "1", "--w", "1", "--k", "4294967296",
                                 "--r", "1048576", "--s", "1048576"}),

@@ -62,7 +62,10 @@ Graph conv_graph(const ConvProblem& p, std::uint64_t seed) {
   for (auto d : w) count *= d;
   const std::vector<float> values = random_values(static_cast<std::size_t>(count), seed, -1.0f, 1.0f);
   const Tensor x = g.input("x", conv_input_shape(p), p.dtype);
-  g.output("y", g.conv2d(x, g.constant("w", w, values, p.dtype), p.params));
+  const Tensor bias =
+      p.bias ? g.constant("b", {p.k}, random_values(static_cast<std::size_t>(p.k), seed + 1, -1.0f, 1.0f), p.dtype)
+             : Tensor{};
+  g.output("y", g.conv2d(x, g.constant("w", w, values, p.dtype), p.params, bias));
   return g;
 }
 

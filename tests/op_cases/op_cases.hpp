@@ -34,7 +34,8 @@ double gemm_flops(const GemmProblem& p);
 
 struct ConvProblem {
   std::int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1;
-  Conv2dParams params;
+  Conv2dParams params;  // its activation applied in the conv's epilogue
+  bool bias = false;     // a constant bias per output channel
   DType dtype = DType::f32;
 };
 Graph conv_graph(const ConvProblem& p, std::uint64_t seed);  // input "x", constant weights; output "y"

@@ -3,13 +3,15 @@
 //   y[(i * q + ow) * k + c] = sum over taps (r, s) inside the input of
 //       taps[(r * taps_w + s) * k + c] * rows[i * taps_h + r][(ow * stride + s * dilation - pad_left) * k + c]
 // where rows[i * taps_h + r] is the input row that filter row r of output row i reads, or null
-// where it falls in the padding. Channels are contiguous in both, so the sums of a chunk of
-// channels stay in vector registers over every tap; a chunk runs over every row of the band
-// before the next, so that the input lines it shares between rows come from L1. Compiled per
-// instruction set (vector_kernels.hpp).
+// where it falls in the padding; then y = act(y + bias + residual) while a chunk's row is in L1
+// (the caller passes no epilogue where it prefers one pass over the band).
+// Channels are contiguous in both, so the sums of a chunk of channels stay in vector registers
+// over every tap; a chunk runs over every row of the band before the next, so that the input
+// lines it shares between rows come from L1. Compiled per instruction set (vector_kernels.hpp).
 #include <algorithm>
 #include <cstdint>
 
+#include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/lanes16.hpp"
 
 namespace porta::detail {
@@ -21,6 +23,9 @@ struct DepthwiseRows {
   std::int64_t out_rows, q;      // y: out_rows rows of q pixels of k channels, one after another
   std::int64_t c_begin, c_end;   // the channels computed; c_begin a multiple of 64
   std::int64_t width, stride, dilation, pad_left;
+  const float* bias;             // [k], or null
+  const float* residual;         // laid out like y, or null
+  Activation act;
 };
 
 using DepthwiseRowsFn = void (*)(const DepthwiseRows& band, float* y);
@@ -136,12 +141,22 @@ template <int Vecs, int S = 0>
   depthwise_blocks<Vecs, 1, 0>(a, rows, c0, y, ow, q, inside_begin, inside_end);
 }
 
+// The epilogue over channels [c0, c0 + width) of output row i, just computed.
+[[gnu::always_inline]] inline void depthwise_finish(const DepthwiseRows& a, float* y, std::int64_t i, std::int64_t c0,
+                                                    std::int64_t width) {
+  const std::int64_t at = i * a.q * a.k + c0;
+  bias_activate_pixels_body(y + at, a.residual ? a.residual + at : nullptr, a.q, width, a.k,
+                            a.bias ? a.bias + c0 : nullptr, a.act);
+}
+
 // One chunk of channels over every row of the band.
 template <int Vecs, int S = 0>
 [[gnu::always_inline]] inline void depthwise_chunk(const DepthwiseRows& a, std::int64_t c0, float* y,
                                                    std::int64_t inside_begin, std::int64_t inside_end) {
-  for (std::int64_t i = 0; i < a.out_rows; ++i)
+  for (std::int64_t i = 0; i < a.out_rows; ++i) {
     depthwise_columns<Vecs, S>(a, a.rows + i * a.taps_h, c0, y + i * a.q * a.k, a.q, inside_begin, inside_end);
+    depthwise_finish(a, y, i, c0, 16 * Vecs);
+  }
 }
 
 // Channels [c0, c_end) in chunks of 32 and 16, unit-stride blocks of S taps across.
@@ -172,7 +187,7 @@ template <int S>
     for (; c0 + 32 <= a.c_end; c0 += 32) depthwise_chunk<2>(a, c0, y, inside_begin, inside_end);
     for (; c0 + 16 <= a.c_end; c0 += 16) depthwise_chunk<1>(a, c0, y, inside_begin, inside_end);
   }
-  for (; c0 < a.c_end; ++c0)  // channels past the last multiple of 16
+  for (std::int64_t c = c0; c < a.c_end; ++c)  // channels past the last multiple of 16
     for (std::int64_t i = 0; i < a.out_rows; ++i) {
       const float* const* rows = a.rows + i * a.taps_h;
       for (std::int64_t ow = 0; ow < q; ++ow) {
@@ -181,12 +196,13 @@ template <int S>
           if (rows[r] == nullptr) continue;
           for (std::int64_t s = 0; s < a.taps_w; ++s) {
             const std::int64_t iw = ow * a.stride + s * a.dilation - a.pad_left;
-            if (iw >= 0 && iw < a.width) sum += a.taps[(r * a.taps_w + s) * a.k + c0] * rows[r][iw * a.k + c0];
+            if (iw >= 0 && iw < a.width) sum += a.taps[(r * a.taps_w + s) * a.k + c] * rows[r][iw * a.k + c];
           }
         }
-        y[(i * q + ow) * a.k + c0] = sum;
+        y[(i * q + ow) * a.k + c] = sum;
       }
     }
+  for (std::int64_t i = 0; i < a.out_rows && c0 < a.c_end; ++i) depthwise_finish(a, y, i, c0, a.c_end - c0);
 }
 
 }  // namespace porta::detail

@@ -1,10 +1,10 @@
 #pragma once
 // The fused epilogue of GEMM and convolution outputs: y = act(src + bias (+ residual)), one run of
 // contiguous outputs at a time. The activation is chosen outside the loop, so that the cheap ones
-// vectorise; sigmoid and SiLU run as a second pass over the run, in the widest instruction set
-// (tanh and GELU still call libm per element). The channels-last form is compiled per
-// instruction set (vector_kernels.hpp); always inline, so that it vectorises for the set of
-// whichever kernel includes it.
+// vectorise (tanh and GELU still call libm per element). Code compiled for the baseline runs
+// sigmoid and SiLU as a second pass over the run, in the widest instruction set; the
+// channels-last form is compiled per instruction set (vector_kernels.hpp) and runs them in the
+// same pass. Always inline, so that it vectorises for the set of whichever kernel includes it.
 #include <cstdint>
 
 #include "backends/cpu/kernels/activation_run.hpp"
@@ -22,9 +22,16 @@ template <class Bias, class Act>
   }
 }
 
-template <class Bias>
+// `PerIsa`: the caller is compiled per instruction set, and sigmoid and SiLU vectorise in it.
+template <class Bias, bool PerIsa = false>
 [[gnu::always_inline]] inline void epilogue(float* y, const float* src, const float* residual, std::int64_t count,
                                             const Bias& bias, Activation act) {
+  if constexpr (PerIsa) {
+    const auto sigmoid = [](float v) { return sigmoid_fast(v); };
+    const auto silu = [](float v) { return silu_fast(v); };
+    if (act == Activation::Sigmoid) return epilogue_run(y, src, residual, count, bias, sigmoid);
+    if (act == Activation::Silu) return epilogue_run(y, src, residual, count, bias, silu);
+  }
   switch (act) {
     case Activation::None: return epilogue_run(y, src, residual, count, bias, [](float v) { return v; });
     case Activation::Relu:
@@ -52,8 +59,10 @@ using BiasActivateChannelsFn = void (*)(float* y, const float* src, const float*
                                         const float* bias, Activation act);
 [[gnu::always_inline]] inline void bias_activate_channels_body(float* y, const float* src, const float* residual,
                                                                std::int64_t count, const float* bias, Activation act) {
-  if (bias == nullptr) return bias_activate(y, src, residual, count, 0.0f, act);
-  epilogue(y, src, residual, count, [bias](std::int64_t i) { return bias[i]; }, act);
+  const auto no_bias = [](std::int64_t) { return 0.0f; };
+  if (bias == nullptr) return epilogue<decltype(no_bias), true>(y, src, residual, count, no_bias, act);
+  const auto per_channel = [bias](std::int64_t i) { return bias[i]; };
+  epilogue<decltype(per_channel), true>(y, src, residual, count, per_channel, act);
 }
 
 // The same over `pixels` pixels `ld` floats apart, of `channels` each, in place (the same bias
@@ -64,17 +73,11 @@ using BiasActivatePixelsFn = void (*)(float* y, const float* residual, std::int6
 [[gnu::always_inline]] inline void bias_activate_pixels_body(float* y, const float* residual, std::int64_t pixels,
                                                              std::int64_t channels, std::int64_t ld, const float* bias,
                                                              Activation act) {
-  const bool exp_based = act == Activation::Sigmoid || act == Activation::Silu;  // a second pass
-  if (bias || residual || (act != Activation::None && !exp_based)) {
-    for (std::int64_t p = 0; p < pixels; ++p) {
-      float* y_p = y + p * ld;
-      bias_activate_channels_body(y_p, y_p, residual ? residual + p * ld : nullptr, channels, bias,
-                                  exp_based ? Activation::None : act);
-    }
-  }
-  if (!exp_based) return;
-  if (ld == channels) return activation_run(act)(y, pixels * channels);
-  for (std::int64_t p = 0; p < pixels; ++p) activation_run(act)(y + p * ld, channels);
+  if (!bias && !residual && act == Activation::None) return;
+  if (!bias && !residual && ld == channels)  // one run
+    return bias_activate_channels_body(y, y, nullptr, pixels * channels, nullptr, act);
+  for (std::int64_t p = 0; p < pixels; ++p)
+    bias_activate_channels_body(y + p * ld, y + p * ld, residual ? residual + p * ld : nullptr, channels, bias, act);
 }
 
 }  // namespace porta::detail
