@@ -307,8 +307,8 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
               run_tile(kernel, c + (row0 + i) * ldc + jc + col0 + j, ldc, std::min(kernel.mr, rows - i),
                        std::min(kernel.nr, cols - j), pc > 0, [&](float* tile, std::int64_t ld, bool accumulate) {
                          if (i < packed_row0) {
-                           kernel.run_unpacked_a(depth, a_rows + i * a.ld, a.ld, one_tap, b_panel, tile, ld, accumulate,
-                                                 nullptr);
+                           kernel.run_unpacked_a(depth, a_rows + i * a.ld, a.ld, one_tap, b_panel, tile, ld,
+                                                 static_cast<int>(kernel.nr), accumulate, nullptr);
                          } else {
                            kernel.run(depth, a_block.data() + (i - packed_row0) * depth, b_panel, tile, ld,
                                       accumulate);

@@ -28,18 +28,14 @@ struct TileEpilogue {
   }
 };
 
-// One register of a tile through the epilogue: sum + bias (+ the residual's lanes), then the
-// activation lane by lane as op_math.hpp writes it (Relu keeps v > 0, else 0, a NaN too; Relu6
-// replaces v < 0 and v > 6, a NaN stays). V is the kernel's vector type (__m512, __m256), a GCC
-// vector, taken by reference so that no vector crosses a call in another instruction set's ABI.
+// One register of a tile through the epilogue: sum + bias + residual (the kernel loads both, zero
+// where absent), then the activation lane by lane as op_math.hpp writes it (Relu keeps v > 0,
+// else 0, a NaN too; Relu6 replaces v < 0 and v > 6, a NaN stays). V is the kernel's vector type
+// (__m512, __m256), a GCC vector, taken by reference so that no vector crosses a call in another
+// instruction set's ABI.
 template <class V>
-[[gnu::always_inline]] inline void finish_lanes(const TileEpilogue& e, V& sum, const V& bias, const float* residual) {
-  sum += bias;
-  if (residual) {
-    V r;
-    __builtin_memcpy(&r, residual, sizeof r);
-    sum += r;
-  }
+[[gnu::always_inline]] inline void finish_lanes(const TileEpilogue& e, V& sum, const V& bias, const V& residual) {
+  sum += bias + residual;
   const V zero{}, six = zero + 6.0f;
   if (e.activation == Activation::Relu) sum = sum > zero ? sum : zero;
   if (e.activation == Activation::Relu6) {
@@ -62,9 +58,11 @@ inline constexpr Taps one_tap{no_shift, 1, 0};
 // The same with A read in place from a row-major f32 matrix, over `taps`: c[i * ldc + j] (+)=
 // sum over t, p < depth of a[shift[t] + i * lda + p] * b[t * b_stride + p * nr + j]. For GEMMs
 // with few columns, where packing A would cost as much as multiplying it, and for convolutions,
-// whose input rows are A. `epilogue` (may be null) finishes the tile on its way out.
+// whose input rows are A. Only columns j < cols (at most nr) of C, the bias and the residual are
+// read or written: a convolution's last filter panel lands in y itself though y has fewer
+// channels left than a panel. `epilogue` (may be null) finishes the tile on its way out.
 using MicroKernelUnpackedAFn = void (*)(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps,
-                                        const float* b, float* c, std::int64_t ldc, bool accumulate,
+                                        const float* b, float* c, std::int64_t ldc, int cols, bool accumulate,
                                         const TileEpilogue* epilogue);
 
 // The same with B read in place at a shift per step of k: element (p, j) at b[shift[p] + j], for

@@ -10,12 +10,17 @@ namespace {
 constexpr int mr = 6;
 constexpr int nr = 16;
 
+// 8 floats at p, or only the lanes m selects (the others zero).
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 load(bool whole, const float* p, __m256i m) {
+  return whole ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
+}
+
 // A is packed (element (i, p) at a[p * mr + i], one tap) or read in place (at
 // a[shift[t] + i * lda + p]).
 template <bool packed_a>
 __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
                                                  const Taps& taps, const float* b, float* c, std::int64_t ldc,
-                                                 bool accumulate, const TileEpilogue* epilogue) {
+                                                 int cols, bool accumulate, const TileEpilogue* epilogue) {
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
   __m256 lo[mr], hi[mr];
 #pragma GCC unroll 6
@@ -40,30 +45,42 @@ __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float*
       }
     }
   }
+  // Masked loads and stores keep the lanes past `cols` out of memory; whole tiles take plain ones
+  // (vmaskmovps stores are slow on AMD).
+  const bool whole = cols >= nr;
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i m_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
+  const __m256i m_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
   __m256 bias_lo = _mm256_setzero_ps(), bias_hi = _mm256_setzero_ps();
   if (epilogue && epilogue->bias) {
-    bias_lo = _mm256_loadu_ps(epilogue->bias);
-    bias_hi = _mm256_loadu_ps(epilogue->bias + 8);
+    bias_lo = load(whole, epilogue->bias, m_lo);
+    bias_hi = load(whole, epilogue->bias + 8, m_hi);
   }
 #pragma GCC unroll 6
   for (int i = 0; i < mr; ++i, c += ldc) {
     if (accumulate) {
-      lo[i] = _mm256_add_ps(lo[i], _mm256_loadu_ps(c));
-      hi[i] = _mm256_add_ps(hi[i], _mm256_loadu_ps(c + 8));
+      lo[i] = _mm256_add_ps(lo[i], load(whole, c, m_lo));
+      hi[i] = _mm256_add_ps(hi[i], load(whole, c + 8, m_hi));
     }
     if (epilogue) {
       const float* residual = epilogue->residual ? epilogue->residual + i * epilogue->ld_residual : nullptr;
-      finish_lanes(*epilogue, lo[i], bias_lo, residual);
-      finish_lanes(*epilogue, hi[i], bias_hi, residual ? residual + 8 : nullptr);
+      const __m256 zero = _mm256_setzero_ps();
+      finish_lanes(*epilogue, lo[i], bias_lo, residual ? load(whole, residual, m_lo) : zero);
+      finish_lanes(*epilogue, hi[i], bias_hi, residual ? load(whole, residual + 8, m_hi) : zero);
     }
-    _mm256_storeu_ps(c, lo[i]);
-    _mm256_storeu_ps(c + 8, hi[i]);
+    if (whole) {
+      _mm256_storeu_ps(c, lo[i]);
+      _mm256_storeu_ps(c + 8, hi[i]);
+    } else {
+      _mm256_maskstore_ps(c, m_lo, lo[i]);
+      _mm256_maskstore_ps(c + 8, m_hi, hi[i]);
+    }
   }
 }
 
 __attribute__((target("avx2,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
                                                    std::int64_t ldc, bool accumulate) {
-  kernel<true>(depth, a, mr, one_tap, b, c, ldc, accumulate, nullptr);
+  kernel<true>(depth, a, mr, one_tap, b, c, ldc, nr, accumulate, nullptr);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and

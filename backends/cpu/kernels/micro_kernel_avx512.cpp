@@ -21,7 +21,7 @@ constexpr int nr = 32;
 template <int Mr, int Vecs, bool packed_a>
 __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
                                                    const Taps& taps, const float* b, float* c, std::int64_t ldc,
-                                                   bool accumulate, const TileEpilogue* epilogue) {
+                                                   int cols, bool accumulate, const TileEpilogue* epilogue) {
   static_assert(Mr <= max_mr);
   __m512 acc[Mr][Vecs];
 #pragma GCC unroll 28
@@ -65,21 +65,28 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
       }
     }
   }
+  // Masked loads and stores keep the lanes past `cols` out of memory.
+  __mmask16 lanes[Vecs];
   __m512 bias[Vecs];
 #pragma GCC unroll 2
-  for (int v = 0; v < Vecs; ++v)
-    bias[v] = epilogue && epilogue->bias ? _mm512_loadu_ps(epilogue->bias + 16 * v) : _mm512_setzero_ps();
+  for (int v = 0; v < Vecs; ++v) {
+    const int n = cols - 16 * v;
+    lanes[v] = n >= 16 ? 0xFFFF : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
+    bias[v] = epilogue && epilogue->bias ? _mm512_maskz_loadu_ps(lanes[v], epilogue->bias + 16 * v)
+                                         : _mm512_setzero_ps();
+  }
 #pragma GCC unroll 28
   for (int i = 0; i < Mr; ++i, c += ldc) {
 #pragma GCC unroll 2
     for (int v = 0; v < Vecs; ++v) {
       __m512 sum = acc[i][v];
-      if (accumulate) sum = _mm512_add_ps(sum, _mm512_loadu_ps(c + 16 * v));
+      if (accumulate) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes[v], c + 16 * v));
       if (epilogue) {
         const float* residual = epilogue->residual ? epilogue->residual + i * epilogue->ld_residual + 16 * v : nullptr;
-        finish_lanes(*epilogue, sum, bias[v], residual);
+        const __m512 r = residual ? _mm512_maskz_loadu_ps(lanes[v], residual) : _mm512_setzero_ps();
+        finish_lanes(*epilogue, sum, bias[v], r);
       }
-      _mm512_storeu_ps(c + 16 * v, sum);
+      _mm512_mask_storeu_ps(c + 16 * v, lanes[v], sum);
     }
   }
 }
@@ -87,7 +94,7 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
 template <int Mr, int Vecs>
 __attribute__((target("avx512f,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
                                                    std::int64_t ldc, bool accumulate) {
-  kernel<Mr, Vecs, true>(depth, a, Mr, one_tap, b, c, ldc, accumulate, nullptr);
+  kernel<Mr, Vecs, true>(depth, a, Mr, one_tap, b, c, ldc, 16 * Vecs, accumulate, nullptr);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and

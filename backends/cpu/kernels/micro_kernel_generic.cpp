@@ -1,5 +1,7 @@
 // Portable micro-kernel for CPUs without AVX2: plain loops the compiler vectorises for the
 // baseline instruction set (SSE2 on x86-64, NEON on AArch64).
+#include <algorithm>
+
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "core/runtime/op_math.hpp"
 
@@ -13,7 +15,7 @@ constexpr std::int64_t nr = 16;
 // a[shift[t] + i * lda + p]).
 template <bool packed_a>
 void kernel(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b, float* c,
-            std::int64_t ldc, bool accumulate, const TileEpilogue* epilogue) {
+            std::int64_t ldc, int cols, bool accumulate, const TileEpilogue* epilogue) {
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
   float acc[mr][nr] = {};
   for (int t = 0; t < taps.count; ++t) {
@@ -27,11 +29,12 @@ void kernel(std::int64_t depth, const float* a, std::int64_t lda, const Taps& ta
       }
     }
   }
+  const std::int64_t stored = std::min<std::int64_t>(cols, nr);
   for (std::int64_t i = 0; i < mr; ++i, c += ldc) {
-    for (std::int64_t j = 0; j < nr; ++j) c[j] = accumulate ? c[j] + acc[i][j] : acc[i][j];
+    for (std::int64_t j = 0; j < stored; ++j) c[j] = accumulate ? c[j] + acc[i][j] : acc[i][j];
     if (!epilogue) continue;
     const float* residual = epilogue->residual ? epilogue->residual + i * epilogue->ld_residual : nullptr;
-    for (std::int64_t j = 0; j < nr; ++j) {
+    for (std::int64_t j = 0; j < stored; ++j) {
       float v = c[j] + (epilogue->bias ? epilogue->bias[j] : 0.0f);
       if (residual) v += residual[j];
       c[j] = activate(epilogue->activation, v);
@@ -40,7 +43,7 @@ void kernel(std::int64_t depth, const float* a, std::int64_t lda, const Taps& ta
 }
 
 void packed(std::int64_t depth, const float* a, const float* b, float* c, std::int64_t ldc, bool accumulate) {
-  kernel<true>(depth, a, mr, one_tap, b, c, ldc, accumulate, nullptr);
+  kernel<true>(depth, a, mr, one_tap, b, c, ldc, nr, accumulate, nullptr);
 }
 
 // B read at a shift per step of k; only the tile's rows x cols corner is read and written.

@@ -211,7 +211,7 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
       const std::int64_t k_count = std::min(panels_per_task * nr, (group + 1) * d.k_per_group - k0);
       const std::int64_t ldc = panels_per_task * nr;
       const std::int64_t tile_end = std::min(tiles, tile0 + tiles_per_task);
-      const bool all_direct = direct_rows && tile_end * mr <= rows.pixels && k_count % nr == 0;
+      const bool all_direct = direct_rows && tile_end * mr <= rows.pixels;
       const float* segment_rows =
           source + image * rows.image_floats + segment * op.p.stride[0] * rows.wp * rows.pixel + group * d.c_per_group;
       // What the micro-kernel applies to a whole panel of a tile stored in y at y0.
@@ -222,12 +222,14 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
                             .activation = in_kernel ? op.p.activation : Activation::None};
       };
       // The sums of a tile whose rows start at `a` with one filter panel, into c (ld apart): a
-      // call per depth slice, the last one finishing them with `epilogue` (may be null).
+      // call per depth slice, the last one finishing them with `epilogue` (may be null). Only the
+      // filters the task has are stored: a partial last panel lands in y with the others.
       const auto sum_panel = [&](const float* a, std::int64_t panel, float* c, std::int64_t ld,
                                  const TileEpilogue* epilogue) {
         const float* b = filters + (group * panels + panel0 + panel) * depth * nr;
+        const int cols = static_cast<int>(std::min(nr, k_count - panel * nr));
         for (std::int64_t slice = 0; slice < tap_depth; slice += kc)
-          kernel.run_unpacked_a(std::min(kc, tap_depth - slice), a + slice, rows.lda, taps, b + slice * nr, c, ld,
+          kernel.run_unpacked_a(std::min(kc, tap_depth - slice), a + slice, rows.lda, taps, b + slice * nr, c, ld, cols,
                                 slice > 0, slice + kc >= tap_depth ? epilogue : nullptr);
       };
       if (all_direct && in_kernel && !op.y.converts()) {
@@ -267,11 +269,11 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
             y_at[i] = j0 + i < rows.pixels && ow < d.q ? (((first + image) * d.p + oh) * d.q + ow) * d.k + k0 : -1;
           }
         }
-        // A tile whose rows are all kept lands in y itself, d.k apart, and the call of each whole
-        // panel's last depth slice applies the epilogue in registers; a partial panel goes through
+        // A tile whose rows are all kept lands in y itself, d.k apart, and the call of each
+        // panel's last depth slice applies the epilogue in registers; other tiles go through
         // `block`.
         const bool direct = direct_rows && (tile + 1) * mr <= rows.pixels;
-        const std::int64_t direct_cols = direct ? k_count / nr * nr : 0, y0 = y_at[0];
+        const std::int64_t direct_cols = direct ? k_count : 0, y0 = y_at[0];
         // `block`'s rows are written to y once, after the tile's sums: ask for their lines now,
         // for writing, so that fetching them overlaps the micro-kernel instead of stalling the stores.
         if (direct_cols < k_count)
