@@ -1,7 +1,5 @@
 // Portable micro-kernel for CPUs without AVX2: plain loops the compiler vectorises for the
 // baseline instruction set (SSE2 on x86-64, NEON on AArch64).
-#include <algorithm>
-
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "core/runtime/op_math.hpp"
 
@@ -29,12 +27,11 @@ void kernel(std::int64_t depth, const float* a, std::int64_t lda, const Taps& ta
       }
     }
   }
-  const std::int64_t stored = std::min<std::int64_t>(cols, nr);
   for (std::int64_t i = 0; i < mr; ++i, c += ldc) {
-    for (std::int64_t j = 0; j < stored; ++j) c[j] = accumulate ? c[j] + acc[i][j] : acc[i][j];
+    for (std::int64_t j = 0; j < cols; ++j) c[j] = accumulate ? c[j] + acc[i][j] : acc[i][j];
     if (!epilogue) continue;
     const float* residual = epilogue->residual ? epilogue->residual + i * epilogue->ld_residual : nullptr;
-    for (std::int64_t j = 0; j < stored; ++j) {
+    for (std::int64_t j = 0; j < cols; ++j) {
       float v = c[j] + (epilogue->bias ? epilogue->bias[j] : 0.0f);
       if (residual) v += residual[j];
       c[j] = activate(epilogue->activation, v);

@@ -260,7 +260,7 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
         const float* a = segment_rows + tile * mr * rows.lda;
         // Where the tile's rows go in y (at channel k0), or -1 for discarded pixels; one division
         // per tile (one per row took a sixth of a 64-channel 1x1 layer's time).
-        std::array<std::int64_t, max_mr> y_at;
+        std::array<std::int64_t, max_mr> y_at{};  // rows past mr unused; GCC cannot tell
         {
           const std::int64_t j0 = tile * mr;
           std::int64_t oh = rows.segments == 1 ? j0 / rows.wp : segment, ow = rows.segments == 1 ? j0 % rows.wp : j0;
