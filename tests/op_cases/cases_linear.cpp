@@ -270,17 +270,27 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              {"residual_depthwise_relu_c72_stride2", {2, 72, 9, 7}, {72, 1, 5, 5},
               {.stride = {2, 2}, .pad = {2, 2, 2, 2}, .groups = 72, .activation = A::Relu}, true},
              // The cpu backend's channels-last GEMM finishes whole register tiles in y itself:
-             // 48 filters are a whole panel and a partial one, 35 pixels two whole tiles and a
-             // partial one; a stride-2 1x1 layer; 600 channels by 3 row taps, whose partial sums
-             // (a call per depth slice, each over the 3 taps) pass through y before the epilogue.
+             // 48 filters are one panel of the 7x48 kernel, three of the 6x16, 35 pixels whole
+             // tiles of 7 but two whole tiles of 14 and a partial one; a stride-2 1x1 layer; 600
+             // channels by 3 row taps, whose partial sums (a call per depth slice, each over the 3
+             // taps) pass through y before the epilogue.
              {"residual_relu6_1x1_k48", {2, 20, 5, 7}, {48, 20, 1, 1}, {.activation = A::Relu6}, true},
+             // Filters in the wider panels of AVX-512 (48 and 80 columns): 136 in two whole panels
+             // of 48 and a partial one over 45 pixels (the last tile of 7 short, copied); 144 in
+             // three, SiLU after the kernel; 80 in one over 49 pixels in tiles of 4; 390 in four
+             // and a partial one; 70, a partial panel of 80, by 3x3 taps.
+             {"residual_relu_1x1_k136", {1, 24, 5, 9}, {136, 24, 1, 1}, {.activation = A::Relu}, true},
+             {"residual_silu_1x1_k144_n2", {2, 40, 7, 8}, {144, 40, 1, 1}, {.activation = A::Silu}, true},
+             {"residual_silu_1x1_k80_n2", {2, 16, 7, 7}, {80, 16, 1, 1}, {.activation = A::Silu}, true},
+             {"residual_relu_1x1_k390", {1, 8, 4, 5}, {390, 8, 1, 1}, {.activation = A::Relu}, true},
+             {"residual_relu6_3x3_k70", {1, 9, 6, 7}, {70, 9, 3, 3}, {.pad = {1, 1, 1, 1}, .activation = A::Relu6}, true},
              {"residual_1x1_stride2_k32", {1, 8, 9, 9}, {32, 8, 1, 1}, {.stride = {2, 2}}, true},
              // 200 shallow filters: six whole panels and a partial one, all in one task.
              {"residual_relu_1x1_c8_k200", {1, 8, 5, 7}, {200, 8, 1, 1}, {.activation = A::Relu}, true},
              {"residual_relu_3x1_c600_k32", {1, 600, 6, 5}, {32, 600, 3, 1}, {.pad = {1, 0, 1, 0}, .activation = A::Relu},
               true},
-             // Activations that are not a clamp run over the tiles' stored rows: as one run where
-             // a tile's rows hold every filter (64, 32), row by row past a partial panel (48).
+             // Activations that are not a clamp run over the tiles' stored rows, as one run where
+             // a tile's rows hold every filter (64, 48, 32).
              {"residual_sigmoid_1x1_k64", {1, 16, 6, 7}, {64, 16, 1, 1}, {.activation = A::Sigmoid}, true},
              {"residual_silu_1x1_k48", {2, 20, 5, 7}, {48, 20, 1, 1}, {.activation = A::Silu}, true},
              {"residual_tanh_1x1_k32", {1, 8, 4, 7}, {32, 8, 1, 1}, {.activation = A::Tanh}, true},

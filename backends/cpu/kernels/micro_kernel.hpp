@@ -4,6 +4,7 @@
 // them all and CPUID picks one at run time.
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "porta/graph.hpp"
 
@@ -84,6 +85,7 @@ struct MicroKernel {
 
 MicroKernel avx512_micro_kernel();
 MicroKernel avx512_narrow_micro_kernel();
+std::vector<MicroKernel> avx512_filter_micro_kernels();  // 7x48, 4x80
 MicroKernel avx512_aliasing_micro_kernel(bool narrow);
 MicroKernel avx2_micro_kernel();
 MicroKernel generic_micro_kernel();
@@ -97,5 +99,9 @@ const MicroKernel& gemm_micro_kernel();
 // A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1), one that reads no
 // more rows at once than an L1 set has ways.
 const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias = false);
+// The kernel for a convolution's `filters` (per group), A read in place: of the kernels the
+// instruction set has, the one whose panels pad the fewest filters (on AVX-512: 48 columns for
+// 40, 144 or 240 filters, 80 for 80). Ties keep gemm_micro_kernel_for's.
+const MicroKernel& filter_micro_kernel_for(std::int64_t filters);
 
 }  // namespace porta::detail

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "backends/cpu/kernels/micro_kernel.hpp"
+#include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail {
@@ -18,6 +19,7 @@ bool cpu_has(std::string_view isa) {
 
 struct KernelSet {
   MicroKernel wide, narrow, wide_aliasing, narrow_aliasing;
+  std::vector<MicroKernel> filters;  // more columns, for convolutions' filters
 };
 
 KernelSet choose() {
@@ -30,16 +32,16 @@ KernelSet choose() {
 #if defined(__x86_64__)
   if (allow_avx512 && cpu_has("avx512")) {
     return {avx512_micro_kernel(), avx512_narrow_micro_kernel(), avx512_aliasing_micro_kernel(false),
-            avx512_aliasing_micro_kernel(true)};
+            avx512_aliasing_micro_kernel(true), avx512_filter_micro_kernels()};
   }
   // The AVX2 and generic kernels read 6 rows: fewer than any L1 set has ways.
   if (allow_avx2 && cpu_has("avx2")) {
     const MicroKernel avx2 = avx2_micro_kernel();
-    return {avx2, avx2, avx2, avx2};
+    return {avx2, avx2, avx2, avx2, {}};
   }
 #endif
   const MicroKernel generic = generic_micro_kernel();
-  return {generic, generic, generic, generic};
+  return {generic, generic, generic, generic, {}};
 }
 
 const KernelSet& kernels() {
@@ -56,6 +58,13 @@ const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) 
   const bool narrow = columns <= set.narrow.nr;
   if (rows_alias) return narrow ? set.narrow_aliasing : set.wide_aliasing;
   return narrow ? set.narrow : set.wide;
+}
+
+const MicroKernel& filter_micro_kernel_for(std::int64_t filters) {
+  const MicroKernel* best = &gemm_micro_kernel_for(filters);
+  for (const MicroKernel& kernel : kernels().filters)
+    if (round_up(filters, kernel.nr) < round_up(filters, best->nr)) best = &kernel;
+  return *best;
 }
 
 }  // namespace porta::detail

@@ -38,8 +38,8 @@ namespace {
 
 bool is_depthwise(const ConvDims& d) { return d.groups == d.c && d.groups == d.k; }
 
-// The narrow kernel where a group's filters fill few of the wide kernel's columns.
-const MicroKernel& kernel_for(const ConvDims& d) { return gemm_micro_kernel_for(d.k_per_group); }
+// The kernel whose panels a group's filters fill best.
+const MicroKernel& kernel_for(const ConvDims& d) { return filter_micro_kernel_for(d.k_per_group); }
 
 // Filters as B panels: per group, panels of nr filters, each [r][s][c][nr] (so that depth index
 // (r * S + s) * Cg + c follows the input's own order), zero past the group's last filter.
