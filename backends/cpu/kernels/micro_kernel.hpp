@@ -99,9 +99,10 @@ const MicroKernel& gemm_micro_kernel();
 // A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1), one that reads no
 // more rows at once than an L1 set has ways.
 const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias = false);
-// The kernel for a convolution's `filters` (per group), A read in place: of the kernels the
-// instruction set has, the one whose panels pad the fewest filters (on AVX-512: 48 columns for
-// 40, 144 or 240 filters, 80 for 80). Ties keep gemm_micro_kernel_for's.
-const MicroKernel& filter_micro_kernel_for(std::int64_t filters);
+// The kernel for a convolution's `filters` (per group) over `rows` rows of A read in place: of
+// the kernels the instruction set has, the one whose tiles compute the fewest padding rows and
+// columns (on AVX-512: panels of 48 for 40, 144 or 240 filters, 80 for 80; tiles of 7 rows for
+// 49). Ties keep gemm_micro_kernel_for's.
+const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows);
 
 }  // namespace porta::detail

@@ -60,10 +60,11 @@ const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) 
   return narrow ? set.narrow : set.wide;
 }
 
-const MicroKernel& filter_micro_kernel_for(std::int64_t filters) {
+const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows) {
+  const auto computed = [&](const MicroKernel& k) { return round_up(rows, k.mr) * round_up(filters, k.nr); };
   const MicroKernel* best = &gemm_micro_kernel_for(filters);
   for (const MicroKernel& kernel : kernels().filters)
-    if (round_up(filters, kernel.nr) < round_up(filters, best->nr)) best = &kernel;
+    if (computed(kernel) < computed(*best)) best = &kernel;
   return *best;
 }
 

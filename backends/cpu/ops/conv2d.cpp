@@ -293,7 +293,7 @@ bool sparse_window(const ConvDims& d, const Conv2dParams& p) {
     return static_cast<double>(outputs - 1) * static_cast<double>(stride) +
            static_cast<double>(taps - 1) * static_cast<double>(dilation) + 1.0;
   };
-  const std::int64_t tile = p.layout == Layout::NHWC ? cpu_conv2d_nhwc_row_tile(d) : 1;
+  const std::int64_t tile = p.layout == Layout::NHWC ? cpu_conv2d_nhwc_row_tile(d, p) : 1;
   const std::int64_t columns = ceil_div(d.q, tile) * tile;
   const double window = span(d.p, p.stride[0], d.r, p.dilation[0]) * span(columns, p.stride[1], d.s, p.dilation[1]);
   const auto pixels = [](auto... sizes) { return (static_cast<double>(sizes) * ...); };

@@ -38,9 +38,6 @@ namespace {
 
 bool is_depthwise(const ConvDims& d) { return d.groups == d.c && d.groups == d.k; }
 
-// The kernel whose panels a group's filters fill best.
-const MicroKernel& kernel_for(const ConvDims& d) { return filter_micro_kernel_for(d.k_per_group); }
-
 // Filters as B panels: per group, panels of nr filters, each [r][s][c][nr] (so that depth index
 // (r * S + s) * Cg + c follows the input's own order), zero past the group's last filter.
 std::int64_t packed_filters_size(const ConvDims& d, std::int64_t nr) {
@@ -108,6 +105,13 @@ Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   return rows;
 }
 
+// The kernel that computes the fewest padding rows and columns: tiles of its mr over a segment
+// of A's rows (their count is the same for every kernel), panels of its nr over a group's filters.
+// A 7x7 image's 49 pixels fill tiles of 7, and only 3.5 of 14.
+const MicroKernel& kernel_for(const ConvDims& d, const Conv2dParams& p) {
+  return filter_micro_kernel_for(d.k_per_group, rows_of(d, p, max_mr).pixels);
+}
+
 // Images [first, first + count) copied, zero-padded, to `dst`, each `rows.image_floats` apart.
 void copy_padded(const ConvOperands& op, const Rows& rows, std::int64_t first, std::int64_t count, float* dst) {
   const ConvDims& d = op.d;
@@ -138,7 +142,7 @@ void copy_padded(const ConvOperands& op, const Rows& rows, std::int64_t first, s
 
 void conv_gemm(const ConvOperands& op, const float* filters) {
   const ConvDims& d = op.d;
-  const MicroKernel& kernel = kernel_for(d);
+  const MicroKernel& kernel = kernel_for(d, op.p);
   const std::int64_t mr = kernel.mr, nr = kernel.nr;
   const Rows rows = rows_of(d, op.p, mr);
   const std::int64_t depth = d.c_per_group * d.r * d.s, panels = ceil_div(d.k_per_group, nr);
@@ -433,9 +437,9 @@ Algorithm heuristic(const ConvDims& d, const Conv2dParams& p, std::string_view s
   return setting == "winograd" || winograd_preferred(d) ? Algorithm::Winograd : Algorithm::Direct;
 }
 
-std::shared_ptr<const HostNodeState> packed_direct(const ConvDims& d, const float* w) {
+std::shared_ptr<const HostNodeState> packed_direct(const ConvDims& d, const Conv2dParams& p, const float* w) {
   auto packed = std::make_shared<NhwcFilters>();
-  const std::int64_t nr = kernel_for(d).nr;
+  const std::int64_t nr = kernel_for(d, p).nr;
   packed->panels = aligned_floats(static_cast<std::size_t>(packed_filters_size(d, nr)));
   pack_filters(w, d, nr, packed->panels.get());
   return packed;
@@ -478,13 +482,13 @@ void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared) {
   if (const auto* filters = dynamic_cast<const DepthwiseTaps*>(prepared)) return depthwise(op, filters->taps);
   if (is_depthwise(op.d)) return depthwise(op, depthwise_taps(op.w, op.d));
   if (heuristic(op.d, op.p, algorithm_setting()) == Algorithm::Winograd) return conv_winograd(op, nullptr);
-  const std::int64_t nr = kernel_for(op.d).nr;
+  const std::int64_t nr = kernel_for(op.d, op.p).nr;
   const auto packed = gemm_scratch().acquire(static_cast<std::size_t>(packed_filters_size(op.d, nr)));
   pack_filters(op.w, op.d, nr, packed.data());
   conv_gemm(op, packed.data());
 }
 
-std::int64_t cpu_conv2d_nhwc_row_tile(const ConvDims& d) { return kernel_for(d).mr; }
+std::int64_t cpu_conv2d_nhwc_row_tile(const ConvDims& d, const Conv2dParams& p) { return kernel_for(d, p).mr; }
 
 std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const ConvDims& d, const Conv2dParams& p, const float* w) {
   if (is_depthwise(d)) {
@@ -494,12 +498,12 @@ std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const ConvDims& d, 
   }
   const std::string_view setting = algorithm_setting();
   if (setting == "measure" && winograd_applies(d, p)) {
-    const std::shared_ptr<const HostNodeState> candidates[] = {packed_direct(d, w),
+    const std::shared_ptr<const HostNodeState> candidates[] = {packed_direct(d, p, w),
                                                                std::make_shared<WinogradFilters>(d, w)};
     return candidates[measured_choice(d, p, candidates)];
   }
   if (heuristic(d, p, setting) == Algorithm::Winograd) return std::make_shared<WinogradFilters>(d, w);
-  return packed_direct(d, w);
+  return packed_direct(d, p, w);
 }
 
 }  // namespace porta::detail

@@ -22,7 +22,7 @@ struct ConvOperands {
 // `prepared` is what cpu_prepare_conv2d_nhwc returned, or null.
 void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared);
 // Output pixels per micro-kernel tile: a tile reads its rows' input even past the last column.
-std::int64_t cpu_conv2d_nhwc_row_tile(const ConvDims& d);
+std::int64_t cpu_conv2d_nhwc_row_tile(const ConvDims& d, const Conv2dParams& p);
 // Constant filters (in f32) prepared once for the layer's algorithm: packed for the direct kernel,
 // transformed for Winograd, or transposed for a depthwise conv.
 std::shared_ptr<const HostNodeState> cpu_prepare_conv2d_nhwc(const ConvDims& d, const Conv2dParams& p, const float* w);
