@@ -1,7 +1,7 @@
 // The cpu backend's own kernels: its vectorisable activations against the double-precision
 // formulas of the ref oracle, over float's whole useful range and at its edges; its f16 runs in
-// every instruction set against the scalar conversions; and its choice of convolution algorithm
-// (PORTA_CPU_CONV).
+// every instruction set against the scalar conversions; its choice of micro-kernel for a
+// convolution; and its choice of convolution algorithm (PORTA_CPU_CONV).
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -15,6 +15,7 @@
 
 #include "backends/cpu/kernels/activation_run.hpp"
 #include "backends/cpu/kernels/cache_sizes.hpp"
+#include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/vector_kernels.hpp"
 #include "core/runtime/op_math.hpp"
 #include "op_cases/verify.hpp"
@@ -69,6 +70,27 @@ TEST_SUITE("runtime") {
     CHECK(silu_fast(0.0f) == 0.0f);
     CHECK(std::isnan(sigmoid_fast(std::numeric_limits<float>::quiet_NaN())));
     CHECK(std::isnan(silu_fast(std::numeric_limits<float>::quiet_NaN())));
+  }
+
+  TEST_CASE("cpu conv micro-kernel: the fewest padding rows and filters; panels of 48 and 80, tiles of 7 on AVX-512") {
+    const auto computed = [](const MicroKernel& k, std::int64_t filters, std::int64_t rows) {
+      return round_up(rows, k.mr) * round_up(filters, k.nr);
+    };
+    for (const std::int64_t filters : {1, 16, 17, 24, 40, 64, 80, 112, 144, 192, 240, 390, 2048})
+      for (const std::int64_t rows : {1, 7, 49, 196, 3136}) {
+        CAPTURE(filters);
+        CAPTURE(rows);
+        const MicroKernel& chosen = filter_micro_kernel_for(filters, rows);
+        const MicroKernel& plain = gemm_micro_kernel_for(filters);
+        CHECK(computed(chosen, filters, rows) <= computed(plain, filters, rows));
+        CHECK(chosen.isa == plain.isa);
+      }
+    if (gemm_micro_kernel().isa == "avx512") {
+      CHECK(filter_micro_kernel_for(144, 3136).nr == 48);
+      CHECK(filter_micro_kernel_for(80, 196).nr == 80);
+      CHECK(filter_micro_kernel_for(2048, 49).mr == 7);
+      CHECK(filter_micro_kernel_for(64, 3136).nr == 32);  // a tie keeps the wide kernel
+    }
   }
 
   TEST_CASE("cpu f16 runs: bit for bit the scalar conversions, in every instruction set this CPU has") {
