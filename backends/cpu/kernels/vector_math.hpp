@@ -8,12 +8,27 @@
 
 namespace porta::detail {
 
-// exp(x) for x clamped to [-87.3, 88.3], where the result and 2^n below stay normal floats: the
-// callers only add it to 1 or divide by it, so the clamp moves no result by more than a denormal.
+// Where exp_clamped clamps its argument: the result and 2^n below stay normal floats there.
+struct ExpRange {
+  float lo = -87.3f, hi = 88.3f;
+};
+
+// The same range as values the optimiser cannot see, for loops to take before they start: with
+// the bounds constant, GCC 12 splits a loop's body into a path per side of the clamp (whose
+// results it folds) and vectorises the three with masks, which ran SiLU over a run in L1 at 0.27
+// ns an element against 0.17 (AVX-512, Zen 5).
+inline ExpRange opaque_exp_range() {
+  ExpRange range;
+  asm("" : "+g"(range.lo), "+g"(range.hi));
+  return range;
+}
+
+// exp(x) for x clamped to `range`: the callers only add it to 1 or divide by it, so the clamp
+// moves no result by more than a denormal.
 // exp(x) = 2^n exp(r), n = round(x / ln 2), |r| <= ln 2 / 2, exp(r) by a degree-7 polynomial.
-inline float exp_clamped(float x) {
-  x = x < -87.3f ? -87.3f : x;  // as maxss and minss: a NaN passes through
-  x = x > 88.3f ? 88.3f : x;
+inline float exp_clamped(float x, ExpRange range = {}) {
+  x = x < range.lo ? range.lo : x;  // as maxss and minss: a NaN passes through
+  x = x > range.hi ? range.hi : x;
   constexpr float round_shift = 12582912.0f;              // 1.5 * 2^23: adding it rounds to an integer
   const float shifted = x * 1.44269504089f + round_shift;
   const float n = shifted - round_shift;
@@ -29,7 +44,7 @@ inline float exp_clamped(float x) {
   return p * std::bit_cast<float>((exponent + 127) << 23);
 }
 
-inline float sigmoid_fast(float x) { return 1.0f / (1.0f + exp_clamped(-x)); }
-inline float silu_fast(float x) { return x * sigmoid_fast(x); }
+inline float sigmoid_fast(float x, ExpRange range = {}) { return 1.0f / (1.0f + exp_clamped(-x, range)); }
+inline float silu_fast(float x, ExpRange range = {}) { return x / (1.0f + exp_clamped(-x, range)); }
 
 }  // namespace porta::detail
