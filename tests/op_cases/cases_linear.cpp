@@ -283,6 +283,10 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              {"residual_silu_1x1_k144_n2", {2, 40, 7, 8}, {144, 40, 1, 1}, {.activation = A::Silu}, true},
              {"residual_silu_1x1_k80_n2", {2, 16, 7, 7}, {80, 16, 1, 1}, {.activation = A::Silu}, true},
              {"residual_relu_1x1_k390", {1, 8, 4, 5}, {390, 8, 1, 1}, {.activation = A::Relu}, true},
+             // Past whole panels of 32, a panel of 16 (AVX-512's tail kernel): 112 filters over
+             // 28 pixels, 104 by 3x1 taps over 56.
+             {"residual_relu_1x1_k112", {2, 24, 4, 7}, {112, 24, 1, 1}, {.activation = A::Relu}, true},
+             {"residual_silu_3x1_k104", {1, 6, 7, 8}, {104, 6, 3, 1}, {.pad = {1, 0, 1, 0}, .activation = A::Silu}, true},
              {"residual_relu6_3x3_k70", {1, 9, 6, 7}, {70, 9, 3, 3}, {.pad = {1, 1, 1, 1}, .activation = A::Relu6}, true},
              {"residual_1x1_stride2_k32", {1, 8, 9, 9}, {32, 8, 1, 1}, {.stride = {2, 2}}, true},
              // 200 shallow filters: six whole panels and a partial one, all in one task.

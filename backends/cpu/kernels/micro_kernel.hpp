@@ -81,6 +81,11 @@ struct MicroKernel {
   MicroKernelFn run;
   MicroKernelUnpackedAFn run_unpacked_a;
   MicroKernelShiftedBFn run_shifted_b = nullptr;  // the wide kernels only
+  // The same rows, tail_nr columns: for a convolution's last filter panel where at most tail_nr
+  // filters are left, packed tail_nr wide (112 filters: three panels of 32 and one of 16, not
+  // four of 32). Zero where the kernel has none.
+  std::int64_t tail_nr = 0;
+  MicroKernelUnpackedAFn run_tail = nullptr;
 };
 
 MicroKernel avx512_micro_kernel();

@@ -138,8 +138,10 @@ __attribute__((target("avx512f,fma"))) void shifted_b(std::int64_t depth, const 
 
 }  // namespace
 
-MicroKernel avx512_micro_kernel() { return {.isa = "avx512", .mr = mr, .nr = nr, .run = packed<mr, 2>,
-                                            .run_unpacked_a = kernel<mr, 2, false>, .run_shifted_b = shifted_b}; }
+MicroKernel avx512_micro_kernel() {
+  return {.isa = "avx512", .mr = mr, .nr = nr, .run = packed<mr, 2>, .run_unpacked_a = kernel<mr, 2, false>,
+          .run_shifted_b = shifted_b, .tail_nr = 16, .run_tail = kernel<mr, 1, false>};
+}
 
 MicroKernel avx512_narrow_micro_kernel() { return {.isa = "avx512", .mr = 28, .nr = 16, .run = packed<28, 1>,
                                                    .run_unpacked_a = kernel<28, 1, false>}; }

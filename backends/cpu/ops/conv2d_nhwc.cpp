@@ -39,21 +39,28 @@ namespace {
 bool is_depthwise(const ConvDims& d) { return d.groups == d.c && d.groups == d.k; }
 
 // Filters as B panels: per group, panels of nr filters, each [r][s][c][nr] (so that depth index
-// (r * S + s) * Cg + c follows the input's own order), zero past the group's last filter.
+// (r * S + s) * Cg + c follows the input's own order), zero past the group's last filter. A last
+// panel of at most the kernel's tail_nr filters is packed that wide, in its panel's place.
 std::int64_t packed_filters_size(const ConvDims& d, std::int64_t nr) {
   return d.groups * ceil_div(d.k_per_group, nr) * nr * d.c_per_group * d.r * d.s;
 }
 
-void pack_filters(const float* w, const ConvDims& d, std::int64_t nr, float* dst) {
-  const std::int64_t depth = d.c_per_group * d.r * d.s, panels = ceil_div(d.k_per_group, nr);
+// The columns of a panel whose filters are `cols` of a panel's nr: the tail kernel's, or nr.
+std::int64_t panel_width(const MicroKernel& kernel, std::int64_t cols) {
+  return cols <= kernel.tail_nr ? kernel.tail_nr : kernel.nr;
+}
+
+void pack_filters(const float* w, const ConvDims& d, const MicroKernel& kernel, float* dst) {
+  const std::int64_t nr = kernel.nr, depth = d.c_per_group * d.r * d.s, panels = ceil_div(d.k_per_group, nr);
   tbb::parallel_for(std::int64_t{0}, d.groups * panels, [&](std::int64_t task) {
     const std::int64_t first = task / panels * d.k_per_group + task % panels * nr;
     const std::int64_t last = (task / panels + 1) * d.k_per_group;
+    const std::int64_t width = panel_width(kernel, std::min(nr, last - first));
     float* panel = dst + task * depth * nr;
     for (std::int64_t r = 0; r < d.r; ++r)
       for (std::int64_t s = 0; s < d.s; ++s)
-        for (std::int64_t c = 0; c < d.c_per_group; ++c, panel += nr)
-          for (std::int64_t j = 0; j < nr; ++j)
+        for (std::int64_t c = 0; c < d.c_per_group; ++c, panel += width)
+          for (std::int64_t j = 0; j < width; ++j)
             panel[j] = first + j < last ? w[(((first + j) * d.c_per_group + c) * d.r + r) * d.s + s] : 0.0f;
   });
 }
@@ -158,6 +165,7 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   // B panel fit L1 together; its taps' panels together may not (3x3, 256 channels: 72 KiB a
   // call), and stream from L2.
   const Taps taps{tap_shift.data(), static_cast<int>(tap_shift.size()), tap_depth * nr};
+  const Taps tail_taps{tap_shift.data(), static_cast<int>(tap_shift.size()), tap_depth * kernel.tail_nr};
   const std::int64_t kc = l1_depth_slice(nr, true);
 
   // As many images per copy as fit in L2 (at least one), so that the copy is still cached when
@@ -227,14 +235,18 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
       };
       // The sums of a tile whose rows start at `a` with one filter panel, into c (ld apart): a
       // call per depth slice, the last one finishing them with `epilogue` (may be null). Only the
-      // filters the task has are stored: a partial last panel lands in y with the others.
+      // filters the task has are stored: a partial last panel lands in y with the others, through
+      // the tail kernel where it is packed narrower.
       const auto sum_panel = [&](const float* a, std::int64_t panel, float* c, std::int64_t ld,
                                  const TileEpilogue* epilogue) {
         const float* b = filters + (group * panels + panel0 + panel) * depth * nr;
-        const int cols = static_cast<int>(std::min(nr, k_count - panel * nr));
+        const std::int64_t cols = std::min(nr, k_count - panel * nr), width = panel_width(kernel, cols);
+        const bool tail = width < nr;
         for (std::int64_t slice = 0; slice < tap_depth; slice += kc)
-          kernel.run_unpacked_a(std::min(kc, tap_depth - slice), a + slice, rows.lda, taps, b + slice * nr, c, ld, cols,
-                                slice > 0, slice + kc >= tap_depth ? epilogue : nullptr);
+          (tail ? kernel.run_tail : kernel.run_unpacked_a)(std::min(kc, tap_depth - slice), a + slice, rows.lda,
+                                                           tail ? tail_taps : taps, b + slice * width, c, ld,
+                                                           static_cast<int>(cols), slice > 0,
+                                                           slice + kc >= tap_depth ? epilogue : nullptr);
       };
       if (all_direct && in_kernel && !op.y.converts()) {
         // Every tile whole output pixels, consecutive in y, and nothing left to do after the
@@ -439,9 +451,9 @@ Algorithm heuristic(const ConvDims& d, const Conv2dParams& p, std::string_view s
 
 std::shared_ptr<const HostNodeState> packed_direct(const ConvDims& d, const Conv2dParams& p, const float* w) {
   auto packed = std::make_shared<NhwcFilters>();
-  const std::int64_t nr = kernel_for(d, p).nr;
-  packed->panels = aligned_floats(static_cast<std::size_t>(packed_filters_size(d, nr)));
-  pack_filters(w, d, nr, packed->panels.get());
+  const MicroKernel& kernel = kernel_for(d, p);
+  packed->panels = aligned_floats(static_cast<std::size_t>(packed_filters_size(d, kernel.nr)));
+  pack_filters(w, d, kernel, packed->panels.get());
   return packed;
 }
 
@@ -482,9 +494,9 @@ void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared) {
   if (const auto* filters = dynamic_cast<const DepthwiseTaps*>(prepared)) return depthwise(op, filters->taps);
   if (is_depthwise(op.d)) return depthwise(op, depthwise_taps(op.w, op.d));
   if (heuristic(op.d, op.p, algorithm_setting()) == Algorithm::Winograd) return conv_winograd(op, nullptr);
-  const std::int64_t nr = kernel_for(op.d, op.p).nr;
-  const auto packed = gemm_scratch().acquire(static_cast<std::size_t>(packed_filters_size(op.d, nr)));
-  pack_filters(op.w, op.d, nr, packed.data());
+  const MicroKernel& kernel = kernel_for(op.d, op.p);
+  const auto packed = gemm_scratch().acquire(static_cast<std::size_t>(packed_filters_size(op.d, kernel.nr)));
+  pack_filters(op.w, op.d, kernel, packed.data());
   conv_gemm(op, packed.data());
 }
 
