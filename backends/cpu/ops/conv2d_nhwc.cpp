@@ -389,8 +389,12 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const std::int64_t chunks_per_group =
       ceil_div(chunks, std::clamp<std::int64_t>(ceil_div(min_tasks, d.n * bands), 1, chunks));
   const std::int64_t groups = ceil_div(chunks, chunks_per_group), tasks_per_image = bands * groups;
+  // Where a task is a whole band, the kernel fetches the next band's new input rows as it runs;
+  // then only a range's first task asks for its own rows before it starts.
+  const bool fetch_next = fetch_rows && groups == 1;
   const auto run = [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(rows_per_band * d.r));
+    std::vector<const float*> ahead(static_cast<std::size_t>(rows_per_band * stride_h + span_h));
     for (std::int64_t task = range.begin(); task != range.end(); ++task) {
       const std::int64_t n = task / tasks_per_image, band = task % tasks_per_image / groups, group = task % groups;
       const std::int64_t oh0 = band * rows_per_band, out_rows = std::min(rows_per_band, d.p - oh0);
@@ -401,17 +405,25 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
           const std::int64_t h = (oh0 + i) * stride_h - op.p.pad[0] + r * op.p.dilation[0];
           rows[static_cast<std::size_t>(i * d.r + r)] = h >= 0 && h < d.h ? op.x + (n * d.h + h) * d.w * d.c : nullptr;
         }
-      if (fetch_rows)
+      if (fetch_rows && (!fetch_next || task == range.begin()))
         for (const float* input_row : std::span(rows).first(static_cast<std::size_t>(out_rows * d.r)))
           for (std::int64_t line = 0; input_row && line < d.w * d.c; line += 64 / std::int64_t{sizeof(float)})
             __builtin_prefetch(input_row + line, 0, 3);
+      // The next band's input rows past this band's last (none past the image's last band).
+      std::int64_t ahead_count = 0;
+      const std::int64_t next_rows = fetch_next ? std::min(rows_per_band, d.p - oh0 - out_rows) : 0;
+      const std::int64_t read_end = (oh0 + out_rows - 1) * stride_h - op.p.pad[0] + span_h;
+      for (std::int64_t h = std::max(read_end, (oh0 + out_rows) * stride_h - op.p.pad[0]);
+           next_rows > 0 && h < (oh0 + out_rows + next_rows - 1) * stride_h - op.p.pad[0] + span_h; ++h)
+        if (h >= 0 && h < d.h) ahead[static_cast<std::size_t>(ahead_count++)] = op.x + (n * d.h + h) * d.w * d.c;
       const std::int64_t y_index = (n * d.p + oh0) * d.q * d.k;
       const float* residual = op.residual ? op.residual + y_index : nullptr;
       const DepthwiseRows args{.taps = taps.data(), .k = d.k, .taps_h = d.r, .taps_w = d.s, .rows = rows.data(),
                                .out_rows = out_rows, .q = d.q, .c_begin = c_begin, .c_end = c_end, .width = d.w,
                                .stride = op.p.stride[1], .dilation = op.p.dilation[1], .pad_left = op.p.pad[1],
                                .bias = exp_based ? op.bias : nullptr, .residual = exp_based ? residual : nullptr,
-                               .act = exp_based ? op.p.activation : Activation::None};
+                               .act = exp_based ? op.p.activation : Activation::None, .ahead = ahead.data(),
+                               .ahead_count = ahead_count};
       float* y = op.y.data() + y_index;
       sweep(args, y);
       const std::int64_t pixels = out_rows * d.q, width = c_end - c_begin;
