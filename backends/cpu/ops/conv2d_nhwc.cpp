@@ -365,9 +365,10 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const std::int64_t out_row_bytes = d.q * d.k * std::int64_t{sizeof(float)};
   const CacheSizes& cache = host_cache_sizes();
   // An input larger than half of L3 streams from memory, and the kernel reads a pixel's cache
-  // lines a channel chunk at a time, a pattern the hardware prefetchers follow poorly: each output
-  // row asks for its input rows whole first (8x96x112x112 3x3/2 +15-19 %, 32x32x112x112 +48 %,
-  // on 1 and 2 threads; inputs that stay in cache ran up to 10 % slower with it).
+  // lines a channel chunk at a time, a pattern the hardware prefetchers follow poorly: its input
+  // rows are asked for ahead (8x96x112x112 3x3/2 +15-19 %, 32x32x112x112 +48 %, on 1 and 2
+  // threads, when each band asked for its rows before it ran; inputs that stay in cache ran up to
+  // 10 % slower with it).
   const bool fetch_rows = d.n * d.h * row_bytes > cache.l3 / 2;
   // Where input and output stay in L3, bands of output rows whose input and output rows fill
   // half of L2: a channel chunk's pass over the band then finds the input lines that the rows
