@@ -364,17 +364,15 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const std::int64_t row_bytes = d.w * d.c * std::int64_t{sizeof(float)};
   const std::int64_t out_row_bytes = d.q * d.k * std::int64_t{sizeof(float)};
   const CacheSizes& cache = host_cache_sizes();
-  // An input larger than half of L3 streams from memory, and the kernel reads a pixel's cache
-  // lines a channel chunk at a time, a pattern the hardware prefetchers follow poorly: its input
-  // rows are asked for ahead (8x96x112x112 3x3/2 +15-19 %, 32x32x112x112 +48 %, on 1 and 2
-  // threads, when each band asked for its rows before it ran; inputs that stay in cache ran up to
-  // 10 % slower with it).
-  const bool fetch_rows = d.n * d.h * row_bytes > cache.l3 / 2;
   // Where input and output stay in L3, bands of output rows whose input and output rows fill
   // half of L2: a channel chunk's pass over the band then finds the input lines that the rows
   // before read in L1 (N=8 on 1 thread: 672x14x14 5x5/2 +10-14 %, 1152x7x7 5x5 +16-18 %,
-  // 480x14x14 3x3 +10-12 %; N=1 +5-37 %). Layers that stream, one row a band (8x144x56x56 3x3
-  // ran 15 % slower in bands).
+  // 480x14x14 3x3 +10-12 %; N=1 +5-37 %). Layers that stream from memory, one row a band
+  // (8x144x56x56 3x3 ran 15 % slower in bands), whose input rows are asked for ahead: the kernel
+  // reads a pixel's cache lines a channel chunk at a time, a pattern the hardware prefetchers
+  // follow poorly (8x96x112x112 3x3/2 +15-19 % when each band asked for its rows before it ran;
+  // fetched by the kernel as the band before runs, 8x144x56x56 3x3 +45-55 %, 8x32x112x112 +64 %
+  // on 1 thread).
   const bool streams = d.n * (d.h * row_bytes + d.p * out_row_bytes) > cache.l3 / 2;
   const std::int64_t fitting = (cache.l2 / 2 - (span_h - stride_h) * row_bytes) /
                                (stride_h * row_bytes + out_row_bytes);
@@ -392,7 +390,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const std::int64_t groups = ceil_div(chunks, chunks_per_group), tasks_per_image = bands * groups;
   // Where a task is a whole band, the kernel fetches the next band's new input rows as it runs;
   // then only a range's first task asks for its own rows before it starts.
-  const bool fetch_next = fetch_rows && groups == 1;
+  const bool fetch_next = streams && groups == 1;
   const auto run = [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(rows_per_band * d.r));
     std::vector<const float*> ahead(static_cast<std::size_t>(rows_per_band * stride_h + span_h));
@@ -406,7 +404,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
           const std::int64_t h = (oh0 + i) * stride_h - op.p.pad[0] + r * op.p.dilation[0];
           rows[static_cast<std::size_t>(i * d.r + r)] = h >= 0 && h < d.h ? op.x + (n * d.h + h) * d.w * d.c : nullptr;
         }
-      if (fetch_rows && (!fetch_next || task == range.begin()))
+      if (streams && (!fetch_next || task == range.begin()))
         for (const float* input_row : std::span(rows).first(static_cast<std::size_t>(out_rows * d.r)))
           for (std::int64_t line = 0; input_row && line < d.w * d.c; line += 64 / std::int64_t{sizeof(float)})
             __builtin_prefetch(input_row + line, 0, 3);
