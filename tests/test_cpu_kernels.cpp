@@ -72,24 +72,27 @@ TEST_SUITE("runtime") {
     CHECK(std::isnan(silu_fast(std::numeric_limits<float>::quiet_NaN())));
   }
 
-  TEST_CASE("cpu conv micro-kernel: the fewest padding rows and filters; panels of 48 and 80, tiles of 7 on AVX-512") {
-    const auto computed = [](const MicroKernel& k, std::int64_t filters, std::int64_t rows) {
-      return round_up(rows, k.mr) * round_up(filters, k.nr);
-    };
+  TEST_CASE("cpu conv micro-kernel: the least computed, tails counted; tiles of 7 and a panel of 16 on AVX-512") {
     for (const std::int64_t filters : {1, 16, 17, 24, 40, 64, 80, 112, 144, 192, 240, 390, 2048})
       for (const std::int64_t rows : {1, 7, 49, 196, 3136}) {
         CAPTURE(filters);
         CAPTURE(rows);
         const MicroKernel& chosen = filter_micro_kernel_for(filters, rows);
         const MicroKernel& plain = gemm_micro_kernel_for(filters);
-        CHECK(computed(chosen, filters, rows) <= computed(plain, filters, rows));
+        CHECK(computed_by(chosen, filters, rows) <= computed_by(plain, filters, rows));
+        CHECK(computed_by(chosen, filters, rows) >= filters * rows);
         CHECK(chosen.isa == plain.isa);
+        CHECK(static_cast<bool>(chosen.run_unpacked_a));
       }
     if (gemm_micro_kernel().isa == "avx512") {
-      CHECK(filter_micro_kernel_for(144, 3136).nr == 48);
-      CHECK(filter_micro_kernel_for(80, 196).nr == 80);
+      CHECK(computed_by(gemm_micro_kernel(), 112, 196) == 112 * 196);  // 3 panels of 32 and one of 16
+      CHECK(computed_by(gemm_micro_kernel(), 40, 196) == 48 * 196);
       CHECK(filter_micro_kernel_for(2048, 49).mr == 7);
-      CHECK(filter_micro_kernel_for(64, 3136).nr == 32);  // a tie keeps the wide kernel
+      CHECK(filter_micro_kernel_for(192, 49).mr == 7);
+      CHECK(filter_micro_kernel_for(144, 3136).mr == 7);  // a tie, the wide kernel with a tail
+      CHECK(filter_micro_kernel_for(96, 3136).mr == 14);  // a tie, neither with a tail
+      CHECK(filter_micro_kernel_for(80, 196).mr == 14);
+      CHECK(filter_micro_kernel_for(64, 3136).mr == 14);
     }
   }
 

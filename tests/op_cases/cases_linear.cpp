@@ -270,22 +270,22 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              {"residual_depthwise_relu_c72_stride2", {2, 72, 9, 7}, {72, 1, 5, 5},
               {.stride = {2, 2}, .pad = {2, 2, 2, 2}, .groups = 72, .activation = A::Relu}, true},
              // The cpu backend's channels-last GEMM finishes whole register tiles in y itself:
-             // 48 filters are one panel of the 7x48 kernel, three of the 6x16, 35 pixels whole
-             // tiles of 7 but two whole tiles of 14 and a partial one; a stride-2 1x1 layer; 600
-             // channels by 3 row taps, whose partial sums (a call per depth slice, each over the 3
-             // taps) pass through y before the epilogue.
+             // 48 filters over 35 pixels, one panel of AVX-512's 7x48 kernel in whole tiles of 7
+             // (14x32 would compute two whole tiles of 14 and a partial one), three of the 6x16; a
+             // stride-2 1x1 layer; 600 channels by 3 row taps, whose partial sums (a call per depth
+             // slice, each over the 3 taps) pass through y before the epilogue.
              {"residual_relu6_1x1_k48", {2, 20, 5, 7}, {48, 20, 1, 1}, {.activation = A::Relu6}, true},
-             // Filters in the wider panels of AVX-512 (48 and 80 columns): 136 in two whole panels
-             // of 48 and a partial one over 45 pixels (the last tile of 7 short, copied); 144 in
-             // three, SiLU after the kernel; 80 in one over 49 pixels in tiles of 4; 390 in four
-             // and a partial one; 70, a partial panel of 80, by 3x3 taps.
+             // AVX-512's 7x48 kernel: 136 filters over 45 pixels (the last tile of 7 short, copied)
+             // and 390 over 20 with partial panels, 144 in three with SiLU after the kernel. Its
+             // 14x32 kernel with a last panel of 16: 80 filters with SiLU, 70 by 3x3 taps; 112 over
+             // 28 pixels, 104 by 3x1 taps over 56 (below), and two groups of 112.
              {"residual_relu_1x1_k136", {1, 24, 5, 9}, {136, 24, 1, 1}, {.activation = A::Relu}, true},
              {"residual_silu_1x1_k144_n2", {2, 40, 7, 8}, {144, 40, 1, 1}, {.activation = A::Silu}, true},
              {"residual_silu_1x1_k80_n2", {2, 16, 7, 7}, {80, 16, 1, 1}, {.activation = A::Silu}, true},
              {"residual_relu_1x1_k390", {1, 8, 4, 5}, {390, 8, 1, 1}, {.activation = A::Relu}, true},
-             // Past whole panels of 32, a panel of 16 (AVX-512's tail kernel): 112 filters over
-             // 28 pixels, 104 by 3x1 taps over 56.
              {"residual_relu_1x1_k112", {2, 24, 4, 7}, {112, 24, 1, 1}, {.activation = A::Relu}, true},
+             {"residual_relu_1x1_groups2_k224", {1, 8, 4, 7}, {224, 4, 1, 1}, {.groups = 2, .activation = A::Relu},
+              true},
              {"residual_silu_3x1_k104", {1, 6, 7, 8}, {104, 6, 3, 1}, {.pad = {1, 0, 1, 0}, .activation = A::Silu}, true},
              {"residual_relu6_3x3_k70", {1, 9, 6, 7}, {70, 9, 3, 3}, {.pad = {1, 1, 1, 1}, .activation = A::Relu6}, true},
              {"residual_1x1_stride2_k32", {1, 8, 9, 9}, {32, 8, 1, 1}, {.stride = {2, 2}}, true},

@@ -26,8 +26,9 @@ struct DepthwiseRows {
   const float* bias;             // [k], or null
   const float* residual;         // laid out like y, or null
   Activation act;
-  // Input rows to fetch from memory while the first chunk runs (the next band's, in a layer that
-  // streams), `ahead_count` of them: each block asks for the lines under its own columns.
+  // Input rows to fetch from memory while the first chunk runs over the band's first row (the
+  // next band's, in a layer that streams, whose bands are one row), `ahead_count` of them: each
+  // block asks for the lines under its own columns.
   const float* const* ahead;
   std::int64_t ahead_count;
 };
@@ -109,7 +110,7 @@ template <int Vecs, int Pixels, int S, bool Checked>
 // The lines of the rows in a.ahead under output columns [ow, ow + pixels): spread over the first
 // chunk's blocks, their fetches overlap its arithmetic (fetched all at once before a row, they
 // waited for memory before it).
-[[gnu::always_inline]] inline void fetch_ahead(const DepthwiseRows& a, std::int64_t ow, std::int64_t pixels) {
+[[gnu::always_inline]] inline void fetch_rows_ahead(const DepthwiseRows& a, std::int64_t ow, std::int64_t pixels) {
   const std::int64_t begin = ow * a.stride * a.k, end = std::min((ow + pixels) * a.stride, a.width) * a.k;
   for (std::int64_t r = 0; r < a.ahead_count; ++r)
     for (std::int64_t f = begin; f < end; f += 16) __builtin_prefetch(a.ahead[r] + f, 0, 3);
@@ -122,7 +123,7 @@ template <int Vecs, int Pixels, int S>
                                                     float* y, std::int64_t& ow, std::int64_t end,
                                                     std::int64_t inside_begin, std::int64_t inside_end) {
   for (; ow + Pixels <= end; ow += Pixels) {
-    if (c0 == a.c_begin && rows == a.rows) fetch_ahead(a, ow, Pixels);
+    if (c0 == a.c_begin && rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
     if (ow >= inside_begin && ow + Pixels <= inside_end) {
       depthwise_block_of<Vecs, Pixels, S, false>(a, rows, ow, c0, y);
     } else {

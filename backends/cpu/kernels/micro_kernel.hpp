@@ -4,7 +4,6 @@
 // them all and CPUID picks one at run time.
 #include <cstdint>
 #include <string_view>
-#include <vector>
 
 #include "porta/graph.hpp"
 
@@ -78,7 +77,7 @@ inline constexpr std::int64_t max_mr = 28;
 struct MicroKernel {
   std::string_view isa;  // "avx512", "avx2", "generic"
   std::int64_t mr, nr;
-  MicroKernelFn run;
+  MicroKernelFn run;  // null for a kernel only convolutions use (they read A in place)
   MicroKernelUnpackedAFn run_unpacked_a;
   MicroKernelShiftedBFn run_shifted_b = nullptr;  // the wide kernels only
   // The same rows, tail_nr columns: for a convolution's last filter panel where at most tail_nr
@@ -90,7 +89,7 @@ struct MicroKernel {
 
 MicroKernel avx512_micro_kernel();
 MicroKernel avx512_narrow_micro_kernel();
-std::vector<MicroKernel> avx512_filter_micro_kernels();  // 7x48, 4x80
+MicroKernel avx512_seven_row_micro_kernel();
 MicroKernel avx512_aliasing_micro_kernel(bool narrow);
 MicroKernel avx2_micro_kernel();
 MicroKernel generic_micro_kernel();
@@ -104,10 +103,24 @@ const MicroKernel& gemm_micro_kernel();
 // A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1), one that reads no
 // more rows at once than an L1 set has ways.
 const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias = false);
+// The columns a convolution's panel of its last `left` filters (at most nr) is packed and
+// computed with: the tail kernel's where they fit it, else nr.
+inline std::int64_t panel_columns(const MicroKernel& kernel, std::int64_t left) {
+  return left <= kernel.tail_nr ? kernel.tail_nr : kernel.nr;
+}
+
+// The rows times columns that `kernel` computes for a convolution's `filters` (per group) over
+// `rows` rows of A: whole tiles of mr rows, whole panels of nr filters and a last one of
+// panel_columns.
+inline std::int64_t computed_by(const MicroKernel& kernel, std::int64_t filters, std::int64_t rows) {
+  const std::int64_t whole = filters / kernel.nr * kernel.nr, left = filters - whole;
+  return (rows + kernel.mr - 1) / kernel.mr * kernel.mr * (whole + (left > 0 ? panel_columns(kernel, left) : 0));
+}
+
 // The kernel for a convolution's `filters` (per group) over `rows` rows of A read in place: of
-// the kernels the instruction set has, the one whose tiles compute the fewest padding rows and
-// columns (on AVX-512: panels of 48 for 40, 144 or 240 filters, 80 for 80; tiles of 7 rows for
-// 49). Ties keep gemm_micro_kernel_for's.
+// the kernels the instruction set has, the one that computes least (computed_by; on AVX-512,
+// tiles of 7 rows for a 7x7 image's 49). Ties go to one without a tail panel, then to
+// gemm_micro_kernel_for's.
 const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows);
 
 }  // namespace porta::detail

@@ -2,11 +2,12 @@
 // two aligned loads of B and 14 broadcasts of A feed 28 FMAs, leaving 4 registers for operands.
 // Narrow, for C with at most 16 columns (where the wide one would mostly multiply zero padding):
 // 28 rows x 16 columns, one load of B and 28 broadcasts per 28 FMAs.
-// Filters, for convolutions whose filters wider panels pad less than the wide kernel's: 7 rows x
-// 48 columns (EfficientNet's 40, 144 and 240 filters), three loads and 7 broadcasts per 21 FMAs;
-// 4 x 80 (its 80), five loads and 4 broadcasts per 20 FMAs. Unpadded, they run as fast as the
-// wide kernel (a standalone sweep of 1x1 layers, 214-259 GFLOP/s on one Zen 5 core); the
-// filters they save are the gain.
+// Tail, for a convolution's last filter panel where at most 16 filters are left: the wide
+// kernel's 14 rows x 16 columns (112 filters are three panels of 32 and one of 16).
+// Seven rows, for convolutions whose segments of A's rows are 7 long or a multiple of it (a 7x7
+// image, output rows of 7 pixels), which tiles of 14 pad: 7 x 48, three loads and 7 broadcasts
+// per 21 FMAs. Unpadded it runs as fast as the wide kernel (a standalone sweep of 1x1 layers,
+// 214-249 GFLOP/s on one Zen 5 core); the rows it saves are the gain.
 // Aliasing, for A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1): 12 rows
 // x 32 or 16 columns, no more rows than an L1 set has ways (12 on Zen 5), so that the rows do not
 // evict each other even where they all fall into one set. 12 ran faster than 8, 10 and 14 rows,
@@ -31,14 +32,14 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
   __m512 acc[Mr][Vecs];
 #pragma GCC unroll 28
   for (int i = 0; i < Mr; ++i)
-#pragma GCC unroll 8
+#pragma GCC unroll 3
     for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_setzero_ps();
   // C's tile is read and written only after the whole depth: fetch it meanwhile, so that its
   // cache misses do not stall the end of every call.
 #pragma GCC unroll 28
   for (int i = 0; i < Mr; ++i) {
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-#pragma GCC unroll 8
+#pragma GCC unroll 2
     for (int v = 1; v < Vecs - 1; ++v) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * v), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * Vecs - 1), _MM_HINT_T0);
   }
@@ -56,14 +57,14 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
     for (int g = 0; g < bases; ++g) row_base[g] = reinterpret_cast<const char*>(a_p) + 3 * g * row_bytes;
     for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += 16 * Vecs) {
       __m512 b_v[Vecs];
-#pragma GCC unroll 8
+#pragma GCC unroll 3
       for (int v = 0; v < Vecs; ++v) b_v[v] = _mm512_load_ps(b_p + 16 * v);
 #pragma GCC unroll 28
       for (int i = 0; i < Mr; ++i) {
         const float* a_at =
             packed_a ? a_p + i : reinterpret_cast<const float*>(row_base[i / 3] + (i % 3) * row_bytes);
         const __m512 a_i = _mm512_set1_ps(*a_at);
-#pragma GCC unroll 8
+#pragma GCC unroll 3
         for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_fmadd_ps(a_i, b_v[v], acc[i][v]);
       }
       if constexpr (!packed_a) {
@@ -75,7 +76,7 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
   // Masked loads and stores keep the lanes past `cols` out of memory.
   __mmask16 lanes[Vecs];
   __m512 bias[Vecs];
-#pragma GCC unroll 8
+#pragma GCC unroll 3
   for (int v = 0; v < Vecs; ++v) {
     const int n = cols - 16 * v;
     lanes[v] = n >= 16 ? 0xFFFF : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
@@ -84,7 +85,7 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
   }
 #pragma GCC unroll 28
   for (int i = 0; i < Mr; ++i, c += ldc) {
-#pragma GCC unroll 8
+#pragma GCC unroll 3
     for (int v = 0; v < Vecs; ++v) {
       __m512 sum = acc[i][v];
       if (accumulate) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes[v], c + 16 * v));
@@ -146,9 +147,8 @@ MicroKernel avx512_micro_kernel() {
 MicroKernel avx512_narrow_micro_kernel() { return {.isa = "avx512", .mr = 28, .nr = 16, .run = packed<28, 1>,
                                                    .run_unpacked_a = kernel<28, 1, false>}; }
 
-std::vector<MicroKernel> avx512_filter_micro_kernels() {
-  return {{.isa = "avx512", .mr = 7, .nr = 48, .run = packed<7, 3>, .run_unpacked_a = kernel<7, 3, false>},
-          {.isa = "avx512", .mr = 4, .nr = 80, .run = packed<4, 5>, .run_unpacked_a = kernel<4, 5, false>}};
+MicroKernel avx512_seven_row_micro_kernel() {
+  return {.isa = "avx512", .mr = 7, .nr = 48, .run = nullptr, .run_unpacked_a = kernel<7, 3, false>};
 }
 
 MicroKernel avx512_aliasing_micro_kernel(bool narrow) {

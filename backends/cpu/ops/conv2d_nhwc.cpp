@@ -45,17 +45,12 @@ std::int64_t packed_filters_size(const ConvDims& d, std::int64_t nr) {
   return d.groups * ceil_div(d.k_per_group, nr) * nr * d.c_per_group * d.r * d.s;
 }
 
-// The columns of a panel whose filters are `cols` of a panel's nr: the tail kernel's, or nr.
-std::int64_t panel_width(const MicroKernel& kernel, std::int64_t cols) {
-  return cols <= kernel.tail_nr ? kernel.tail_nr : kernel.nr;
-}
-
 void pack_filters(const float* w, const ConvDims& d, const MicroKernel& kernel, float* dst) {
   const std::int64_t nr = kernel.nr, depth = d.c_per_group * d.r * d.s, panels = ceil_div(d.k_per_group, nr);
   tbb::parallel_for(std::int64_t{0}, d.groups * panels, [&](std::int64_t task) {
     const std::int64_t first = task / panels * d.k_per_group + task % panels * nr;
     const std::int64_t last = (task / panels + 1) * d.k_per_group;
-    const std::int64_t width = panel_width(kernel, std::min(nr, last - first));
+    const std::int64_t width = panel_columns(kernel, std::min(nr, last - first));
     float* panel = dst + task * depth * nr;
     for (std::int64_t r = 0; r < d.r; ++r)
       for (std::int64_t s = 0; s < d.s; ++s)
@@ -65,8 +60,9 @@ void pack_filters(const float* w, const ConvDims& d, const MicroKernel& kernel, 
   });
 }
 
-// Constant filters packed at prepare.
+// Constant filters packed at prepare, for the kernel they were packed for.
 struct NhwcFilters final : HostNodeState {
+  const MicroKernel* kernel = nullptr;
   AlignedFloats panels;
 };
 
@@ -147,9 +143,9 @@ void copy_padded(const ConvOperands& op, const Rows& rows, std::int64_t first, s
   });
 }
 
-void conv_gemm(const ConvOperands& op, const float* filters) {
+// `filters` packed by pack_filters for `kernel`.
+void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* filters) {
   const ConvDims& d = op.d;
-  const MicroKernel& kernel = kernel_for(d, op.p);
   const std::int64_t mr = kernel.mr, nr = kernel.nr;
   const Rows rows = rows_of(d, op.p, mr);
   const std::int64_t depth = d.c_per_group * d.r * d.s, panels = ceil_div(d.k_per_group, nr);
@@ -165,7 +161,7 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
   // B panel fit L1 together; its taps' panels together may not (3x3, 256 channels: 72 KiB a
   // call), and stream from L2.
   const Taps taps{tap_shift.data(), static_cast<int>(tap_shift.size()), tap_depth * nr};
-  const Taps tail_taps{tap_shift.data(), static_cast<int>(tap_shift.size()), tap_depth * kernel.tail_nr};
+  const Taps narrow_taps{tap_shift.data(), static_cast<int>(tap_shift.size()), tap_depth * kernel.tail_nr};
   const std::int64_t kc = l1_depth_slice(nr, true);
 
   // As many images per copy as fit in L2 (at least one), so that the copy is still cached when
@@ -240,13 +236,13 @@ void conv_gemm(const ConvOperands& op, const float* filters) {
       const auto sum_panel = [&](const float* a, std::int64_t panel, float* c, std::int64_t ld,
                                  const TileEpilogue* epilogue) {
         const float* b = filters + (group * panels + panel0 + panel) * depth * nr;
-        const std::int64_t cols = std::min(nr, k_count - panel * nr), width = panel_width(kernel, cols);
-        const bool tail = width < nr;
+        const std::int64_t cols = std::min(nr, k_count - panel * nr), width = panel_columns(kernel, cols);
+        const bool narrow = width < nr;
         for (std::int64_t slice = 0; slice < tap_depth; slice += kc)
-          (tail ? kernel.run_tail : kernel.run_unpacked_a)(std::min(kc, tap_depth - slice), a + slice, rows.lda,
-                                                           tail ? tail_taps : taps, b + slice * width, c, ld,
-                                                           static_cast<int>(cols), slice > 0,
-                                                           slice + kc >= tap_depth ? epilogue : nullptr);
+          (narrow ? kernel.run_tail : kernel.run_unpacked_a)(std::min(kc, tap_depth - slice), a + slice, rows.lda,
+                                                             narrow ? narrow_taps : taps, b + slice * width, c, ld,
+                                                             static_cast<int>(cols), slice > 0,
+                                                             slice + kc >= tap_depth ? epilogue : nullptr);
       };
       if (all_direct && in_kernel && !op.y.converts()) {
         // Every tile whole output pixels, consecutive in y, and nothing left to do after the
@@ -388,9 +384,10 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const std::int64_t chunks_per_group =
       ceil_div(chunks, std::clamp<std::int64_t>(ceil_div(min_tasks, d.n * bands), 1, chunks));
   const std::int64_t groups = ceil_div(chunks, chunks_per_group), tasks_per_image = bands * groups;
-  // Where a task is a whole band, the kernel fetches the next band's new input rows as it runs;
-  // then only a range's first task asks for its own rows before it starts.
-  const bool fetch_next = streams && groups == 1;
+  // Where a task is a whole band and the kernel has a vector chunk to run, it fetches the next
+  // band's new input rows as it runs; then only a range's first task and an image's first band
+  // ask for their own rows before they start.
+  const bool fetch_next = streams && groups == 1 && d.k >= 16;
   const auto run = [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(rows_per_band * d.r));
     std::vector<const float*> ahead(static_cast<std::size_t>(rows_per_band * stride_h + span_h));
@@ -404,7 +401,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
           const std::int64_t h = (oh0 + i) * stride_h - op.p.pad[0] + r * op.p.dilation[0];
           rows[static_cast<std::size_t>(i * d.r + r)] = h >= 0 && h < d.h ? op.x + (n * d.h + h) * d.w * d.c : nullptr;
         }
-      if (streams && (!fetch_next || task == range.begin()))
+      if (streams && (!fetch_next || task == range.begin() || band == 0))
         for (const float* input_row : std::span(rows).first(static_cast<std::size_t>(out_rows * d.r)))
           for (std::int64_t line = 0; input_row && line < d.w * d.c; line += 64 / std::int64_t{sizeof(float)})
             __builtin_prefetch(input_row + line, 0, 3);
@@ -462,9 +459,9 @@ Algorithm heuristic(const ConvDims& d, const Conv2dParams& p, std::string_view s
 
 std::shared_ptr<const HostNodeState> packed_direct(const ConvDims& d, const Conv2dParams& p, const float* w) {
   auto packed = std::make_shared<NhwcFilters>();
-  const MicroKernel& kernel = kernel_for(d, p);
-  packed->panels = aligned_floats(static_cast<std::size_t>(packed_filters_size(d, kernel.nr)));
-  pack_filters(w, d, kernel, packed->panels.get());
+  packed->kernel = &kernel_for(d, p);
+  packed->panels = aligned_floats(static_cast<std::size_t>(packed_filters_size(d, packed->kernel->nr)));
+  pack_filters(w, d, *packed->kernel, packed->panels.get());
   return packed;
 }
 
@@ -500,7 +497,8 @@ std::size_t measured_choice(const ConvDims& d, const Conv2dParams& p,
 }  // namespace
 
 void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared) {
-  if (const auto* filters = dynamic_cast<const NhwcFilters*>(prepared)) return conv_gemm(op, filters->panels.get());
+  if (const auto* filters = dynamic_cast<const NhwcFilters*>(prepared))
+    return conv_gemm(op, *filters->kernel, filters->panels.get());
   if (const auto* filters = dynamic_cast<const WinogradFilters*>(prepared)) return conv_winograd(op, filters);
   if (const auto* filters = dynamic_cast<const DepthwiseTaps*>(prepared)) return depthwise(op, filters->taps);
   if (is_depthwise(op.d)) return depthwise(op, depthwise_taps(op.w, op.d));
@@ -508,7 +506,7 @@ void cpu_conv2d_nhwc(const ConvOperands& op, const HostNodeState* prepared) {
   const MicroKernel& kernel = kernel_for(op.d, op.p);
   const auto packed = gemm_scratch().acquire(static_cast<std::size_t>(packed_filters_size(op.d, kernel.nr)));
   pack_filters(op.w, op.d, kernel, packed.data());
-  conv_gemm(op, packed.data());
+  conv_gemm(op, kernel, packed.data());
 }
 
 std::int64_t cpu_conv2d_nhwc_row_tile(const ConvDims& d, const Conv2dParams& p) { return kernel_for(d, p).mr; }
