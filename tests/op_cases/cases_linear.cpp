@@ -286,10 +286,12 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              {"residual_relu_1x1_k112", {2, 24, 4, 7}, {112, 24, 1, 1}, {.activation = A::Relu}, true},
              {"residual_relu_1x1_groups2_k224", {1, 8, 4, 7}, {224, 4, 1, 1}, {.groups = 2, .activation = A::Relu},
               true},
-             {"residual_silu_3x1_k104", {1, 6, 7, 8}, {104, 6, 3, 1}, {.pad = {1, 0, 1, 0}, .activation = A::Silu}, true},
-             {"residual_relu6_3x3_k70", {1, 9, 6, 7}, {70, 9, 3, 3}, {.pad = {1, 1, 1, 1}, .activation = A::Relu6}, true},
+             {"residual_silu_3x1_k104", {1, 6, 7, 8}, {104, 6, 3, 1}, {.pad = {1, 0, 1, 0}, .activation = A::Silu},
+              true},
+             {"residual_relu6_3x3_k70", {1, 9, 6, 7}, {70, 9, 3, 3}, {.pad = {1, 1, 1, 1}, .activation = A::Relu6},
+              true},
              {"residual_1x1_stride2_k32", {1, 8, 9, 9}, {32, 8, 1, 1}, {.stride = {2, 2}}, true},
-             // 200 shallow filters: six whole panels and a partial one, all in one task.
+             // 200 shallow filters: whole panels and a partial one, all in one task.
              {"residual_relu_1x1_c8_k200", {1, 8, 5, 7}, {200, 8, 1, 1}, {.activation = A::Relu}, true},
              {"residual_relu_3x1_c600_k32", {1, 600, 6, 5}, {32, 600, 3, 1}, {.pad = {1, 0, 1, 0}, .activation = A::Relu},
               true},
