@@ -113,7 +113,8 @@ template <int Vecs, int Pixels, int S, bool Checked>
 [[gnu::always_inline]] inline void fetch_rows_ahead(const DepthwiseRows& a, std::int64_t ow, std::int64_t pixels) {
   const std::int64_t begin = ow * a.stride * a.k, end = std::min((ow + pixels) * a.stride, a.width) * a.k;
   for (std::int64_t r = 0; r < a.ahead_count; ++r)
-    for (std::int64_t f = begin; f < end; f += 16) __builtin_prefetch(a.ahead[r] + f, 0, 3);
+    for (std::int64_t f = begin; f < end; f += 64 / std::int64_t{sizeof(float)})
+      __builtin_prefetch(a.ahead[r] + f, 0, 3);
 }
 
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach

@@ -27,11 +27,8 @@ template <class Bias, bool PerIsa = false>
 [[gnu::always_inline]] inline void epilogue(float* y, const float* src, const float* residual, std::int64_t count,
                                             const Bias& bias, Activation act) {
   if constexpr (PerIsa) {
-    const ExpRange range = opaque_exp_range();
-    const auto sigmoid = [range](float v) { return sigmoid_fast(v, range); };
-    const auto silu = [range](float v) { return silu_fast(v, range); };
-    if (act == Activation::Sigmoid) return epilogue_run(y, src, residual, count, bias, sigmoid);
-    if (act == Activation::Silu) return epilogue_run(y, src, residual, count, bias, silu);
+    if (act == Activation::Sigmoid) return epilogue_run(y, src, residual, count, bias, SigmoidRun{});
+    if (act == Activation::Silu) return epilogue_run(y, src, residual, count, bias, SiluRun{});
   }
   switch (act) {
     case Activation::None: return epilogue_run(y, src, residual, count, bias, [](float v) { return v; });

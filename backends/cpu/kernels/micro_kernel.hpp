@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/runtime/op_math.hpp"
 #include "porta/graph.hpp"
 
 namespace porta::detail {
@@ -114,7 +115,7 @@ inline std::int64_t panel_columns(const MicroKernel& kernel, std::int64_t left) 
 // panel_columns.
 inline std::int64_t computed_by(const MicroKernel& kernel, std::int64_t filters, std::int64_t rows) {
   const std::int64_t whole = filters / kernel.nr * kernel.nr, left = filters - whole;
-  return (rows + kernel.mr - 1) / kernel.mr * kernel.mr * (whole + (left > 0 ? panel_columns(kernel, left) : 0));
+  return round_up(rows, kernel.mr) * (whole + (left > 0 ? panel_columns(kernel, left) : 0));
 }
 
 // The kernel for a convolution's `filters` (per group) over `rows` rows of A read in place: of

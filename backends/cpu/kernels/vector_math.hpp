@@ -47,4 +47,15 @@ inline float exp_clamped(float x, ExpRange range = {}) {
 inline float sigmoid_fast(float x, ExpRange range = {}) { return 1.0f / (1.0f + exp_clamped(-x, range)); }
 inline float silu_fast(float x, ExpRange range = {}) { return x / (1.0f + exp_clamped(-x, range)); }
 
+// The two as functions of one float for a loop's body, each made before its loop so that it
+// holds the range as opaque_exp_range gives it.
+struct SigmoidRun {
+  ExpRange range = opaque_exp_range();
+  float operator()(float x) const { return sigmoid_fast(x, range); }
+};
+struct SiluRun {
+  ExpRange range = opaque_exp_range();
+  float operator()(float x) const { return silu_fast(x, range); }
+};
+
 }  // namespace porta::detail

@@ -405,13 +405,15 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
         for (const float* input_row : std::span(rows).first(static_cast<std::size_t>(out_rows * d.r)))
           for (std::int64_t line = 0; input_row && line < d.w * d.c; line += 64 / std::int64_t{sizeof(float)})
             __builtin_prefetch(input_row + line, 0, 3);
-      // The next band's input rows past this band's last (none past the image's last band).
+      // The input rows the image's next band reads and this one does not.
       std::int64_t ahead_count = 0;
-      const std::int64_t next_rows = fetch_next ? std::min(rows_per_band, d.p - oh0 - out_rows) : 0;
-      const std::int64_t read_end = (oh0 + out_rows - 1) * stride_h - op.p.pad[0] + span_h;
-      for (std::int64_t h = std::max(read_end, (oh0 + out_rows) * stride_h - op.p.pad[0]);
-           next_rows > 0 && h < (oh0 + out_rows + next_rows - 1) * stride_h - op.p.pad[0] + span_h; ++h)
-        if (h >= 0 && h < d.h) ahead[static_cast<std::size_t>(ahead_count++)] = op.x + (n * d.h + h) * d.w * d.c;
+      if (const std::int64_t next = oh0 + out_rows; fetch_next && next < d.p) {
+        const std::int64_t next_end = std::min(d.p, next + rows_per_band);
+        const std::int64_t first = std::max((next - 1) * stride_h + span_h, next * stride_h) - op.p.pad[0];
+        const std::int64_t end = (next_end - 1) * stride_h + span_h - op.p.pad[0];
+        for (std::int64_t h = std::max<std::int64_t>(first, 0); h < std::min(end, d.h); ++h)
+          ahead[static_cast<std::size_t>(ahead_count++)] = op.x + (n * d.h + h) * d.w * d.c;
+      }
       const std::int64_t y_index = (n * d.p + oh0) * d.q * d.k;
       const float* residual = op.residual ? op.residual + y_index : nullptr;
       const DepthwiseRows args{.taps = taps.data(), .k = d.k, .taps_h = d.r, .taps_w = d.s, .rows = rows.data(),
