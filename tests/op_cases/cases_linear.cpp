@@ -205,8 +205,14 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"depthwise_c32_3x3_q21", {2, 32, 5, 23}, {32, 1, 3, 3}, {.groups = 32}, true},
       {"depthwise_c48_3x3_q15", {1, 48, 4, 15}, {48, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 48}},
       {"depthwise_c48_3x3_q15_unpadded", {1, 48, 4, 17}, {48, 1, 3, 3}, {.groups = 48}},
-      // General blocks (strided): 4 + 4 + 1 columns over 64 + 8 channels.
+      // General blocks (strided): 4 + 4 + 1 columns over 64 + 8 channels; 4 + 4 + 4 + 3 over 32 +
+      // 16, padded only below and right; 5x5 unpadded, 4 + 4 + 4 + 2 over 32 + 8; stride 3.
       {"depthwise_c72_stride2_q9", {1, 72, 5, 17}, {72, 1, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 72}},
+      {"depthwise_c48_stride2_q15_pad_after", {1, 48, 5, 30}, {48, 1, 3, 3},
+       {.stride = {2, 2}, .pad = {0, 0, 1, 1}, .groups = 48}, true},
+      {"depthwise_c40_5x5_stride2_q14", {2, 40, 6, 31}, {40, 1, 5, 5}, {.stride = {2, 2}, .groups = 40}},
+      {"depthwise_c72_stride3_q9", {1, 72, 5, 26}, {72, 1, 3, 3},
+       {.stride = {3, 3}, .pad = {1, 1, 1, 1}, .groups = 72}},
       // General blocks (dilated): 4 + 4 + 2 columns over 32 + 8 channels.
       {"depthwise_c40_dilated_q10", {1, 40, 6, 10}, {40, 1, 3, 3}, {.pad = {2, 2, 2, 2}, .dilation = {2, 2}, .groups = 40}},
       // A row of 7 as one block reaching into the padding at both ends; 4 channels past 16.
