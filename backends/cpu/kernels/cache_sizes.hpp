@@ -1,5 +1,5 @@
 #pragma once
-// Data-cache sizes of the host, read once at run time, for sizing GEMM panels.
+// Data-cache sizes of the host, read once at run time, for sizing GEMM panels; cache lines.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -19,6 +19,16 @@ struct CacheSizes {
 // it opens).
 const CacheSizes& host_cache_sizes();
 
+inline constexpr std::int64_t cache_line_bytes = 64;
+
+// Asks for the cache lines of floats [p, p + count): for writing where Write, kept at Locality
+// (__builtin_prefetch's 0 to 3).
+template <bool Write = false, int Locality = 3>
+[[gnu::always_inline]] inline void prefetch_floats(const float* p, std::int64_t count) {
+  constexpr std::int64_t line_floats = cache_line_bytes / sizeof(float);
+  for (std::int64_t i = 0; i < count; i += line_floats) __builtin_prefetch(p + i, Write, Locality);
+}
+
 // The deepest slice of k one micro-kernel call takes (the GEMM's packed slices are this deep).
 inline constexpr std::int64_t max_depth_slice = 512;
 
@@ -32,8 +42,9 @@ std::int64_t l1_depth_slice(std::int64_t nr, bool a_in_place);
 // a multiple of 4 KiB apart all fall into one set, rows 2 KiB apart into two, and so on. Kernels
 // then read fewer rows at once, or from a spaced copy.
 constexpr bool rows_alias_in_l1(std::int64_t rows, std::int64_t row_floats) {
-  constexpr std::int64_t set_period = 4096, line = 64, ways = 12;
-  const std::int64_t sets = set_period / std::max(std::gcd(row_floats * std::int64_t{sizeof(float)}, set_period), line);
+  constexpr std::int64_t set_period = 4096, ways = 12;
+  const std::int64_t sets =
+      set_period / std::max(std::gcd(row_floats * std::int64_t{sizeof(float)}, set_period), cache_line_bytes);
   return ceil_div(rows, sets) > ways;
 }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backends/cpu/kernels/cache_sizes.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/lanes16.hpp"
 
@@ -112,9 +113,7 @@ template <int Vecs, int Pixels, int S, bool Checked>
 // waited for memory before it).
 [[gnu::always_inline]] inline void fetch_rows_ahead(const DepthwiseRows& a, std::int64_t ow, std::int64_t pixels) {
   const std::int64_t begin = ow * a.stride * a.k, end = std::min((ow + pixels) * a.stride, a.width) * a.k;
-  for (std::int64_t r = 0; r < a.ahead_count; ++r)
-    for (std::int64_t f = begin; f < end; f += 64 / std::int64_t{sizeof(float)})
-      __builtin_prefetch(a.ahead[r] + f, 0, 3);
+  for (std::int64_t r = 0; r < a.ahead_count; ++r) prefetch_floats(a.ahead[r] + begin, end - begin);
 }
 
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach

@@ -254,8 +254,7 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
             const float* a = segment_rows + tile * mr * rows.lda;
             const std::int64_t a_offset = a - op.x, tile_floats = mr * rows.lda;
             if (fetch_ahead && panel == 0 && a_offset + 2 * tile_floats <= input_floats)
-              for (std::int64_t line = 0; line < tile_floats; line += 64 / std::int64_t{sizeof(float)})
-                __builtin_prefetch(a + tile_floats + line, 0, 2);
+              prefetch_floats<false, 2>(a + tile_floats, tile_floats);
             const std::int64_t y0 = y_first + tile * mr * d.k;
             const TileEpilogue epilogue = epilogue_at(panel, y0);
             sum_panel(a, panel, op.y.data() + y0 + panel * nr, d.k, &epilogue);
@@ -290,9 +289,7 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
         // for writing, so that fetching them overlaps the micro-kernel instead of stalling the stores.
         if (direct_cols < k_count)
           for (std::int64_t i = 0; i < mr; ++i)
-            if (y_at[i] >= 0)
-              for (std::int64_t line = direct_cols; line < k_count; line += 64 / std::int64_t{sizeof(float)})
-                __builtin_prefetch(op.y.data() + y_at[i] + line, 1, 3);
+            if (y_at[i] >= 0) prefetch_floats<true>(op.y.data() + y_at[i] + direct_cols, k_count - direct_cols);
         if (short_tail && tile == tiles - 1) {
           const std::int64_t kept = rows.pixels - tile * mr, group_offset = group * d.c_per_group;
           std::copy_n(a - group_offset, kept * d.c, tail.data());
@@ -403,8 +400,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
         }
       if (streams && (!fetch_next || task == range.begin() || band == 0))
         for (const float* input_row : std::span(rows).first(static_cast<std::size_t>(out_rows * d.r)))
-          for (std::int64_t line = 0; input_row && line < d.w * d.c; line += 64 / std::int64_t{sizeof(float)})
-            __builtin_prefetch(input_row + line, 0, 3);
+          if (input_row) prefetch_floats(input_row, d.w * d.c);
       // The input rows the image's next band reads and this one does not.
       std::int64_t ahead_count = 0;
       if (const std::int64_t next = oh0 + out_rows; fetch_next && next < d.p) {
