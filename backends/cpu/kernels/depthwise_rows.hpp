@@ -64,32 +64,34 @@ template <int Vecs, int Pixels, bool Checked>
     for (int v = 0; v < Vecs; ++v) store_lanes(y + (ow + p) * a.k + c0 + 16 * v, sum[p][v]);
 }
 
-// The same for stride 1, dilation 1 and S taps across: input column ow + j feeds tap s of pixel
-// j - s, so each input vector is loaded once for up to S products (the general block loads it
-// once per product and waits on loads, not multiplies). `Checked` skips input columns in the
-// horizontal padding.
-template <int Vecs, int Pixels, int S, bool Checked>
-[[gnu::always_inline]] inline void depthwise_block_unit_stride(const DepthwiseRows& a, const float* const* rows,
-                                                               std::int64_t ow, std::int64_t c0, float* y) {
+// The same for dilation 1, S taps across and a compile-time stride: input column j of the block
+// feeds tap s of pixel (j - s) / Stride where that divides, so each input vector is loaded once
+// for up to S / Stride products (the general block loads it once per product and waits on loads,
+// not multiplies). `Checked` skips input columns in the horizontal padding.
+template <int Vecs, int Pixels, int S, int Stride, bool Checked>
+[[gnu::always_inline]] inline void depthwise_block_across(const DepthwiseRows& a, const float* const* rows,
+                                                          std::int64_t ow, std::int64_t c0, float* y) {
   Lanes16 sum[Pixels][Vecs] = {};
   for (std::int64_t r = 0; r < a.taps_h; ++r) {
     if (rows[r] == nullptr) continue;
-    const float* in0 = rows[r] + (ow - a.pad_left) * a.k + c0;
+    const std::int64_t col0 = ow * Stride - a.pad_left;
+    const float* in0 = rows[r] + col0 * a.k + c0;
     Lanes16 tap[S][Vecs];
 #pragma GCC unroll 5
     for (int s = 0; s < S; ++s)
 #pragma GCC unroll 2
       for (int v = 0; v < Vecs; ++v) load_lanes(tap[s][v], a.taps + (r * S + s) * a.k + c0 + 16 * v);
-#pragma GCC unroll 12
-    for (int j = 0; j < Pixels + S - 1; ++j) {
-      if (Checked && (ow - a.pad_left + j < 0 || ow - a.pad_left + j >= a.width)) continue;
+#pragma GCC unroll 20
+    for (int j = 0; j < (Pixels - 1) * Stride + S; ++j) {
+      if (Checked && (col0 + j < 0 || col0 + j >= a.width)) continue;
 #pragma GCC unroll 2
       for (int v = 0; v < Vecs; ++v) {
         Lanes16 in;
         load_lanes(in, in0 + j * a.k + 16 * v);
 #pragma GCC unroll 5
         for (int s = 0; s < S; ++s)
-          if (j - s >= 0 && j - s < Pixels) sum[j - s][v] += tap[s][v] * in;
+          if (j - s >= 0 && (j - s) % Stride == 0 && (j - s) / Stride < Pixels)
+            sum[(j - s) / Stride][v] += tap[s][v] * in;
       }
     }
   }
@@ -97,63 +99,78 @@ template <int Vecs, int Pixels, int S, bool Checked>
     for (int v = 0; v < Vecs; ++v) store_lanes(y + (ow + p) * a.k + c0 + 16 * v, sum[p][v]);
 }
 
-// One block: unit-stride of S taps across, or with S = 0 the general one.
-template <int Vecs, int Pixels, int S, bool Checked>
+// One block: S taps across at a compile-time stride, or with S = 0 the general one.
+template <int Vecs, int Pixels, int S, int Stride, bool Checked>
 [[gnu::always_inline]] inline void depthwise_block_of(const DepthwiseRows& a, const float* const* rows, std::int64_t ow,
                                                       std::int64_t c0, float* y) {
   if constexpr (S > 0) {
-    depthwise_block_unit_stride<Vecs, Pixels, S, Checked>(a, rows, ow, c0, y);
+    depthwise_block_across<Vecs, Pixels, S, Stride, Checked>(a, rows, ow, c0, y);
   } else {
     depthwise_block<Vecs, Pixels, Checked>(a, rows, ow, c0, y);
   }
 }
 
-// The lines of the rows in a.ahead under output columns [ow, ow + pixels): spread over the first
-// chunk's blocks, their fetches overlap its arithmetic (fetched all at once before a row, they
-// waited for memory before it).
+// The lines of the rows in a.ahead under output columns [ow, ow + pixels), asked for by the
+// first chunk's blocks so that their fetches overlap its arithmetic (fetched all at once before a
+// row, they waited for memory before it).
 [[gnu::always_inline]] inline void fetch_rows_ahead(const DepthwiseRows& a, std::int64_t ow, std::int64_t pixels) {
   const std::int64_t begin = ow * a.stride * a.k, end = std::min((ow + pixels) * a.stride, a.width) * a.k;
   for (std::int64_t r = 0; r < a.ahead_count; ++r) prefetch_floats(a.ahead[r] + begin, end - begin);
 }
 
+// The same for only the channels [c0, c0 + width) of a chunk (the last chunk's up to c_end),
+// asked for by its own blocks: at stride 2 a band has twice the rows to fetch, and fetched by
+// the first chunk alone they made 8x96x112x112 3x3 17-25 % slower.
+[[gnu::always_inline]] inline void fetch_chunk_rows_ahead(const DepthwiseRows& a, std::int64_t ow,
+                                                          std::int64_t pixels, std::int64_t c0, std::int64_t width) {
+  const std::int64_t c_end = c0 + width + 16 > a.c_end ? a.c_end : c0 + width;
+  const std::int64_t begin = ow * a.stride, end = std::min((ow + pixels) * a.stride, a.width);
+  for (std::int64_t r = 0; r < a.ahead_count; ++r)
+    for (std::int64_t column = begin; column < end; ++column)
+      prefetch_floats(a.ahead[r] + column * a.k + c0, c_end - c0);
+}
+
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
 // into the horizontal padding.
-template <int Vecs, int Pixels, int S>
+template <int Vecs, int Pixels, int S, int Stride>
 [[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                     float* y, std::int64_t& ow, std::int64_t end,
                                                     std::int64_t inside_begin, std::int64_t inside_end) {
   for (; ow + Pixels <= end; ow += Pixels) {
-    if (c0 == a.c_begin && rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
-    if (ow >= inside_begin && ow + Pixels <= inside_end) {
-      depthwise_block_of<Vecs, Pixels, S, false>(a, rows, ow, c0, y);
+    if constexpr (Stride == 1) {
+      if (c0 == a.c_begin && rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
     } else {
-      depthwise_block_of<Vecs, Pixels, S, true>(a, rows, ow, c0, y);
+      if (rows == a.rows) fetch_chunk_rows_ahead(a, ow, Pixels, c0, 16 * Vecs);
+    }
+    if (ow >= inside_begin && ow + Pixels <= inside_end) {
+      depthwise_block_of<Vecs, Pixels, S, Stride, false>(a, rows, ow, c0, y);
+    } else {
+      depthwise_block_of<Vecs, Pixels, S, Stride, true>(a, rows, ow, c0, y);
     }
   }
 }
 
 // The columns of one chunk of channels, in blocks across the whole row, the padding checked in
-// the blocks at its edges. With S, the filter's width, a compile-time one (stride 1):
-// unit-stride blocks of 8, 7, 4 and 2 pixels (7 is the last stage's width in 224-pixel ImageNet
-// networks: its rows ran as blocks of 4, 2 and 1 at 57-71 % of the speed). Otherwise general
-// blocks of 4 and one of the 3, 2 or 1 columns left (singles at the edges of 7 columns ran 10 %
-// slower).
-template <int Vecs, int S = 0>
+// the blocks at its edges. With S, the filter's width, a compile-time one: blocks of S taps
+// across of 8, 7, 4 and 2 pixels (7 is the last stage's width in 224-pixel ImageNet networks:
+// its rows ran as blocks of 4, 2 and 1 at 57-71 % of the speed). Otherwise general blocks of 4
+// and one of the 3, 2 or 1 columns left (singles at the edges of 7 columns ran 10 % slower).
+template <int Vecs, int S, int Stride>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                      float* y, std::int64_t q, std::int64_t inside_begin,
                                                      std::int64_t inside_end) {
   std::int64_t ow = 0;
   if constexpr (S > 0) {
-    depthwise_blocks<Vecs, 8, S>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<Vecs, 7, S>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<Vecs, 4, S>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<Vecs, 2, S>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 8, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 7, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 4, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 2, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   } else {
-    depthwise_blocks<Vecs, 4, 0>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<Vecs, 3, 0>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<Vecs, 2, 0>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 4, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 3, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<Vecs, 2, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   }
-  depthwise_blocks<Vecs, 1, 0>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+  depthwise_blocks<Vecs, 1, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
 }
 
 // The epilogue over channels [c0, c0 + width) of output row i, just computed.
@@ -165,25 +182,32 @@ template <int Vecs, int S = 0>
 }
 
 // One chunk of channels over every row of the band.
-template <int Vecs, int S = 0>
+template <int Vecs, int S, int Stride>
 [[gnu::always_inline]] inline void depthwise_chunk(const DepthwiseRows& a, std::int64_t c0, float* y,
                                                    std::int64_t inside_begin, std::int64_t inside_end) {
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
-    depthwise_columns<Vecs, S>(a, a.rows + i * a.taps_h, c0, y + i * a.q * a.k, a.q, inside_begin, inside_end);
+    depthwise_columns<Vecs, S, Stride>(a, a.rows + i * a.taps_h, c0, y + i * a.q * a.k, a.q, inside_begin,
+                                       inside_end);
     depthwise_finish(a, y, i, c0, 16 * Vecs);
   }
 }
 
-// Channels [c0, c_end) in chunks of 32 and 16, unit-stride blocks of S taps across.
-template <int S>
-[[gnu::always_inline]] inline std::int64_t depthwise_unit_stride(const DepthwiseRows& a, float* y,
+// Channels [c0, c_end) in chunks of 32 and 16, blocks of S taps across.
+template <int S, int Stride>
+[[gnu::always_inline]] inline std::int64_t depthwise_taps_across(const DepthwiseRows& a, float* y,
                                                                  std::int64_t inside_begin, std::int64_t inside_end) {
   std::int64_t c0 = a.c_begin;
-  for (; c0 + 32 <= a.c_end; c0 += 32) depthwise_chunk<2, S>(a, c0, y, inside_begin, inside_end);
-  for (; c0 + 16 <= a.c_end; c0 += 16) depthwise_chunk<1, S>(a, c0, y, inside_begin, inside_end);
+  for (; c0 + 32 <= a.c_end; c0 += 32) depthwise_chunk<2, S, Stride>(a, c0, y, inside_begin, inside_end);
+  for (; c0 + 16 <= a.c_end; c0 += 16) depthwise_chunk<1, S, Stride>(a, c0, y, inside_begin, inside_end);
   return c0;
 }
 
+// Any band; blocks of 3 or 5 taps across where its stride is Stride and its dilation 1, general
+// blocks otherwise. Each Stride is a function of its own, which the caller picks
+// (vector_kernels.inc): with the stride-2 blocks in the unit-stride function, inlined or only
+// called from it, GCC allocated registers worse in the unit-stride blocks and they ran 10-17 %
+// slower.
+template <int Stride>
 [[gnu::always_inline]] inline void depthwise_rows_body(const DepthwiseRows& a, float* y) {
   // Output columns [inside_begin, inside_end) read no horizontal padding.
   const std::int64_t q = a.q;
@@ -191,16 +215,16 @@ template <int S>
   const std::int64_t inside_begin = std::min(q, (a.pad_left + a.stride - 1) / a.stride);
   const std::int64_t last = a.width - 1 - span + a.pad_left;  // the largest ow * stride inside
   const std::int64_t inside_end = std::max(inside_begin, last < 0 ? inside_begin : std::min(q, last / a.stride + 1));
-  const bool unit = a.stride == 1 && a.dilation == 1;
+  const bool across = a.stride == Stride && a.dilation == 1;
   std::int64_t c0 = a.c_begin;
-  if (unit && a.taps_w == 3) {
-    c0 = depthwise_unit_stride<3>(a, y, inside_begin, inside_end);
-  } else if (unit && a.taps_w == 5) {
-    c0 = depthwise_unit_stride<5>(a, y, inside_begin, inside_end);
+  if (across && a.taps_w == 3) {
+    c0 = depthwise_taps_across<3, Stride>(a, y, inside_begin, inside_end);
+  } else if (across && a.taps_w == 5) {
+    c0 = depthwise_taps_across<5, Stride>(a, y, inside_begin, inside_end);
   } else {
-    for (; c0 + 64 <= a.c_end; c0 += 64) depthwise_chunk<4>(a, c0, y, inside_begin, inside_end);
-    for (; c0 + 32 <= a.c_end; c0 += 32) depthwise_chunk<2>(a, c0, y, inside_begin, inside_end);
-    for (; c0 + 16 <= a.c_end; c0 += 16) depthwise_chunk<1>(a, c0, y, inside_begin, inside_end);
+    for (; c0 + 64 <= a.c_end; c0 += 64) depthwise_chunk<4, 0, Stride>(a, c0, y, inside_begin, inside_end);
+    for (; c0 + 32 <= a.c_end; c0 += 32) depthwise_chunk<2, 0, Stride>(a, c0, y, inside_begin, inside_end);
+    for (; c0 + 16 <= a.c_end; c0 += 16) depthwise_chunk<1, 0, Stride>(a, c0, y, inside_begin, inside_end);
   }
   for (std::int64_t c = c0; c < a.c_end; ++c)  // channels past the last multiple of 16
     for (std::int64_t i = 0; i < a.out_rows; ++i) {

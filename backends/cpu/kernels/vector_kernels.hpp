@@ -17,7 +17,8 @@
 namespace porta::detail {
 
 struct VectorKernels {
-  DepthwiseRowsFn depthwise_rows;
+  // Either runs any band; bands of stride 2 run faster through the second (depthwise_rows_body).
+  DepthwiseRowsFn depthwise_rows, depthwise_rows_stride2;
   DepthwisePlaneFn depthwise_plane;
   ActivationRunFn sigmoid, silu;
   BiasActivateChannelsFn bias_activate_channels;

@@ -126,7 +126,8 @@ void copy_padded(const ConvOperands& op, const Rows& rows, std::int64_t first, s
       std::fill_n(out, row_floats, 0.0f);
     } else if (rows.step_w > 1) {  // a strided 1x1 layer's pixels: no padding
       const float* in = op.x + ((first + image) * d.h + h) * d.w * d.c;
-      for (std::int64_t ww = 0; ww < rows.wp; ++ww) std::copy_n(in + ww * rows.step_w * d.c, d.c, out + ww * rows.pixel);
+      for (std::int64_t ww = 0; ww < rows.wp; ++ww)
+        std::copy_n(in + ww * rows.step_w * d.c, d.c, out + ww * rows.pixel);
     } else {
       const std::int64_t left = std::min(op.p.pad[1], rows.wp), inside = std::min(d.w, rows.wp - left);
       const float* in = op.x + ((first + image) * d.h + h) * d.w * d.c;
@@ -346,7 +347,8 @@ struct DepthwiseTaps final : HostNodeState {
 // image's output rows and groups of 64 channels, run by the vectorised band kernel.
 void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const ConvDims& d = op.d;
-  const DepthwiseRowsFn sweep = vector_kernels().depthwise_rows;
+  const DepthwiseRowsFn sweep =
+      op.p.stride[1] == 2 ? vector_kernels().depthwise_rows_stride2 : vector_kernels().depthwise_rows;
   // Sigmoid and SiLU, bound by arithmetic, run in the kernel on each row of a channel chunk as
   // soon as it is computed, in L1 (8x480x14x14 3x3 with bias and SiLU 27 -> 44 GFLOP/s, 1T);
   // the cheap epilogues in one pass over the band (in the kernel, 64 channels at a time, they ran
