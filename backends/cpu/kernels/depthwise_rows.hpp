@@ -7,13 +7,14 @@
 // (the caller passes no epilogue where it prefers one pass over the band).
 // Channels are contiguous in both, so the sums of a chunk of channels stay in vector registers
 // over every tap; a chunk runs over every row of the band before the next, so that the input
-// lines it shares between rows come from L1. Compiled per instruction set (vector_kernels.hpp).
+// lines it shares between rows come from L1. Compiled per instruction set (vector_kernels.hpp),
+// in vectors of its width W, in blocks sized for its registers.
 #include <algorithm>
 #include <cstdint>
 
 #include "backends/cpu/kernels/cache_sizes.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
-#include "backends/cpu/kernels/lanes16.hpp"
+#include "backends/cpu/kernels/float_vector.hpp"
 
 namespace porta::detail {
 
@@ -27,67 +28,92 @@ struct DepthwiseRows {
   const float* bias;             // [k], or null
   const float* residual;         // laid out like y, or null
   Activation act;
-  // Input rows to fetch from memory while the first chunk runs over the band's first row (the
-  // next band's, in a layer that streams, whose bands are one row), `ahead_count` of them: each
-  // block asks for the lines under its own columns.
+  // Input rows to fetch from memory while the band's first row runs (the next band's, in a layer
+  // that streams, whose bands are one row), `ahead_count` of them: each block asks for the lines
+  // under its own columns.
   const float* const* ahead;
   std::int64_t ahead_count;
 };
 
 using DepthwiseRowsFn = void (*)(const DepthwiseRows& band, float* y);
 
-// Channels [c0, c0 + 16 * Vecs) of output columns [ow, ow + Pixels): every sum in a register
+// The vector registers of an instruction set with W-float vectors: 32 with AVX-512, 16 with AVX2
+// and SSE2. A block's sums and taps must fit them, or GCC spills them (the AVX-512 blocks ran
+// 3-4x slower than oneDNN under AVX2).
+template <int W> inline constexpr int vector_registers = W == 16 ? 32 : 16;
+
+template <int W> [[gnu::always_inline]] inline void load_vector(typename FloatVector<W>::type& v, const float* p) {
+  __builtin_memcpy(&v, p, sizeof v);
+}
+template <int W> [[gnu::always_inline]] inline void store_vector(float* p, const typename FloatVector<W>::type& v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
+
+// Channels [c0, c0 + W * Vecs) of output columns [ow, ow + Pixels): every sum in a register
 // over all taps, each tap's weights loaded once for the block. `Checked` skips taps that fall
 // in the horizontal padding; unchecked blocks lie where none does.
-template <int Vecs, int Pixels, bool Checked>
+template <int W, int Vecs, int Pixels, bool Checked>
 [[gnu::always_inline]] inline void depthwise_block(const DepthwiseRows& a, const float* const* rows, std::int64_t ow,
                                                    std::int64_t c0, float* y) {
-  Lanes16 sum[Pixels][Vecs] = {};
+  using V = typename FloatVector<W>::type;
+  V sum[Pixels][Vecs];
+#pragma GCC unroll 8
+  for (int p = 0; p < Pixels; ++p)
+#pragma GCC unroll 4
+    for (int v = 0; v < Vecs; ++v) sum[p][v] = V{};
   for (std::int64_t r = 0; r < a.taps_h; ++r) {
     const float* row = rows[r];
     if (row == nullptr) continue;
     for (std::int64_t s = 0; s < a.taps_w; ++s) {
-      Lanes16 tap[Vecs];
-      for (int v = 0; v < Vecs; ++v) load_lanes(tap[v], a.taps + (r * a.taps_w + s) * a.k + c0 + 16 * v);
+      V tap[Vecs];
+#pragma GCC unroll 4
+      for (int v = 0; v < Vecs; ++v) load_vector<W>(tap[v], a.taps + (r * a.taps_w + s) * a.k + c0 + W * v);
+#pragma GCC unroll 4
       for (int p = 0; p < Pixels; ++p) {
         const std::int64_t iw = (ow + p) * a.stride + s * a.dilation - a.pad_left;
         if (Checked && (iw < 0 || iw >= a.width)) continue;
+#pragma GCC unroll 4
         for (int v = 0; v < Vecs; ++v) {
-          Lanes16 in;
-          load_lanes(in, row + iw * a.k + c0 + 16 * v);
+          V in;
+          load_vector<W>(in, row + iw * a.k + c0 + W * v);
           sum[p][v] += tap[v] * in;
         }
       }
     }
   }
   for (int p = 0; p < Pixels; ++p)
-    for (int v = 0; v < Vecs; ++v) store_lanes(y + (ow + p) * a.k + c0 + 16 * v, sum[p][v]);
+    for (int v = 0; v < Vecs; ++v) store_vector<W>(y + (ow + p) * a.k + c0 + W * v, sum[p][v]);
 }
 
 // The same for dilation 1, S taps across and a compile-time stride: input column j of the block
 // feeds tap s of pixel (j - s) / Stride where that divides, so each input vector is loaded once
 // for up to S / Stride products (the general block loads it once per product and waits on loads,
 // not multiplies). `Checked` skips input columns in the horizontal padding.
-template <int Vecs, int Pixels, int S, int Stride, bool Checked>
+template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked>
 [[gnu::always_inline]] inline void depthwise_block_across(const DepthwiseRows& a, const float* const* rows,
                                                           std::int64_t ow, std::int64_t c0, float* y) {
-  Lanes16 sum[Pixels][Vecs] = {};
+  using V = typename FloatVector<W>::type;
+  V sum[Pixels][Vecs];
+#pragma GCC unroll 8
+  for (int p = 0; p < Pixels; ++p)
+#pragma GCC unroll 4
+    for (int v = 0; v < Vecs; ++v) sum[p][v] = V{};
   for (std::int64_t r = 0; r < a.taps_h; ++r) {
     if (rows[r] == nullptr) continue;
     const std::int64_t col0 = ow * Stride - a.pad_left;
     const float* in0 = rows[r] + col0 * a.k + c0;
-    Lanes16 tap[S][Vecs];
+    V tap[S][Vecs];
 #pragma GCC unroll 5
     for (int s = 0; s < S; ++s)
 #pragma GCC unroll 2
-      for (int v = 0; v < Vecs; ++v) load_lanes(tap[s][v], a.taps + (r * S + s) * a.k + c0 + 16 * v);
+      for (int v = 0; v < Vecs; ++v) load_vector<W>(tap[s][v], a.taps + (r * S + s) * a.k + c0 + W * v);
 #pragma GCC unroll 20
     for (int j = 0; j < (Pixels - 1) * Stride + S; ++j) {
       if (Checked && (col0 + j < 0 || col0 + j >= a.width)) continue;
 #pragma GCC unroll 2
       for (int v = 0; v < Vecs; ++v) {
-        Lanes16 in;
-        load_lanes(in, in0 + j * a.k + 16 * v);
+        V in;
+        load_vector<W>(in, in0 + j * a.k + W * v);
 #pragma GCC unroll 5
         for (int s = 0; s < S; ++s)
           if (j - s >= 0 && (j - s) % Stride == 0 && (j - s) / Stride < Pixels)
@@ -96,17 +122,17 @@ template <int Vecs, int Pixels, int S, int Stride, bool Checked>
     }
   }
   for (int p = 0; p < Pixels; ++p)
-    for (int v = 0; v < Vecs; ++v) store_lanes(y + (ow + p) * a.k + c0 + 16 * v, sum[p][v]);
+    for (int v = 0; v < Vecs; ++v) store_vector<W>(y + (ow + p) * a.k + c0 + W * v, sum[p][v]);
 }
 
 // One block: S taps across at a compile-time stride, or with S = 0 the general one.
-template <int Vecs, int Pixels, int S, int Stride, bool Checked>
+template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked>
 [[gnu::always_inline]] inline void depthwise_block_of(const DepthwiseRows& a, const float* const* rows, std::int64_t ow,
                                                       std::int64_t c0, float* y) {
   if constexpr (S > 0) {
-    depthwise_block_across<Vecs, Pixels, S, Stride, Checked>(a, rows, ow, c0, y);
+    depthwise_block_across<W, Vecs, Pixels, S, Stride, Checked>(a, rows, ow, c0, y);
   } else {
-    depthwise_block<Vecs, Pixels, Checked>(a, rows, ow, c0, y);
+    depthwise_block<W, Vecs, Pixels, Checked>(a, rows, ow, c0, y);
   }
 }
 
@@ -121,9 +147,10 @@ template <int Vecs, int Pixels, int S, int Stride, bool Checked>
 // The same for only the channels [c0, c0 + width) of a chunk (the last chunk's up to c_end),
 // asked for by its own blocks: at stride 2 a band has twice the rows to fetch, and fetched by
 // the first chunk alone they made 8x96x112x112 3x3 17-25 % slower.
+template <int W>
 [[gnu::always_inline]] inline void fetch_chunk_rows_ahead(const DepthwiseRows& a, std::int64_t ow,
                                                           std::int64_t pixels, std::int64_t c0, std::int64_t width) {
-  const std::int64_t c_end = c0 + width + 16 > a.c_end ? a.c_end : c0 + width;
+  const std::int64_t c_end = c0 + width + W > a.c_end ? a.c_end : c0 + width;
   const std::int64_t begin = ow * a.stride, end = std::min((ow + pixels) * a.stride, a.width);
   for (std::int64_t r = 0; r < a.ahead_count; ++r)
     for (std::int64_t column = begin; column < end; ++column)
@@ -132,7 +159,7 @@ template <int Vecs, int Pixels, int S, int Stride, bool Checked>
 
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
 // into the horizontal padding.
-template <int Vecs, int Pixels, int S, int Stride>
+template <int W, int Vecs, int Pixels, int S, int Stride>
 [[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                     float* y, std::int64_t& ow, std::int64_t end,
                                                     std::int64_t inside_begin, std::int64_t inside_end) {
@@ -140,12 +167,12 @@ template <int Vecs, int Pixels, int S, int Stride>
     if constexpr (Stride == 1) {
       if (c0 == a.c_begin && rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
     } else {
-      if (rows == a.rows) fetch_chunk_rows_ahead(a, ow, Pixels, c0, 16 * Vecs);
+      if (rows == a.rows) fetch_chunk_rows_ahead<W>(a, ow, Pixels, c0, W * Vecs);
     }
     if (ow >= inside_begin && ow + Pixels <= inside_end) {
-      depthwise_block_of<Vecs, Pixels, S, Stride, false>(a, rows, ow, c0, y);
+      depthwise_block_of<W, Vecs, Pixels, S, Stride, false>(a, rows, ow, c0, y);
     } else {
-      depthwise_block_of<Vecs, Pixels, S, Stride, true>(a, rows, ow, c0, y);
+      depthwise_block_of<W, Vecs, Pixels, S, Stride, true>(a, rows, ow, c0, y);
     }
   }
 }
@@ -155,22 +182,22 @@ template <int Vecs, int Pixels, int S, int Stride>
 // across of 8, 7, 4 and 2 pixels (7 is the last stage's width in 224-pixel ImageNet networks:
 // its rows ran as blocks of 4, 2 and 1 at 57-71 % of the speed). Otherwise general blocks of 4
 // and one of the 3, 2 or 1 columns left (singles at the edges of 7 columns ran 10 % slower).
-template <int Vecs, int S, int Stride>
+template <int W, int Vecs, int S, int Stride>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                      float* y, std::int64_t q, std::int64_t inside_begin,
                                                      std::int64_t inside_end) {
   std::int64_t ow = 0;
   if constexpr (S > 0) {
-    depthwise_blocks<Vecs, 8, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<Vecs, 7, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<Vecs, 4, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<Vecs, 2, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 8, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 7, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 4, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   } else {
-    depthwise_blocks<Vecs, 4, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<Vecs, 3, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<Vecs, 2, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 4, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 3, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   }
-  depthwise_blocks<Vecs, 1, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+  depthwise_blocks<W, Vecs, 1, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
 }
 
 // The epilogue over channels [c0, c0 + width) of output row i, just computed.
@@ -182,23 +209,24 @@ template <int Vecs, int S, int Stride>
 }
 
 // One chunk of channels over every row of the band.
-template <int Vecs, int S, int Stride>
+template <int W, int Vecs, int S, int Stride>
 [[gnu::always_inline]] inline void depthwise_chunk(const DepthwiseRows& a, std::int64_t c0, float* y,
                                                    std::int64_t inside_begin, std::int64_t inside_end) {
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
-    depthwise_columns<Vecs, S, Stride>(a, a.rows + i * a.taps_h, c0, y + i * a.q * a.k, a.q, inside_begin,
-                                       inside_end);
-    depthwise_finish(a, y, i, c0, 16 * Vecs);
+    depthwise_columns<W, Vecs, S, Stride>(a, a.rows + i * a.taps_h, c0, y + i * a.q * a.k, a.q, inside_begin,
+                                          inside_end);
+    depthwise_finish(a, y, i, c0, W * Vecs);
   }
 }
 
-// Channels [c0, c_end) in chunks of 32 and 16, blocks of S taps across.
-template <int S, int Stride>
-[[gnu::always_inline]] inline std::int64_t depthwise_taps_across(const DepthwiseRows& a, float* y,
-                                                                 std::int64_t inside_begin, std::int64_t inside_end) {
-  std::int64_t c0 = a.c_begin;
-  for (; c0 + 32 <= a.c_end; c0 += 32) depthwise_chunk<2, S, Stride>(a, c0, y, inside_begin, inside_end);
-  for (; c0 + 16 <= a.c_end; c0 += 16) depthwise_chunk<1, S, Stride>(a, c0, y, inside_begin, inside_end);
+// Channels from c0 in chunks of W * Vecs while whole ones fit before c_end, then of half as
+// many vectors, down to one; returns the first channel left.
+template <int W, int Vecs, int S, int Stride>
+[[gnu::always_inline]] inline std::int64_t depthwise_chunks(const DepthwiseRows& a, float* y, std::int64_t c0,
+                                                            std::int64_t inside_begin, std::int64_t inside_end) {
+  for (; c0 + W * Vecs <= a.c_end; c0 += W * Vecs)
+    depthwise_chunk<W, Vecs, S, Stride>(a, c0, y, inside_begin, inside_end);
+  if constexpr (Vecs > 1) c0 = depthwise_chunks<W, Vecs / 2, S, Stride>(a, y, c0, inside_begin, inside_end);
   return c0;
 }
 
@@ -207,7 +235,7 @@ template <int S, int Stride>
 // (vector_kernels.inc): with the stride-2 blocks in the unit-stride function, inlined or only
 // called from it, GCC allocated registers worse in the unit-stride blocks and they ran 10-17 %
 // slower.
-template <int Stride>
+template <int W, int Stride>
 [[gnu::always_inline]] inline void depthwise_rows_body(const DepthwiseRows& a, float* y) {
   // Output columns [inside_begin, inside_end) read no horizontal padding.
   const std::int64_t q = a.q;
@@ -216,17 +244,19 @@ template <int Stride>
   const std::int64_t last = a.width - 1 - span + a.pad_left;  // the largest ow * stride inside
   const std::int64_t inside_end = std::max(inside_begin, last < 0 ? inside_begin : std::min(q, last / a.stride + 1));
   const bool across = a.stride == Stride && a.dilation == 1;
+  // Vectors per block, so that its sums and taps fit the registers: blocks across hold 8 pixels'
+  // sums and up to 5 taps per vector (twice 13 of AVX-512's 32, 13 of 16), general blocks 4 sums
+  // and a tap.
+  constexpr int across_vecs = vector_registers<W> / 16, general_vecs = vector_registers<W> / 8;
   std::int64_t c0 = a.c_begin;
   if (across && a.taps_w == 3) {
-    c0 = depthwise_taps_across<3, Stride>(a, y, inside_begin, inside_end);
+    c0 = depthwise_chunks<W, across_vecs, 3, Stride>(a, y, c0, inside_begin, inside_end);
   } else if (across && a.taps_w == 5) {
-    c0 = depthwise_taps_across<5, Stride>(a, y, inside_begin, inside_end);
+    c0 = depthwise_chunks<W, across_vecs, 5, Stride>(a, y, c0, inside_begin, inside_end);
   } else {
-    for (; c0 + 64 <= a.c_end; c0 += 64) depthwise_chunk<4, 0, Stride>(a, c0, y, inside_begin, inside_end);
-    for (; c0 + 32 <= a.c_end; c0 += 32) depthwise_chunk<2, 0, Stride>(a, c0, y, inside_begin, inside_end);
-    for (; c0 + 16 <= a.c_end; c0 += 16) depthwise_chunk<1, 0, Stride>(a, c0, y, inside_begin, inside_end);
+    c0 = depthwise_chunks<W, general_vecs, 0, Stride>(a, y, c0, inside_begin, inside_end);
   }
-  for (std::int64_t c = c0; c < a.c_end; ++c)  // channels past the last multiple of 16
+  for (std::int64_t c = c0; c < a.c_end; ++c)  // channels past the last multiple of W
     for (std::int64_t i = 0; i < a.out_rows; ++i) {
       const float* const* rows = a.rows + i * a.taps_h;
       for (std::int64_t ow = 0; ow < q; ++ow) {
