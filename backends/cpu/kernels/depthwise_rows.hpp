@@ -38,16 +38,9 @@ struct DepthwiseRows {
 using DepthwiseRowsFn = void (*)(const DepthwiseRows& band, float* y);
 
 // The vector registers of an instruction set with W-float vectors: 32 with AVX-512, 16 with AVX2
-// and SSE2. A block's sums and taps must fit them, or GCC spills them (the AVX-512 blocks ran
-// 3-4x slower than oneDNN under AVX2).
+// and SSE2. A block's sums and taps must fit them, or GCC spills them (with blocks sized for
+// AVX-512, AVX2 ran at a quarter of oneDNN's rate).
 template <int W> inline constexpr int vector_registers = W == 16 ? 32 : 16;
-
-template <int W> [[gnu::always_inline]] inline void load_vector(typename FloatVector<W>::type& v, const float* p) {
-  __builtin_memcpy(&v, p, sizeof v);
-}
-template <int W> [[gnu::always_inline]] inline void store_vector(float* p, const typename FloatVector<W>::type& v) {
-  __builtin_memcpy(p, &v, sizeof v);
-}
 
 // A block's sums, zeroed and stored (pixel p's at y + p * k) by unrolled loops: as loops, they
 // kept the sums on the stack under AVX2 (the zeroing, a rep stos, took 15 % of a layer's time).

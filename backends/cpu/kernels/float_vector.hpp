@@ -9,4 +9,14 @@ template <> struct FloatVector<4> { using type = float __attribute__((vector_siz
 template <> struct FloatVector<8> { using type = float __attribute__((vector_size(32))); };
 template <> struct FloatVector<16> { using type = float __attribute__((vector_size(64))); };
 
+// W floats from and to memory, through references: passing a vector by value would change the
+// ABI between the instruction sets these bodies are compiled for (-Wpsabi), though they are
+// always inlined.
+template <int W> [[gnu::always_inline]] inline void load_vector(typename FloatVector<W>::type& v, const float* p) {
+  __builtin_memcpy(&v, p, sizeof v);
+}
+template <int W> [[gnu::always_inline]] inline void store_vector(float* p, const typename FloatVector<W>::type& v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
+
 }  // namespace porta::detail

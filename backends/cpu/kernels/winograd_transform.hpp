@@ -63,7 +63,7 @@ template <int In, int Out, class T, class Transform>
       // stos) and then overwriting it stalled every load behind the pending stores.
       Lanes16 value{};
       if (pixel[e] != nullptr && bytes == sizeof value) {
-        load_lanes(value, pixel[e] + c);
+        load_vector<lanes16>(value, pixel[e] + c);
       } else if (pixel[e] != nullptr) {
         __builtin_memcpy(&value, pixel[e] + c, bytes);
       }
@@ -72,7 +72,7 @@ template <int In, int Out, class T, class Transform>
     winograd_2d<winograd_in_tile, winograd_in_tile>(window.data(), transformed.data(),
                                                     winograd_input_1d<Lanes16>);
     for (int xi = 0; xi < winograd_points; ++xi)
-      store_lanes(v + xi * point_stride + c, transformed[xi]);
+      store_vector<lanes16>(v + xi * point_stride + c, transformed[xi]);
   }
 }
 
@@ -81,10 +81,10 @@ template <int In, int Out, class T, class Transform>
   for (std::int64_t l = 0; l < channels; l += lanes16) {
     std::array<Lanes16, winograd_points> sums;
     std::array<Lanes16, winograd_out_tile * winograd_out_tile> pixels;
-    for (int xi = 0; xi < winograd_points; ++xi) load_lanes(sums[xi], m + xi * point_stride + l);
+    for (int xi = 0; xi < winograd_points; ++xi) load_vector<lanes16>(sums[xi], m + xi * point_stride + l);
     winograd_2d<winograd_in_tile, winograd_out_tile>(sums.data(), pixels.data(), winograd_output_1d<Lanes16>);
     for (int e = 0; e < winograd_out_tile * winograd_out_tile; ++e)
-      store_lanes(out + e * ld + l, pixels[e]);
+      store_vector<lanes16>(out + e * ld + l, pixels[e]);
   }
 }
 
