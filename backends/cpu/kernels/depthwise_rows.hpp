@@ -41,6 +41,11 @@ using DepthwiseRowsFn = void (*)(const DepthwiseRows& band, float* y);
 // and SSE2. A block's sums and taps must fit them, or GCC spills them (with blocks sized for
 // AVX-512, AVX2 ran at a quarter of oneDNN's rate).
 template <int W> inline constexpr int vector_registers = W == 16 ? 32 : 16;
+// Whether a block of pixels x vecs sums, `taps` tap vectors per vector (the general block keeps
+// one) and an input vector fits them.
+template <int W> constexpr bool block_fits(int vecs, int pixels, int taps) {
+  return vecs * (pixels + taps) + 1 <= vector_registers<W>;
+}
 
 // A block's sums, zeroed and stored (pixel p's at y + p * k) by unrolled loops: as loops, they
 // kept the sums on the stack under AVX2 (the zeroing, a rep stos, took 15 % of a layer's time).
@@ -183,16 +188,19 @@ template <int W, int Vecs, int Pixels, int S, int Stride>
 // The columns of one chunk of channels, in blocks across the whole row, the padding checked in
 // the blocks at its edges. With S, the filter's width, a compile-time one: blocks of S taps
 // across of 8, 7, 4 and 2 pixels (7 is the last stage's width in 224-pixel ImageNet networks:
-// its rows ran as blocks of 4, 2 and 1 at 57-71 % of the speed). Otherwise general blocks of 4
-// and one of the 3, 2 or 1 columns left (singles at the edges of 7 columns ran 10 % slower).
+// its rows ran as blocks of 4, 2 and 1 at 57-71 % of the speed), of 8 and 7 only where they fit
+// the registers. Otherwise general blocks of 4 and one of the 3, 2 or 1 columns left (singles
+// at the edges of 7 columns ran 10 % slower).
 template <int W, int Vecs, int S, int Stride>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                      float* y, std::int64_t q, std::int64_t inside_begin,
                                                      std::int64_t inside_end) {
   std::int64_t ow = 0;
   if constexpr (S > 0) {
-    depthwise_blocks<W, Vecs, 8, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<W, Vecs, 7, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    if constexpr (block_fits<W>(Vecs, 8, S)) {
+      depthwise_blocks<W, Vecs, 8, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 7, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    }
     depthwise_blocks<W, Vecs, 4, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     depthwise_blocks<W, Vecs, 2, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   } else {
@@ -250,15 +258,16 @@ template <int W, int Stride>
   // block, 3x3 /2 layers ran 10-30 % slower than with the general blocks (5x5 /2 10 % faster).
   constexpr bool across_stride = Stride == 1 || vector_registers<W> == 32;
   const bool across = across_stride && a.stride == Stride && a.dilation == 1;
-  // Vectors per block, so that its sums and taps fit the registers: blocks across hold 8 pixels'
-  // sums and up to 5 taps per vector (twice 13 of AVX-512's 32, 13 of 16), general blocks 4 sums
-  // and a tap.
-  constexpr int across_vecs = vector_registers<W> / 16, general_vecs = vector_registers<W> / 8;
+  // Vectors per block, so that its sums and taps fit the registers: blocks across take two where
+  // a 4-pixel block of two fits (AVX-512; 3 taps with 16 registers, whose 8-pixel blocks of one
+  // vector then ran 6-25 % slower on 3x3 layers), general blocks of 4 pixels four or two.
+  constexpr int across3 = block_fits<W>(2, 4, 3) ? 2 : 1, across5 = block_fits<W>(2, 4, 5) ? 2 : 1;
+  constexpr int general_vecs = block_fits<W>(4, 4, 1) ? 4 : 2;
   std::int64_t c0 = a.c_begin;
   if (across && a.taps_w == 3) {
-    c0 = depthwise_chunks<W, across_vecs, 3, Stride>(a, y, c0, inside_begin, inside_end);
+    c0 = depthwise_chunks<W, across3, 3, Stride>(a, y, c0, inside_begin, inside_end);
   } else if (across && a.taps_w == 5) {
-    c0 = depthwise_chunks<W, across_vecs, 5, Stride>(a, y, c0, inside_begin, inside_end);
+    c0 = depthwise_chunks<W, across5, 5, Stride>(a, y, c0, inside_begin, inside_end);
   } else {
     c0 = depthwise_chunks<W, general_vecs, 0, Stride>(a, y, c0, inside_begin, inside_end);
   }
