@@ -46,6 +46,10 @@ template <int W> inline constexpr int vector_registers = W == 16 ? 32 : 16;
 template <int W> constexpr bool block_fits(int vecs, int pixels, int taps) {
   return vecs * (pixels + taps) + 1 <= vector_registers<W>;
 }
+// The vectors a chunk's blocks take: `most`, halved until a block of 4 pixels fits.
+template <int W> constexpr int block_vecs(int most, int taps) {
+  return most > 1 && !block_fits<W>(most, 4, taps) ? block_vecs<W>(most / 2, taps) : most;
+}
 
 // A block's sums, zeroed and stored (pixel p's at y + p * k) by unrolled loops: as loops, they
 // kept the sums on the stack under AVX2 (the zeroing, a rep stos, took 15 % of a layer's time).
@@ -258,18 +262,15 @@ template <int W, int Stride>
   // block, 3x3 /2 layers ran 10-30 % slower than with the general blocks (5x5 /2 10 % faster).
   constexpr bool across_stride = Stride == 1 || vector_registers<W> == 32;
   const bool across = across_stride && a.stride == Stride && a.dilation == 1;
-  // Vectors per block, so that its sums and taps fit the registers: blocks across take two where
-  // a 4-pixel block of two fits (AVX-512; 3 taps with 16 registers, whose 8-pixel blocks of one
-  // vector then ran 6-25 % slower on 3x3 layers), general blocks of 4 pixels four or two.
-  constexpr int across3 = block_fits<W>(2, 4, 3) ? 2 : 1, across5 = block_fits<W>(2, 4, 5) ? 2 : 1;
-  constexpr int general_vecs = block_fits<W>(4, 4, 1) ? 4 : 2;
+  // Blocks across take up to two vectors (with 16 registers two at 3 taps, in 4-pixel blocks:
+  // 8-pixel blocks of one vector ran 6-25 % slower on 3x3 layers), general ones up to four.
   std::int64_t c0 = a.c_begin;
   if (across && a.taps_w == 3) {
-    c0 = depthwise_chunks<W, across3, 3, Stride>(a, y, c0, inside_begin, inside_end);
+    c0 = depthwise_chunks<W, block_vecs<W>(2, 3), 3, Stride>(a, y, c0, inside_begin, inside_end);
   } else if (across && a.taps_w == 5) {
-    c0 = depthwise_chunks<W, across5, 5, Stride>(a, y, c0, inside_begin, inside_end);
+    c0 = depthwise_chunks<W, block_vecs<W>(2, 5), 5, Stride>(a, y, c0, inside_begin, inside_end);
   } else {
-    c0 = depthwise_chunks<W, general_vecs, 0, Stride>(a, y, c0, inside_begin, inside_end);
+    c0 = depthwise_chunks<W, block_vecs<W>(4, 1), 0, Stride>(a, y, c0, inside_begin, inside_end);
   }
   for (std::int64_t c = c0; c < a.c_end; ++c)  // channels past the last multiple of W
     for (std::int64_t i = 0; i < a.out_rows; ++i) {
