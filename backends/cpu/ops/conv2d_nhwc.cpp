@@ -367,14 +367,17 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   // reads a pixel's cache lines a channel chunk at a time, a pattern the hardware prefetchers
   // follow poorly (8x96x112x112 3x3/2 +15-19 % when each band asked for its rows before it ran;
   // fetched by the kernel as the band before runs, 8x144x56x56 3x3 +45-55 %, 8x32x112x112 +64 %
-  // on 1 thread).
-  const bool streams = d.n * (d.h * row_bytes + d.p * out_row_bytes) > cache.l3 / 2;
+  // on 1 thread). On more threads, bands ran faster up to two thirds of L3 (2T, 18-19 MB of
+  // data: 8x144x56x56 5x5/2 +31 %, 6x32x112x112 3x3 +15 %; rows won at 24 MB in one run of
+  // two, and at 26-29 MB).
+  const std::int64_t threads = tbb::this_task_arena::max_concurrency(), chunks = ceil_div(d.k, 64);
+  const std::int64_t bytes = d.n * (d.h * row_bytes + d.p * out_row_bytes);
+  const bool streams = threads == 1 ? bytes > cache.l3 / 2 : bytes > cache.l3 / 3 * 2;
   const std::int64_t fitting = (cache.l2 / 2 - (span_h - stride_h) * row_bytes) /
                                (stride_h * row_bytes + out_row_bytes);
   const std::int64_t band_rows = streams ? 1 : std::clamp<std::int64_t>(fitting, 1, d.p);
   // At least 4 tasks a thread to balance: bands split into groups of 64 channels, or into more
   // bands where too few channels remain.
-  const std::int64_t threads = tbb::this_task_arena::max_concurrency(), chunks = ceil_div(d.k, 64);
   const std::int64_t min_tasks = threads == 1 ? 1 : 4 * threads;
   std::int64_t bands = ceil_div(d.p, band_rows);
   if (d.n * bands * chunks < min_tasks) bands = std::min(d.p, ceil_div(min_tasks, d.n * chunks));
