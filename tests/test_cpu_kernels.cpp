@@ -72,12 +72,12 @@ TEST_SUITE("runtime") {
     CHECK(std::isnan(silu_fast(std::numeric_limits<float>::quiet_NaN())));
   }
 
-  TEST_CASE("cpu conv micro-kernel: the least computed, tails counted; tiles of 7 and a panel of 16 on AVX-512") {
+  TEST_CASE("cpu conv micro-kernel: the least computed, tails counted; tiles of 7, a panel of 16, 6x64 for 1x1 on AVX-512") {
     for (const std::int64_t filters : {1, 16, 17, 24, 40, 64, 80, 112, 144, 192, 240, 390, 2048})
       for (const std::int64_t rows : {1, 7, 49, 196, 3136}) {
         CAPTURE(filters);
         CAPTURE(rows);
-        const MicroKernel& chosen = filter_micro_kernel_for(filters, rows);
+        const MicroKernel& chosen = filter_micro_kernel_for(filters, rows, false);
         const MicroKernel& plain = gemm_micro_kernel_for(filters);
         CHECK(computed_by(chosen, filters, rows) <= computed_by(plain, filters, rows));
         CHECK(computed_by(chosen, filters, rows) >= filters * rows);
@@ -87,12 +87,16 @@ TEST_SUITE("runtime") {
     if (gemm_micro_kernel().isa == "avx512") {
       CHECK(computed_by(gemm_micro_kernel(), 112, 196) == 112 * 196);  // 3 panels of 32 and one of 16
       CHECK(computed_by(gemm_micro_kernel(), 40, 196) == 48 * 196);
-      CHECK(filter_micro_kernel_for(2048, 49).mr == 7);
-      CHECK(filter_micro_kernel_for(192, 49).mr == 7);
-      CHECK(filter_micro_kernel_for(144, 3136).mr == 7);  // a tie, the wide kernel with a tail
-      CHECK(filter_micro_kernel_for(96, 3136).mr == 14);  // a tie, neither with a tail
-      CHECK(filter_micro_kernel_for(80, 196).mr == 14);
-      CHECK(filter_micro_kernel_for(64, 3136).mr == 14);
+      CHECK(filter_micro_kernel_for(2048, 49, false).mr == 7);
+      CHECK(filter_micro_kernel_for(192, 49, false).mr == 7);
+      CHECK(filter_micro_kernel_for(144, 3136, false).mr == 7);  // a tie, the wide kernel with a tail
+      CHECK(filter_micro_kernel_for(96, 3136, false).mr == 14);  // a tie, neither with a tail
+      CHECK(filter_micro_kernel_for(80, 196, false).mr == 14);
+      CHECK(filter_micro_kernel_for(64, 3136, false).mr == 14);
+      // 1x1 layers of exactly 64 filters in one pass; more filters keep the panels of 32.
+      CHECK(filter_micro_kernel_for(64, 3136, true).nr == 64);
+      CHECK(filter_micro_kernel_for(64, 49, true).nr == 64);
+      CHECK(filter_micro_kernel_for(256, 3136, true).nr == 32);
     }
   }
 

@@ -91,6 +91,7 @@ struct MicroKernel {
 MicroKernel avx512_micro_kernel();
 MicroKernel avx512_narrow_micro_kernel();
 MicroKernel avx512_seven_row_micro_kernel();
+MicroKernel avx512_pointwise_micro_kernel();
 MicroKernel avx512_aliasing_micro_kernel(bool narrow);
 MicroKernel avx2_micro_kernel();
 MicroKernel generic_micro_kernel();
@@ -118,10 +119,11 @@ inline std::int64_t computed_by(const MicroKernel& kernel, std::int64_t filters,
   return round_up(rows, kernel.mr) * (whole + (left > 0 ? panel_columns(kernel, left) : 0));
 }
 
-// The kernel for a convolution's `filters` (per group) over `rows` rows of A read in place: of
-// the kernels the instruction set has, the one that computes least (computed_by; on AVX-512,
-// tiles of 7 rows for a 7x7 image's 49). Ties go to one without a tail panel, then to
-// gemm_micro_kernel_for's.
-const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows);
+// The kernel for a convolution's `filters` (per group) over `rows` rows of A read in place: for a
+// `pointwise` (1x1) layer of exactly as many filters as a pointwise kernel has columns, that one
+// (AVX-512's 6x64); else, of the kernels the instruction set has, the one that computes least
+// (computed_by; on AVX-512, tiles of 7 rows for a 7x7 image's 49). Ties go to one without a
+// tail panel, then to gemm_micro_kernel_for's.
+const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise);
 
 }  // namespace porta::detail

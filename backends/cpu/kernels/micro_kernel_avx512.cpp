@@ -8,6 +8,13 @@
 // image, output rows of 7 pixels), which tiles of 14 pad: 7 x 48, three loads and 7 broadcasts
 // per 21 FMAs. Unpadded it runs as fast as the wide kernel (a standalone sweep of 1x1 layers,
 // 214-249 GFLOP/s on one Zen 5 core); the rows it saves are the gain.
+// Pointwise, for 1x1 layers of 64 filters (ResNet-50's res2 layers that narrow to 64): 6 rows x
+// 64 columns, four loads and 6 broadcasts per 24 FMAs, so that one pass over A's rows writes whole
+// output pixels (the wide kernel's two panels pass twice, each writing half of every pixel's
+// cache lines). Against oneDNN in the same runs (medians of 5-7, 1 thread): 8x256x56x56->64
+// 0.95 -> 1.13, 1x64x56x56->64 0.92 -> 0.95, but 1x256x56x56->64 0.96 -> 0.93 (its 256-deep
+// panel takes three depth slices, the wide kernel's two). With more filters, in panels of 64,
+// 8x64x56x56->256 ran slower than in panels of 32 (0.89 against 0.95-0.96 of oneDNN).
 // Aliasing, for A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1): 12 rows
 // x 32 or 16 columns, no more rows than an L1 set has ways (12 on Zen 5), so that the rows do not
 // evict each other even where they all fall into one set. 12 ran faster than 8, 10 and 14 rows,
@@ -32,7 +39,7 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
   __m512 acc[Mr][Vecs];
 #pragma GCC unroll 28
   for (int i = 0; i < Mr; ++i)
-#pragma GCC unroll 3
+#pragma GCC unroll 4
     for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_setzero_ps();
   // C's tile is read and written only after the whole depth: fetch it meanwhile, so that its
   // cache misses do not stall the end of every call.
@@ -57,14 +64,14 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
     for (int g = 0; g < bases; ++g) row_base[g] = reinterpret_cast<const char*>(a_p) + 3 * g * row_bytes;
     for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += 16 * Vecs) {
       __m512 b_v[Vecs];
-#pragma GCC unroll 3
+#pragma GCC unroll 4
       for (int v = 0; v < Vecs; ++v) b_v[v] = _mm512_load_ps(b_p + 16 * v);
 #pragma GCC unroll 28
       for (int i = 0; i < Mr; ++i) {
         const float* a_at =
             packed_a ? a_p + i : reinterpret_cast<const float*>(row_base[i / 3] + (i % 3) * row_bytes);
         const __m512 a_i = _mm512_set1_ps(*a_at);
-#pragma GCC unroll 3
+#pragma GCC unroll 4
         for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_fmadd_ps(a_i, b_v[v], acc[i][v]);
       }
       if constexpr (!packed_a) {
@@ -76,7 +83,7 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
   // Masked loads and stores keep the lanes past `cols` out of memory.
   __mmask16 lanes[Vecs];
   __m512 bias[Vecs];
-#pragma GCC unroll 3
+#pragma GCC unroll 4
   for (int v = 0; v < Vecs; ++v) {
     const int n = cols - 16 * v;
     lanes[v] = n >= 16 ? 0xFFFF : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
@@ -85,7 +92,7 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
   }
 #pragma GCC unroll 28
   for (int i = 0; i < Mr; ++i, c += ldc) {
-#pragma GCC unroll 3
+#pragma GCC unroll 4
     for (int v = 0; v < Vecs; ++v) {
       __m512 sum = acc[i][v];
       if (accumulate) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes[v], c + 16 * v));
@@ -149,6 +156,10 @@ MicroKernel avx512_narrow_micro_kernel() { return {.isa = "avx512", .mr = 28, .n
 
 MicroKernel avx512_seven_row_micro_kernel() {
   return {.isa = "avx512", .mr = 7, .nr = 48, .run = nullptr, .run_unpacked_a = kernel<7, 3, false>};
+}
+
+MicroKernel avx512_pointwise_micro_kernel() {
+  return {.isa = "avx512", .mr = 6, .nr = 64, .run = nullptr, .run_unpacked_a = kernel<6, 4, false>};
 }
 
 MicroKernel avx512_aliasing_micro_kernel(bool narrow) {

@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,6 +22,7 @@ bool cpu_has(std::string_view isa) {
 struct KernelSet {
   MicroKernel wide, narrow, wide_aliasing, narrow_aliasing;
   std::vector<MicroKernel> for_filters;  // further candidates for convolutions
+  std::optional<MicroKernel> pointwise;  // for 1x1 layers of exactly its nr filters
 };
 
 KernelSet choose() {
@@ -33,16 +35,16 @@ KernelSet choose() {
 #if defined(__x86_64__)
   if (allow_avx512 && cpu_has("avx512")) {
     return {avx512_micro_kernel(), avx512_narrow_micro_kernel(), avx512_aliasing_micro_kernel(false),
-            avx512_aliasing_micro_kernel(true), {avx512_seven_row_micro_kernel()}};
+            avx512_aliasing_micro_kernel(true), {avx512_seven_row_micro_kernel()}, avx512_pointwise_micro_kernel()};
   }
   // The AVX2 and generic kernels read 6 rows: fewer than any L1 set has ways.
   if (allow_avx2 && cpu_has("avx2")) {
     const MicroKernel avx2 = avx2_micro_kernel();
-    return {avx2, avx2, avx2, avx2, {}};
+    return {avx2, avx2, avx2, avx2, {}, std::nullopt};
   }
 #endif
   const MicroKernel generic = generic_micro_kernel();
-  return {generic, generic, generic, generic, {}};
+  return {generic, generic, generic, generic, {}, std::nullopt};
 }
 
 const KernelSet& kernels() {
@@ -61,7 +63,8 @@ const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) 
   return narrow ? set.narrow : set.wide;
 }
 
-const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows) {
+const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise) {
+  if (const auto& one_pass = kernels().pointwise; pointwise && one_pass && filters == one_pass->nr) return *one_pass;
   // On a tie, a kernel that needs no tail panel: 14x16 loads more per multiply than the wide
   // kernels (8x24x56x56->144 ran 7-10 % slower as 14x32 with one than as 7x48).
   const auto cost = [&](const MicroKernel& k) {

@@ -85,10 +85,15 @@ struct Rows {
   std::int64_t image_floats;      // per image, copies with room for the last tile's overhang
 };
 
+// 1x1 and unpadded: A's rows are the input's pixels (every one, or every stride-th).
+bool is_pointwise(const ConvDims& d, const Conv2dParams& p) {
+  return d.r == 1 && d.s == 1 && std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
+}
+
 Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   Rows rows{};
   const bool unit = p.stride[0] == 1 && p.stride[1] == 1;
-  const bool pointwise = d.r == 1 && d.s == 1 && std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
+  const bool pointwise = is_pointwise(d, p);
   const bool subsampled = pointwise && !unit;
   const bool dense = unit || subsampled;  // A's rows follow each other in the source
   const std::int64_t row_step = dense ? 1 : p.stride[1];
@@ -110,9 +115,10 @@ Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
 
 // The kernel that computes the fewest padding rows and columns: tiles of its mr over a segment
 // of A's rows (their count is the same for every kernel), panels of its nr over a group's filters.
-// A 7x7 image's 49 pixels fill tiles of 7, and only 3.5 of 14.
+// A 7x7 image's 49 pixels fill tiles of 7, and only 3.5 of 14. A 1x1 layer of 64 filters takes
+// AVX-512's 6x64 kernel, which writes whole pixels in one pass.
 const MicroKernel& kernel_for(const ConvDims& d, const Conv2dParams& p) {
-  return filter_micro_kernel_for(d.k_per_group, rows_of(d, p, max_mr).pixels);
+  return filter_micro_kernel_for(d.k_per_group, rows_of(d, p, max_mr).pixels, is_pointwise(d, p));
 }
 
 // Images [first, first + count) copied, zero-padded, to `dst`, each `rows.image_floats` apart.
