@@ -203,12 +203,13 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
   // adds bias and residual on its way there, and applies the activations that are a clamp; the
   // others (sigmoid, SiLU, ...) run over the tile's stored rows afterwards.
   const bool direct_rows = (rows.segments > 1 || rows.wp == d.q) && op.residual != op.y.data();
-  // An input read in place that is larger than half of L3 streams from memory: in tasks of whole
-  // tiles, the first panel over a tile asks for the next tile's rows meanwhile (ResNet-50's 1x1
-  // layer of 8x256x56x56 +7-17 % on 1 thread, +9-11 % on 2; inputs that stay in cache ran 2-5 %
-  // slower with it).
+  // An input read in place that is larger than an eighth of L3 comes from L3 or memory: in tasks
+  // of whole tiles, the first panel over a tile asks for the next tile's rows meanwhile. Past half
+  // of L3 (ResNet-50's 1x1 layer of 8x256x56x56) +7-17 % on 1 thread, +9-11 % on 2; from an
+  // eighth, 8x64x56x56->64 (6.4 MB) 0.77-0.80 -> 0.93 of oneDNN on 1 thread, level on 2, and
+  // 8x512x28x28->128 +2-3 %. Inputs that stay in cache ran 2-5 % slower with it.
   const std::int64_t input_floats = d.n * d.h * d.w * d.c;
-  const bool fetch_ahead = rows.in_place && input_floats * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 2;
+  const bool fetch_ahead = rows.in_place && input_floats * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 8;
   const bool in_kernel = TileEpilogue::fusable(op.p.activation);
 
   for (std::int64_t first = 0; first < d.n; first += images) {
