@@ -72,7 +72,7 @@ TEST_SUITE("runtime") {
     CHECK(std::isnan(silu_fast(std::numeric_limits<float>::quiet_NaN())));
   }
 
-  TEST_CASE("cpu conv micro-kernel: the least computed, tails counted; tiles of 7, a panel of 16, 6x64 for 1x1 on AVX-512") {
+  TEST_CASE("cpu conv micro-kernel: the least computed, tails counted; on AVX-512 tiles of 7, a 16 panel, 1x1 6x64") {
     for (const std::int64_t filters : {1, 16, 17, 24, 40, 64, 80, 112, 144, 192, 240, 390, 2048})
       for (const std::int64_t rows : {1, 7, 49, 196, 3136}) {
         CAPTURE(filters);

@@ -298,9 +298,10 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
               true},
              {"residual_1x1_stride2_k32", {1, 8, 9, 9}, {32, 8, 1, 1}, {.stride = {2, 2}}, true},
              // AVX-512's 6x64 kernel for 1x1 layers of 64 filters: 35 pixels an image (the last
-             // tile of 6 short, copied), 200 channels (more than one depth slice) with SiLU
+             // tile of 6 short, copied; 8.75 KiB of input, past an eighth of ops.cpu_small_caches'
+             // L3, which fetches tiles ahead), 200 channels (more than one depth slice) with SiLU
              // after, two groups of 64, and at stride 2 over 25 pixels.
-             {"residual_relu_1x1_k64_n2", {2, 24, 5, 7}, {64, 24, 1, 1}, {.activation = A::Relu}, true},
+             {"residual_relu_1x1_k64_n2", {2, 32, 5, 7}, {64, 32, 1, 1}, {.activation = A::Relu}, true},
              {"residual_silu_1x1_k64_c200", {1, 200, 6, 6}, {64, 200, 1, 1}, {.activation = A::Silu}, true},
              {"residual_relu6_1x1_groups2_k128", {1, 10, 4, 5}, {128, 5, 1, 1}, {.groups = 2, .activation = A::Relu6},
               true},
@@ -339,6 +340,12 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
     }
   add_case(list, OpKind::Conv2d, "weights_as_input", t, [](CaseGraph& c) {
     return c.g.conv2d(c.input({1, 3, 6, 6}), c.input({2, 3, 3, 3}), {.pad = {1, 1, 1, 1}}, c.input({2}));
+  });
+  // The same channels-last for AVX-512's 6x64 kernel, its filters packed at run time: 64 filters
+  // over 324 pixels, 54 tiles of 6 (on one thread, tasks of 8).
+  add_case(list, OpKind::Conv2d, "weights_as_input_1x1_k64_nhwc", t, [](CaseGraph& c) {
+    return c.g.conv2d(c.input(stored(Layout::NHWC, {1, 12, 18, 18})), c.input({64, 12, 1, 1}),
+                      {.layout = Layout::NHWC}, c.input({64}));
   });
   // A sliced view: every other column of a [1, 2, 7, 14] buffer, rows padded to 14.
   add_case(list, OpKind::Conv2d, "strided_input", t, [](CaseGraph& c) {

@@ -69,8 +69,8 @@ struct NhwcFilters final : HostNodeState {
 // Where A's rows are. The padded image is [hp][wp] pixels of C channels, `pixel` floats apart.
 // With stride 1 an image is one segment whose pixel j is output (j / wp, j % wp), kept when
 // j % wp < Q: every tap is then one shift of the same rows. Otherwise each output row is a
-// segment of Q pixels, sw pixels apart. A pointwise layer (1x1, stride 1, no padding) reads the
-// input itself: nothing to pad. Rows that crowd into too few L1 sets (4 KiB apart: all into one)
+// segment of Q pixels, sw pixels apart. A pointwise layer (1x1, no padding) at stride 1 reads
+// the input itself: nothing to pad. Rows that crowd into too few L1 sets (4 KiB apart: all into one)
 // would evict each other; their copy spaces the pixels out instead (and a filter row of taps is
 // then no longer one contiguous run). A strided 1x1 layer copies only the pixels it reads, [P][Q],
 // and is then read like a pointwise one: one segment, whole tiles (its output rows alone can be
@@ -85,7 +85,8 @@ struct Rows {
   std::int64_t image_floats;      // per image, copies with room for the last tile's overhang
 };
 
-// 1x1 and unpadded: A's rows are the input's pixels (every one, or every stride-th).
+// Pointwise (1x1, unpadded, any stride): A's rows are the input's pixels, every one or every
+// stride-th.
 bool is_pointwise(const ConvDims& d, const Conv2dParams& p) {
   return d.r == 1 && d.s == 1 && std::ranges::all_of(p.pad, [](std::int64_t v) { return v == 0; });
 }
@@ -184,7 +185,7 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
   const std::int64_t panels_per_task =
       std::clamp(host_cache_sizes().l2 / 4 / panel_bytes, std::min<std::int64_t>(panels, 4), panels);
   const std::int64_t panel_blocks = ceil_div(panels, panels_per_task);
-  // And up to 4 register tiles of pixels (8 of the kernels' tiles under 8 rows, about as many
+  // And up to 4 register tiles of pixels (8 of AVX-512's tiles under 8 rows, about as many
   // pixels: 8x64x56x56->64 in tiles of 6, +0.5-2 % against oneDNN on 1 and 2 threads), fewer
   // where that would leave the threads fewer than 6 tasks each to balance: a 14x14 image in tasks
   // of 4, 4, 4 and 2 tiles left one of 2 threads 16 of 28 (on 2 threads ResNet-50's 1x1 layers at
@@ -193,7 +194,7 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
   const std::int64_t tiles = ceil_div(rows.pixels, mr);
   const std::int64_t other_units = images * rows.segments * d.groups * panel_blocks;
   const std::int64_t threads = tbb::this_task_arena::max_concurrency();
-  std::int64_t tiles_per_task = std::min<std::int64_t>(tiles, mr < 8 ? 8 : 4);
+  std::int64_t tiles_per_task = std::min<std::int64_t>(tiles, kernel.isa == "avx512" && mr < 8 ? 8 : 4);
   while (tiles_per_task > 1 && ceil_div(tiles, tiles_per_task) * other_units < 6 * threads) --tiles_per_task;
   const std::int64_t tile_blocks = ceil_div(tiles, tiles_per_task);
 
@@ -209,7 +210,8 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
   // of whole tiles, the first panel over a tile asks for the next tile's rows meanwhile. Past half
   // of L3 (ResNet-50's 1x1 layer of 8x256x56x56) +7-17 % on 1 thread, +9-11 % on 2; from an
   // eighth, 8x64x56x56->64 (6.4 MB) 0.77-0.80 -> 0.93 of oneDNN on 1 thread, level on 2, and
-  // 8x512x28x28->128 +2-3 %. Inputs that stay in cache ran 2-5 % slower with it.
+  // 8x512x28x28->128 +2-3 % (other inputs of 4-16 MB level to +3 %; when first measured,
+  // inputs that stayed in cache ran 2-5 % slower with it).
   const std::int64_t input_floats = d.n * d.h * d.w * d.c;
   const bool fetch_ahead = rows.in_place && input_floats * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 8;
   const bool in_kernel = TileEpilogue::fusable(op.p.activation);
@@ -381,7 +383,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   // two, and at 26-29 MB).
   const std::int64_t threads = tbb::this_task_arena::max_concurrency(), chunks = ceil_div(d.k, 64);
   const std::int64_t bytes = d.n * (d.h * row_bytes + d.p * out_row_bytes);
-  const bool streams = threads == 1 ? bytes > cache.l3 / 2 : bytes > cache.l3 / 3 * 2;
+  const bool streams = bytes > (threads == 1 ? cache.l3 / 2 : cache.l3 / 3 * 2);
   const std::int64_t fitting = (cache.l2 / 2 - (span_h - stride_h) * row_bytes) /
                                (stride_h * row_bytes + out_row_bytes);
   const std::int64_t band_rows = streams ? 1 : std::clamp<std::int64_t>(fitting, 1, d.p);
