@@ -264,6 +264,10 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // 28 rows in two sets, at three quarters), a kernel with fewer rows reads them.
   const MicroKernel& plain = gemm_micro_kernel_for(n);
   const MicroKernel& kernel = gemm_micro_kernel_for(n, unpacked_a && rows_alias_in_l1(plain.mr, a.ld));
+  // An A read in place that comes from memory, not L3, has its rows prefetched ahead (ARead): from
+  // L3 that was level on 1 thread and 2-8 % slower on 2 (1760x16x1760, 1760x128x1760).
+  const bool streamed = unpacked_a && m * k * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 2;
+  const MicroKernelUnpackedAFn run_in_place = streamed ? kernel.run_streamed_a : kernel.run_unpacked_a;
   const Blocking blocking = blocking_for(kernel);
   const std::int64_t nc = std::min(blocking.nc, ceil_div(n, kernel.nr) * kernel.nr);
   const std::int64_t kc = std::min(blocking.kc, k);
@@ -307,7 +311,7 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
               run_tile(kernel, c + (row0 + i) * ldc + jc + col0 + j, ldc, std::min(kernel.mr, rows - i),
                        std::min(kernel.nr, cols - j), pc > 0, [&](float* tile, std::int64_t ld, bool accumulate) {
                          if (i < packed_row0) {
-                           kernel.run_unpacked_a(depth, a_rows + i * a.ld, a.ld, one_tap, b_panel, tile, ld,
+                           run_in_place(depth, a_rows + i * a.ld, a.ld, one_tap, b_panel, tile, ld,
                                                  static_cast<int>(kernel.nr), accumulate, nullptr);
                          } else {
                            kernel.run(depth, a_block.data() + (i - packed_row0) * depth, b_panel, tile, ld,

@@ -17,10 +17,11 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 load(bool whole
 
 // A is packed (element (i, p) at a[p * mr + i], one tap) or read in place (at
 // a[shift[t] + i * lda + p]).
-template <bool packed_a>
+template <ARead read>
 __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
                                                  const Taps& taps, const float* b, float* c, std::int64_t ldc,
                                                  int cols, bool accumulate, const TileEpilogue* epilogue) {
+  constexpr bool packed_a = read == ARead::packed;
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
   __m256 lo[mr], hi[mr];
 #pragma GCC unroll 6
@@ -36,6 +37,13 @@ __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float*
     const float* a_p = a + taps.shift[t];
     const float* b_p = b + t * taps.b_stride;
     for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += nr) {
+      if constexpr (read == ARead::streamed) {
+        if (p % 16 == 0) {
+#pragma GCC unroll 6
+          for (int i = 0; i < mr; ++i)
+            _mm_prefetch(reinterpret_cast<const char*>(a_p + i * a_row) + streamed_a_ahead, _MM_HINT_T0);
+        }
+      }
       const __m256 b_lo = _mm256_load_ps(b_p), b_hi = _mm256_load_ps(b_p + 8);
 #pragma GCC unroll 6
       for (int i = 0; i < mr; ++i) {
@@ -80,7 +88,7 @@ __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float*
 
 __attribute__((target("avx2,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
                                                    std::int64_t ldc, bool accumulate) {
-  kernel<true>(depth, a, mr, one_tap, b, c, ldc, nr, accumulate, nullptr);
+  kernel<ARead::packed>(depth, a, mr, one_tap, b, c, ldc, nr, accumulate, nullptr);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and
@@ -119,6 +127,7 @@ __attribute__((target("avx2,fma"))) void shifted_b(std::int64_t depth, const flo
 }  // namespace
 
 MicroKernel avx2_micro_kernel() { return {.isa = "avx2", .mr = mr, .nr = nr, .run = packed,
-                                          .run_unpacked_a = kernel<false>, .run_shifted_b = shifted_b}; }
+                                          .run_unpacked_a = kernel<ARead::in_place>,
+                                          .run_streamed_a = kernel<ARead::streamed>, .run_shifted_b = shifted_b}; }
 
 }  // namespace porta::detail

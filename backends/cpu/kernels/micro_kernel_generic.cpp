@@ -1,5 +1,6 @@
 // Portable micro-kernel for CPUs without AVX2: plain loops the compiler vectorises for the
-// baseline instruction set (SSE2 on x86-64, NEON on AArch64).
+// baseline instruction set (SSE2 on x86-64, NEON on AArch64). It computes too slowly for memory
+// to hold it up, so a streamed A (ARead) reads as any in place.
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "core/runtime/op_math.hpp"
 
@@ -62,6 +63,7 @@ void shifted_b(std::int64_t depth, const float* a, const float* b, const std::in
 }  // namespace
 
 MicroKernel generic_micro_kernel() { return {.isa = "generic", .mr = mr, .nr = nr, .run = packed,
-                                             .run_unpacked_a = kernel<false>, .run_shifted_b = shifted_b}; }
+                                             .run_unpacked_a = kernel<false>,
+                                             .run_streamed_a = kernel<false>, .run_shifted_b = shifted_b}; }
 
 }  // namespace porta::detail
