@@ -185,16 +185,16 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
   const std::int64_t panels_per_task =
       std::clamp(host_cache_sizes().l2 / 4 / panel_bytes, std::min<std::int64_t>(panels, 4), panels);
   const std::int64_t panel_blocks = ceil_div(panels, panels_per_task);
-  // And up to 4 register tiles of pixels (8 of AVX-512's tiles under 8 rows, about as many
-  // pixels: 8x64x56x56->64 in tiles of 6, +0.5-2 % against oneDNN on 1 and 2 threads), fewer
-  // where that would leave the threads fewer than 6 tasks each to balance: a 14x14 image in tasks
-  // of 4, 4, 4 and 2 tiles left one of 2 threads 16 of 28 (on 2 threads ResNet-50's 1x1 layers at
-  // 14x14 and 7x7 now run 10-13 % faster, its 7x7 3x3 layer 19 %; 28x28 layers, 14 tasks of 4,
-  // are as they were).
+  // And up to 4 register tiles of pixels (8 of tiles under 8 rows, about as many pixels:
+  // 8x64x56x56->64 in AVX-512's tiles of 6, +0.5-2 % against oneDNN on 1 and 2 threads, AVX2's
+  // 6x16 level), fewer where that would leave the threads fewer than 6 tasks each to balance: a
+  // 14x14 image in tasks of 4, 4, 4 and 2 tiles left one of 2 threads 16 of 28 (on 2 threads
+  // ResNet-50's 1x1 layers at 14x14 and 7x7 now run 10-13 % faster, its 7x7 3x3 layer 19 %;
+  // 28x28 layers, 14 tasks of 4, are as they were).
   const std::int64_t tiles = ceil_div(rows.pixels, mr);
   const std::int64_t other_units = images * rows.segments * d.groups * panel_blocks;
   const std::int64_t threads = tbb::this_task_arena::max_concurrency();
-  std::int64_t tiles_per_task = std::min<std::int64_t>(tiles, kernel.isa == "avx512" && mr < 8 ? 8 : 4);
+  std::int64_t tiles_per_task = std::min<std::int64_t>(tiles, mr < 8 ? 8 : 4);
   while (tiles_per_task > 1 && ceil_div(tiles, tiles_per_task) * other_units < 6 * threads) --tiles_per_task;
   const std::int64_t tile_blocks = ceil_div(tiles, tiles_per_task);
 
