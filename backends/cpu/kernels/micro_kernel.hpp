@@ -66,15 +66,16 @@ using MicroKernelUnpackedAFn = void (*)(std::int64_t depth, const float* a, std:
                                         const float* b, float* c, std::int64_t ldc, int cols, bool accumulate,
                                         const TileEpilogue* epilogue);
 
-// How a kernel reads A: packed into panels, in place (MicroKernelUnpackedAFn), or in place from
-// memory, read once (a large GEMM's A): then every 16 steps of k, as a row's cache line is used
-// up, the line `streamed_a_ahead` bytes on is prefetched. The GEMM reads 2 KB of each row (a depth
-// slice) before moving to the next tile's rows: runs too short for the hardware prefetchers to
-// reach speed. Prefetched, 4096x16x4096 and 7680x32x2560 ran 15-25 % faster on one Zen 5 core
-// (256 to 1024 bytes ahead alike; the next tile's rows prefetched all at once before it: slower).
-// Prefetches past A's end are harmless: a prefetch never faults.
-enum class ARead { packed, in_place, streamed };
-inline constexpr std::int64_t streamed_a_ahead = 512;
+// How a kernel reads A: packed into panels; in place (MicroKernelUnpackedAFn); or in place and
+// streamed from memory, where the hardware prefetchers fall behind: a GEMM reads 2 KB of each row
+// (a depth slice), a 1x1 convolution a pixel's channels, before the next tile's rows. Streamed,
+// every 16 steps of k, as each row's current cache line is used up, the kernel prefetches a line
+// for each row: the next tile's (the row mr rows on, at the same depth), or in the kernels for
+// rows that alias in L1 (rows_alias_in_l1), where that line would fall into the same full set,
+// the one `along_rows_ahead` bytes on in the same row. Prefetches past A's end are harmless: a
+// prefetch never faults.
+enum class ARead { packed, in_place, streamed_next_tile, streamed_along_rows };
+inline constexpr std::int64_t along_rows_ahead = 512;
 
 // The same with B read in place at a shift per step of k: element (p, j) at b[shift[p] + j], for
 // j < cols only (lanes past cols are neither read nor stored), and only rows < rows of C stored.
@@ -90,7 +91,7 @@ struct MicroKernel {
   std::int64_t mr, nr;
   MicroKernelFn run;  // null for a kernel only convolutions use (they read A in place)
   MicroKernelUnpackedAFn run_unpacked_a;
-  MicroKernelUnpackedAFn run_streamed_a = nullptr;  // for A read once from memory (ARead); GEMM kernels only
+  MicroKernelUnpackedAFn run_streamed_a;  // the same, streaming A from memory (ARead)
   MicroKernelShiftedBFn run_shifted_b = nullptr;  // the wide kernels only
   // The same rows, tail_nr columns: for a convolution's last filter panel where at most tail_nr
   // filters are left, packed tail_nr wide (112 filters: three panels of 32 and one of 16, not

@@ -37,11 +37,10 @@ __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float*
     const float* a_p = a + taps.shift[t];
     const float* b_p = b + t * taps.b_stride;
     for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += nr) {
-      if constexpr (read == ARead::streamed) {
+      if constexpr (read == ARead::streamed_next_tile) {
         if (p % 16 == 0) {
 #pragma GCC unroll 6
-          for (int i = 0; i < mr; ++i)
-            _mm_prefetch(reinterpret_cast<const char*>(a_p + i * a_row) + streamed_a_ahead, _MM_HINT_T0);
+          for (int i = 0; i < mr; ++i) _mm_prefetch(reinterpret_cast<const char*>(a_p + (i + mr) * a_row), _MM_HINT_T0);
         }
       }
       const __m256 b_lo = _mm256_load_ps(b_p), b_hi = _mm256_load_ps(b_p + 8);
@@ -128,6 +127,6 @@ __attribute__((target("avx2,fma"))) void shifted_b(std::int64_t depth, const flo
 
 MicroKernel avx2_micro_kernel() { return {.isa = "avx2", .mr = mr, .nr = nr, .run = packed,
                                           .run_unpacked_a = kernel<ARead::in_place>,
-                                          .run_streamed_a = kernel<ARead::streamed>, .run_shifted_b = shifted_b}; }
+                                          .run_streamed_a = kernel<ARead::streamed_next_tile>, .run_shifted_b = shifted_b}; }
 
 }  // namespace porta::detail

@@ -19,7 +19,7 @@
 // x 32 or 16 columns, fewer rows than an L1 set has ways (12 on Zen 5), so that the rows do not
 // evict each other, nor the B panel's lines, even where they all fall into one set. Reading A
 // as it is, 12 rows ran faster than 8, 10 and 14 and than a spaced copy of the rows; with its rows
-// prefetched ahead (ARead::streamed), 8 ran faster than 12 (medians of 5 against the faster of
+// streamed along (ARead::streamed_along_rows), 8 ran faster than 12 (medians of 5 against the faster of
 // oneDNN and OpenBLAS, 1 thread: 4096x16x4096 1.08 -> 1.17, 4096x32x4096 0.89 -> 1.13,
 // 2048x32x2048 1.05 -> 1.24), and not slower from cache (512x16x512, 3072x16x1024 level).
 #include <immintrin.h>
@@ -60,6 +60,8 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
   constexpr int bases = packed_a ? 1 : (Mr + 2) / 3;
   const std::int64_t a_step = packed_a ? Mr : 1;
   const std::int64_t row_bytes = packed_a ? 0 : lda * std::int64_t{sizeof(float)};
+  constexpr bool streamed = read == ARead::streamed_next_tile || read == ARead::streamed_along_rows;
+  const std::int64_t fetch_offset = read == ARead::streamed_along_rows ? along_rows_ahead : Mr * row_bytes;
   for (int t = 0; t < taps.count; ++t) {
     const float* a_p = a + taps.shift[t];
     const float* b_p = b + t * taps.b_stride;
@@ -78,11 +80,10 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
 #pragma GCC unroll 4
         for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_fmadd_ps(a_i, b_v[v], acc[i][v]);
       }
-      if constexpr (read == ARead::streamed) {
+      if constexpr (streamed) {
         if (p % 16 == 0) {
 #pragma GCC unroll 28
-          for (int i = 0; i < Mr; ++i)
-            _mm_prefetch(row_base[i / 3] + (i % 3) * row_bytes + streamed_a_ahead, _MM_HINT_T0);
+          for (int i = 0; i < Mr; ++i) _mm_prefetch(row_base[i / 3] + (i % 3) * row_bytes + fetch_offset, _MM_HINT_T0);
         }
       }
       if constexpr (!packed_a) {
@@ -156,10 +157,10 @@ __attribute__((target("avx512f,fma"))) void shifted_b(std::int64_t depth, const 
 }
 
 // A kernel that GEMMs use, with A packed, in place or streamed.
-template <int Mr, int Vecs>
+template <int Mr, int Vecs, ARead streamed = ARead::streamed_next_tile>
 MicroKernel gemm_kernel() {
   return {.isa = "avx512", .mr = Mr, .nr = 16 * Vecs, .run = packed<Mr, Vecs>,
-          .run_unpacked_a = kernel<Mr, Vecs, ARead::in_place>, .run_streamed_a = kernel<Mr, Vecs, ARead::streamed>};
+          .run_unpacked_a = kernel<Mr, Vecs, ARead::in_place>, .run_streamed_a = kernel<Mr, Vecs, streamed>};
 }
 
 }  // namespace
@@ -175,15 +176,18 @@ MicroKernel avx512_micro_kernel() {
 MicroKernel avx512_narrow_micro_kernel() { return gemm_kernel<28, 1>(); }
 
 MicroKernel avx512_seven_row_micro_kernel() {
-  return {.isa = "avx512", .mr = 7, .nr = 48, .run = nullptr, .run_unpacked_a = kernel<7, 3, ARead::in_place>};
+  return {.isa = "avx512", .mr = 7, .nr = 48, .run = nullptr, .run_unpacked_a = kernel<7, 3, ARead::in_place>,
+          .run_streamed_a = kernel<7, 3, ARead::streamed_next_tile>};
 }
 
 MicroKernel avx512_pointwise_micro_kernel() {
-  return {.isa = "avx512", .mr = 6, .nr = 64, .run = nullptr, .run_unpacked_a = kernel<6, 4, ARead::in_place>};
+  return {.isa = "avx512", .mr = 6, .nr = 64, .run = nullptr, .run_unpacked_a = kernel<6, 4, ARead::in_place>,
+          .run_streamed_a = kernel<6, 4, ARead::streamed_next_tile>};
 }
 
 MicroKernel avx512_aliasing_micro_kernel(bool narrow) {
-  return narrow ? gemm_kernel<8, 1>() : gemm_kernel<8, 2>();
+  constexpr ARead along = ARead::streamed_along_rows;
+  return narrow ? gemm_kernel<8, 1, along>() : gemm_kernel<8, 2, along>();
 }
 
 }  // namespace porta::detail

@@ -207,11 +207,12 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
   // others (sigmoid, SiLU, ...) run over the tile's stored rows afterwards.
   const bool direct_rows = (rows.segments > 1 || rows.wp == d.q) && op.residual != op.y.data();
   // An input read in place that is larger than an eighth of L3 comes from L3 or memory: in tasks
-  // of whole tiles, the first panel over a tile asks for the next tile's rows meanwhile. Past half
-  // of L3 (ResNet-50's 1x1 layer of 8x256x56x56) +7-17 % on 1 thread, +9-11 % on 2; from an
-  // eighth, 8x64x56x56->64 (6.4 MB) 0.77-0.80 -> 0.93 of oneDNN on 1 thread, level on 2, and
-  // 8x512x28x28->128 +2-3 % (other inputs of 4-16 MB level to +3 %; when first measured,
-  // inputs that stayed in cache ran 2-5 % slower with it).
+  // of whole tiles, the micro-kernel of the first panel over a tile streams it, fetching the next
+  // tile's rows as it goes (ARead). Against oneDNN (medians of 4-5), 1 thread: 8x256x56x56->64
+  // 1.11 -> 1.25, 8x512x28x28->128 0.99 -> 1.06, 8x240x28x28->40 0.90 -> 0.95, 8x64x56x56->64
+  // 0.89 -> 0.90; 2 threads: 1.17 -> 1.29, 0.96 -> 0.99, -, 0.91 -> 0.94. Before, the next
+  // tile's rows were asked for all at once before each tile, which had made 8x64x56x56->64 0.77
+  // -> 0.93 and 8x32x112x112->16 0.92 -> 1.31; streamed they keep that.
   const std::int64_t input_floats = d.n * d.h * d.w * d.c;
   const bool fetch_ahead = rows.in_place && input_floats * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 8;
   const bool in_kernel = TileEpilogue::fusable(op.p.activation);
@@ -246,15 +247,15 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
       // filters the task has are stored: a partial last panel lands in y with the others, through
       // the tail kernel where it is packed narrower.
       const auto sum_panel = [&](const float* a, std::int64_t panel, float* c, std::int64_t ld,
-                                 const TileEpilogue* epilogue) {
+                                 const TileEpilogue* epilogue, bool stream) {
         const float* b = filters + (group * panels + panel0 + panel) * depth * nr;
         const std::int64_t cols = std::min(nr, k_count - panel * nr), width = panel_columns(kernel, cols);
         const bool narrow = width < nr;
+        const MicroKernelUnpackedAFn run =
+            narrow ? kernel.run_tail : stream ? kernel.run_streamed_a : kernel.run_unpacked_a;
         for (std::int64_t slice = 0; slice < tap_depth; slice += kc)
-          (narrow ? kernel.run_tail : kernel.run_unpacked_a)(std::min(kc, tap_depth - slice), a + slice, rows.lda,
-                                                             narrow ? narrow_taps : taps, b + slice * width, c, ld,
-                                                             static_cast<int>(cols), slice > 0,
-                                                             slice + kc >= tap_depth ? epilogue : nullptr);
+          run(std::min(kc, tap_depth - slice), a + slice, rows.lda, narrow ? narrow_taps : taps, b + slice * width, c,
+              ld, static_cast<int>(cols), slice > 0, slice + kc >= tap_depth ? epilogue : nullptr);
       };
       if (all_direct && in_kernel && !op.y.converts()) {
         // Every tile whole output pixels, consecutive in y, and nothing left to do after the
@@ -264,12 +265,9 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
         for (std::int64_t panel = 0; panel * nr < k_count; ++panel) {
           for (std::int64_t tile = tile0; tile < tile_end; ++tile) {
             const float* a = segment_rows + tile * mr * rows.lda;
-            const std::int64_t a_offset = a - op.x, tile_floats = mr * rows.lda;
-            if (fetch_ahead && panel == 0 && a_offset + 2 * tile_floats <= input_floats)
-              prefetch_floats<false, 2>(a + tile_floats, tile_floats);
             const std::int64_t y0 = y_first + tile * mr * d.k;
             const TileEpilogue epilogue = epilogue_at(panel, y0);
-            sum_panel(a, panel, op.y.data() + y0 + panel * nr, d.k, &epilogue);
+            sum_panel(a, panel, op.y.data() + y0 + panel * nr, d.k, &epilogue, fetch_ahead && panel == 0);
           }
         }
         return;
@@ -312,9 +310,9 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
           const bool to_y = panel * nr < direct_cols;
           const TileEpilogue epilogue = epilogue_at(panel, y0);
           if (to_y) {
-            sum_panel(a, panel, op.y.data() + y0 + panel * nr, d.k, &epilogue);
+            sum_panel(a, panel, op.y.data() + y0 + panel * nr, d.k, &epilogue, false);
           } else {
-            sum_panel(a, panel, block.data() + panel * nr, ldc, nullptr);
+            sum_panel(a, panel, block.data() + panel * nr, ldc, nullptr, false);
           }
         }
         // The activation the kernel could not apply, over the columns it stored: as one run where
