@@ -125,8 +125,9 @@ __attribute__((target("avx2,fma"))) void shifted_b(std::int64_t depth, const flo
 
 }  // namespace
 
-MicroKernel avx2_micro_kernel() { return {.isa = "avx2", .mr = mr, .nr = nr, .run = packed,
-                                          .run_unpacked_a = kernel<ARead::in_place>,
-                                          .run_streamed_a = kernel<ARead::streamed_next_tile>, .run_shifted_b = shifted_b}; }
+MicroKernel avx2_micro_kernel() {
+  return {.isa = "avx2", .mr = mr, .nr = nr, .run = packed, .run_unpacked_a = kernel<ARead::in_place>,
+          .run_streamed_a = kernel<ARead::streamed_next_tile>, .run_shifted_b = shifted_b};
+}
 
 }  // namespace porta::detail
