@@ -2,7 +2,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include "backends/cpu/kernels/micro_kernel.hpp"
@@ -66,10 +66,13 @@ const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) 
 const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise) {
   if (const auto& one_pass = kernels().pointwise; pointwise && one_pass && filters == one_pass->nr) return *one_pass;
   // On a tie, a kernel that needs no tail panel: 14x16 loads more per multiply than the wide
-  // kernels (8x24x56x56->144 ran 7-10 % slower as 14x32 with one than as 7x48).
+  // kernels (8x24x56x56->144 ran 7-10 % slower as 14x32 with one than as 7x48). Then the wider
+  // panels, which pass fewer times over each output pixel: 7x48 against 14x32 for 96 filters
+  // over 8x16x112x112 +11 % (1 thread) and +19 % (2) against oneDNN, for 480 and 672 over 14x14
+  // images +0.5-3 %.
   const auto cost = [&](const MicroKernel& k) {
     const std::int64_t left = filters % k.nr;
-    return std::pair{computed_by(k, filters, rows), left > 0 && left <= k.tail_nr};
+    return std::tuple{computed_by(k, filters, rows), left > 0 && left <= k.tail_nr, -k.nr};
   };
   const MicroKernel* best = &gemm_micro_kernel_for(filters);
   for (const MicroKernel& kernel : kernels().for_filters)
