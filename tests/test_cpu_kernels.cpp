@@ -83,7 +83,11 @@ TEST_SUITE("runtime") {
         CHECK(computed_by(chosen, filters, rows) >= filters * rows);
         CHECK(chosen.isa == plain.isa);
         CHECK(static_cast<bool>(chosen.run_unpacked_a));
+        CHECK(static_cast<bool>(chosen.run_streamed_a));
       }
+    for (const bool rows_alias : {false, true})
+      for (const std::int64_t columns : {16, 32, 512})
+        CHECK(static_cast<bool>(gemm_micro_kernel_for(columns, rows_alias).run_streamed_a));
     if (gemm_micro_kernel().isa == "avx512") {
       CHECK(computed_by(gemm_micro_kernel(), 112, 196) == 112 * 196);  // 3 panels of 32 and one of 16
       CHECK(computed_by(gemm_micro_kernel(), 40, 196) == 48 * 196);

@@ -133,6 +133,10 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   add_case(list, OpKind::Gemm, "strided_a", t, [](CaseGraph& c) {
     return c.g.gemm(c.input({9, 17}, {1, 9}), c.weights({17, 5}), {}, c.weights({5}));
   });
+  // A read in place and streamed under ops.cpu_small_caches by AVX-512's 28x16 kernel (its rows
+  // 400 bytes apart do not alias).
+  add_case(list, OpKind::Gemm, "streamed_300x16x100", t,
+           [](CaseGraph& c) { return c.g.gemm(c.input({300, 100}), c.weights({100, 16})); });
   // Rows 4 KiB apart (K = 1024), which the cpu backend reads in place with a kernel of fewer rows:
   // a ragged last row panel, two depth slices, narrow N (partial and whole panel) and wide N.
   for (const std::int64_t n : {5, 16, 40})
@@ -188,6 +192,10 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       // whole register tile, depth past one cache slice, a pointwise layer read in place.
       {"pointwise_n3_small_planes", {3, 5, 3, 4}, {7, 5, 1, 1}, {}, true},
       {"pointwise_n2_in_place", {2, 3, 20, 20}, {16, 3, 1, 1}, {}},
+      // Inputs the cpu backend streams under ops.cpu_small_caches: AVX-512's 7x48 kernel (96
+      // filters, a tie with 14x32), and 14x32 with its 16-wide tail panel (112 filters).
+      {"pointwise_streamed_k96", {2, 8, 20, 20}, {96, 8, 1, 1}, {}, true},
+      {"pointwise_streamed_k112", {2, 8, 20, 20}, {112, 8, 1, 1}, {}},
       {"n3_k29_3x3", {3, 3, 5, 6}, {29, 3, 3, 3}, {.pad = {1, 1, 1, 1}}, true},
       {"n2_large_planes_3x3", {2, 3, 24, 24}, {5, 3, 3, 3}, {.pad = {1, 1, 1, 1}}, true},  // one image per copy
       {"deep_c48_3x3", {1, 48, 6, 7}, {15, 48, 3, 3}, {.pad = {1, 1, 1, 1}}},

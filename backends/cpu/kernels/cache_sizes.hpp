@@ -21,12 +21,11 @@ const CacheSizes& host_cache_sizes();
 
 inline constexpr std::int64_t cache_line_bytes = 64;
 
-// Asks for the cache lines of floats [p, p + count): for writing where Write, kept at Locality
-// (__builtin_prefetch's 0 to 3).
-template <bool Write = false, int Locality = 3>
+// Asks for the cache lines of floats [p, p + count), for writing where Write.
+template <bool Write = false>
 [[gnu::always_inline]] inline void prefetch_floats(const float* p, std::int64_t count) {
   constexpr std::int64_t line_floats = cache_line_bytes / sizeof(float);
-  for (std::int64_t i = 0; i < count; i += line_floats) __builtin_prefetch(p + i, Write, Locality);
+  for (std::int64_t i = 0; i < count; i += line_floats) __builtin_prefetch(p + i, Write, 3);
 }
 
 // The deepest slice of k one micro-kernel call takes (the GEMM's packed slices are this deep).

@@ -314,7 +314,7 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
                        std::min(kernel.nr, cols - j), pc > 0, [&](float* tile, std::int64_t ld, bool accumulate) {
                          if (i < packed_row0) {
                            run_in_place(depth, a_rows + i * a.ld, a.ld, one_tap, b_panel, tile, ld,
-                                                 static_cast<int>(kernel.nr), accumulate, nullptr);
+                                        static_cast<int>(kernel.nr), accumulate, nullptr);
                          } else {
                            kernel.run(depth, a_block.data() + (i - packed_row0) * depth, b_panel, tile, ld,
                                       accumulate);

@@ -135,7 +135,7 @@ inline std::int64_t computed_by(const MicroKernel& kernel, std::int64_t filters,
 // `pointwise` (1x1) layer of exactly as many filters as a pointwise kernel has columns, that one
 // (AVX-512's 6x64); else, of the kernels the instruction set has, the one that computes least
 // (computed_by; on AVX-512, tiles of 7 rows for a 7x7 image's 49). Ties go to one without a
-// tail panel, then to the wider panels, then to gemm_micro_kernel_for's.
+// tail panel, then to the wider panels.
 const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise);
 
 }  // namespace porta::detail

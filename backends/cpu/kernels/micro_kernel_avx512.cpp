@@ -7,7 +7,8 @@
 // Seven rows, for convolutions whose segments of A's rows are 7 long or a multiple of it (a 7x7
 // image, output rows of 7 pixels), which tiles of 14 pad: 7 x 48, three loads and 7 broadcasts
 // per 21 FMAs. Unpadded it runs as fast as the wide kernel (a standalone sweep of 1x1 layers,
-// 214-249 GFLOP/s on one Zen 5 core); the rows it saves are the gain.
+// 214-249 GFLOP/s on one Zen 5 core); the rows it saves are the gain, and where it computes as
+// much as the wide kernel, its wider panels (filter_micro_kernel_for).
 // Pointwise, for 1x1 layers of 64 filters (ResNet-50's res2 layers that narrow to 64): 6 rows x
 // 64 columns, four loads and 6 broadcasts per 24 FMAs, so that one pass over A's rows writes whole
 // output pixels (the wide kernel's two panels pass twice, each writing half of every pixel's
@@ -18,10 +19,10 @@
 // Aliasing, for A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1): 8 rows
 // x 32 or 16 columns, fewer rows than an L1 set has ways (12 on Zen 5), so that the rows do not
 // evict each other, nor the B panel's lines, even where they all fall into one set. Reading A
-// as it is, 12 rows ran faster than 8, 10 and 14 and than a spaced copy of the rows; with its rows
-// streamed along (ARead::streamed_along_rows), 8 ran faster than 12 (medians of 5 against the faster of
-// oneDNN and OpenBLAS, 1 thread: 4096x16x4096 1.08 -> 1.17, 4096x32x4096 0.89 -> 1.13,
-// 2048x32x2048 1.05 -> 1.24), and not slower from cache (512x16x512, 3072x16x1024 level).
+// as it is, 12 rows ran faster than 8, 10 and 14 and than a spaced copy of the rows; with its
+// rows streamed along (ARead::streamed_along_rows), 8 ran faster than 12 (medians of 5 against
+// the faster of oneDNN and OpenBLAS, 1 thread: 4096x16x4096 1.08 -> 1.17, 4096x32x4096 0.89 ->
+// 1.13, 2048x32x2048 1.05 -> 1.24), and not slower from cache (512x16x512, 3072x16x1024 level).
 #include <immintrin.h>
 
 #include "backends/cpu/kernels/micro_kernel.hpp"
@@ -33,7 +34,7 @@ constexpr int mr = 14;
 constexpr int nr = 32;
 
 // An Mr x (16 * Vecs) tile. A is packed (element (i, p) at a[p * Mr + i], one tap) or read in
-// place (at a[shift[t] + i * lda + p]).
+// place (at a[shift[t] + i * lda + p]), streamed or not (ARead).
 template <int Mr, int Vecs, ARead read>
 __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
                                                    const Taps& taps, const float* b, float* c, std::int64_t ldc,

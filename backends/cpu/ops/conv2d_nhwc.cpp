@@ -208,7 +208,7 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
   const bool direct_rows = (rows.segments > 1 || rows.wp == d.q) && op.residual != op.y.data();
   // An input read in place that is larger than an eighth of L3 comes from L3 or memory: in tasks
   // of whole tiles, the micro-kernel of the first panel over a tile streams it, fetching the next
-  // tile's rows as it goes (ARead). Against oneDNN (medians of 4-5), 1 thread: 8x256x56x56->64
+  // tile's rows as it goes (ARead; not a 16-wide tail panel, first only in a task of no other). Against oneDNN (medians of 4-5), 1 thread: 8x256x56x56->64
   // 1.11 -> 1.25, 8x512x28x28->128 0.99 -> 1.06, 8x240x28x28->40 0.90 -> 0.95, 8x64x56x56->64
   // 0.89 -> 0.90; 2 threads: 1.17 -> 1.29, 0.96 -> 0.99, -, 0.91 -> 0.94. Before, the next
   // tile's rows were asked for all at once before each tile, which had made 8x64x56x56->64 0.77
