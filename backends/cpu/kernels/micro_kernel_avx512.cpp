@@ -164,6 +164,14 @@ MicroKernel gemm_kernel() {
           .run_unpacked_a = kernel<Mr, Vecs, ARead::in_place>, .run_streamed_a = kernel<Mr, Vecs, streamed>};
 }
 
+// A kernel only convolutions use: A read in place, streamed or not.
+template <int Mr, int Vecs>
+MicroKernel conv_kernel() {
+  return {.isa = "avx512", .mr = Mr, .nr = 16 * Vecs, .run = nullptr,
+          .run_unpacked_a = kernel<Mr, Vecs, ARead::in_place>,
+          .run_streamed_a = kernel<Mr, Vecs, ARead::streamed_next_tile>};
+}
+
 }  // namespace
 
 MicroKernel avx512_micro_kernel() {
@@ -176,15 +184,9 @@ MicroKernel avx512_micro_kernel() {
 
 MicroKernel avx512_narrow_micro_kernel() { return gemm_kernel<28, 1>(); }
 
-MicroKernel avx512_seven_row_micro_kernel() {
-  return {.isa = "avx512", .mr = 7, .nr = 48, .run = nullptr, .run_unpacked_a = kernel<7, 3, ARead::in_place>,
-          .run_streamed_a = kernel<7, 3, ARead::streamed_next_tile>};
-}
+MicroKernel avx512_seven_row_micro_kernel() { return conv_kernel<7, 3>(); }
 
-MicroKernel avx512_pointwise_micro_kernel() {
-  return {.isa = "avx512", .mr = 6, .nr = 64, .run = nullptr, .run_unpacked_a = kernel<6, 4, ARead::in_place>,
-          .run_streamed_a = kernel<6, 4, ARead::streamed_next_tile>};
-}
+MicroKernel avx512_pointwise_micro_kernel() { return conv_kernel<6, 4>(); }
 
 MicroKernel avx512_aliasing_micro_kernel(bool narrow) {
   constexpr ARead along = ARead::streamed_along_rows;

@@ -208,13 +208,14 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
   const bool direct_rows = (rows.segments > 1 || rows.wp == d.q) && op.residual != op.y.data();
   // An input read in place that is larger than an eighth of L3 comes from L3 or memory: in tasks
   // of whole tiles, the micro-kernel of the first panel over a tile streams it, fetching the next
-  // tile's rows as it goes (ARead; not a 16-wide tail panel, first only in a task of no other). Against oneDNN (medians of 4-5), 1 thread: 8x256x56x56->64
+  // tile's rows as it goes (ARead; a 16-wide tail panel does not, which leaves a task holding
+  // only that panel unstreamed). Against oneDNN (medians of 4-5), 1 thread: 8x256x56x56->64
   // 1.11 -> 1.25, 8x512x28x28->128 0.99 -> 1.06, 8x240x28x28->40 0.90 -> 0.95, 8x64x56x56->64
   // 0.89 -> 0.90; 2 threads: 1.17 -> 1.29, 0.96 -> 0.99, -, 0.91 -> 0.94. Before, the next
   // tile's rows were asked for all at once before each tile, which had made 8x64x56x56->64 0.77
   // -> 0.93 and 8x32x112x112->16 0.92 -> 1.31; streamed they keep that.
   const std::int64_t input_floats = d.n * d.h * d.w * d.c;
-  const bool fetch_ahead = rows.in_place && input_floats * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 8;
+  const bool stream_input = rows.in_place && input_floats * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 8;
   const bool in_kernel = TileEpilogue::fusable(op.p.activation);
 
   for (std::int64_t first = 0; first < d.n; first += images) {
@@ -267,7 +268,7 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
             const float* a = segment_rows + tile * mr * rows.lda;
             const std::int64_t y0 = y_first + tile * mr * d.k;
             const TileEpilogue epilogue = epilogue_at(panel, y0);
-            sum_panel(a, panel, op.y.data() + y0 + panel * nr, d.k, &epilogue, fetch_ahead && panel == 0);
+            sum_panel(a, panel, op.y.data() + y0 + panel * nr, d.k, &epilogue, stream_input && panel == 0);
           }
         }
         return;
