@@ -14,7 +14,8 @@ struct CacheSizes {
 
 // PORTA_CPU_CACHES="L1,L2,L3" (e.g. "48K,1M,32M") where set: for machines that misreport them,
 // and for tests of the blocking that smaller caches get. Otherwise
-// /sys/devices/system/cpu/cpu0/cache, then sysconf, then typical x86-64 sizes.
+// /sys/devices/system/cpu/cpu0/cache, then sysconf (its L3 capped at 32 MiB: it may be a whole
+// socket's), then typical x86-64 sizes.
 // Read once; a malformed PORTA_CPU_CACHES throws InvalidArgument (the cpu device checks it when
 // it opens).
 const CacheSizes& host_cache_sizes();
