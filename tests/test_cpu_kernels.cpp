@@ -28,6 +28,13 @@ using namespace porta::detail;
 static_assert(rows_alias_in_l1(14, 1024) && !rows_alias_in_l1(12, 1024) && !rows_alias_in_l1(12, 3072));
 static_assert(rows_alias_in_l1(28, 512) && rows_alias_in_l1(28, 1536) && !rows_alias_in_l1(14, 512));
 static_assert(!rows_alias_in_l1(28, 256) && !rows_alias_in_l1(28, 1760) && !rows_alias_in_l1(28, 1));
+// Cache sizes: sysfs believed at any size; sysconf's L3 capped (508 MiB on a Zen 5 guest without
+// sysfs), its L1 and L2 not; nothing reported, the fallback.
+static_assert(reported_cache_size(3, 64 << 20, 508 << 20, 8 << 20) == 64 << 20);
+static_assert(reported_cache_size(3, 0, 508 << 20, 8 << 20) == 32 << 20);
+static_assert(reported_cache_size(3, 0, 16 << 20, 8 << 20) == 16 << 20);
+static_assert(reported_cache_size(2, 0, 2 << 20, 256 << 10) == 2 << 20);
+static_assert(reported_cache_size(2, 0, -1, 256 << 10) == 256 << 10 && reported_cache_size(3, 0, 0, 8 << 20) == 8 << 20);
 
 TEST_SUITE("runtime") {
   TEST_CASE("cpu sigmoid and SiLU: within 3 ulp of double precision, limits and NaN kept") {

@@ -40,20 +40,9 @@ std::int64_t sysfs_cache_size(int level) {
   return 0;
 }
 
-// sysfs first: it gives the cache that one core shares with its neighbours. glibc's sysconf reads
-// CPUID, which on Zen 5 VMs gave the L3 of the whole multi-chiplet socket (384-508 MiB), of which
-// one core reaches only its own chiplet's 32 MiB. Where sysfs is missing (Firecracker VMs have no
-// cache directory) sysconf's figure is all there is, so its L3 is capped at one such chiplet's:
-// believed, 508 MiB made every layer look cache-resident and took the prefetching paths of
-// inputs from memory away (depthwise 8x144x56x56 0.66x oneDNN, 1.24x with 32 MiB).
-constexpr std::int64_t max_l3_from_sysconf = std::int64_t{32} << 20;
-
 std::int64_t cache_size(int level, int sysconf_name, std::int64_t fallback) {
-  const std::int64_t from_sysfs = sysfs_cache_size(level);
-  if (from_sysfs > 0) return from_sysfs;
   const long from_sysconf = sysconf_name >= 0 ? sysconf(sysconf_name) : -1;
-  if (from_sysconf <= 0) return fallback;
-  return level == 3 ? std::min<std::int64_t>(from_sysconf, max_l3_from_sysconf) : from_sysconf;
+  return reported_cache_size(level, sysfs_cache_size(level), from_sysconf, fallback);
 }
 
 #ifdef _SC_LEVEL1_DCACHE_SIZE

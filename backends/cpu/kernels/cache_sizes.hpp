@@ -13,12 +13,26 @@ struct CacheSizes {
 };
 
 // PORTA_CPU_CACHES="L1,L2,L3" (e.g. "48K,1M,32M") where set: for machines that misreport them,
-// and for tests of the blocking that smaller caches get. Otherwise
-// /sys/devices/system/cpu/cpu0/cache, then sysconf (its L3 capped at 32 MiB: it may be a whole
-// socket's), then typical x86-64 sizes.
-// Read once; a malformed PORTA_CPU_CACHES throws InvalidArgument (the cpu device checks it when
-// it opens).
+// and for tests of the blocking that smaller caches get. Otherwise reported_cache_size's choice
+// per level. Read once; a malformed PORTA_CPU_CACHES throws InvalidArgument (the cpu device
+// checks it when it opens).
 const CacheSizes& host_cache_sizes();
+
+// One level's size from what the system reports (0 or less: not reported): sysfs
+// (/sys/devices/system/cpu/cpu0/cache), which gives the cache one core shares with its
+// neighbours; else sysconf's, whose L3 is capped at one chiplet's 32 MiB; else `fallback`.
+// glibc's sysconf reads CPUID, which on Zen 5 VMs gave the whole multi-chiplet socket's L3
+// (384-508 MiB), of which a core reaches only its chiplet's; where sysfs has no cache directory
+// (Firecracker guests) nothing else tells, and 508 MiB believed made every layer look
+// cache-resident and switched the paths for inputs from memory off (depthwise 8x144x56x56 0.74x
+// oneDNN, 1.23x with 32 MiB).
+inline constexpr std::int64_t max_l3_from_sysconf = std::int64_t{32} << 20;
+constexpr std::int64_t reported_cache_size(int level, std::int64_t from_sysfs, std::int64_t from_sysconf,
+                                           std::int64_t fallback) {
+  if (from_sysfs > 0) return from_sysfs;
+  if (from_sysconf <= 0) return fallback;
+  return level == 3 ? std::min(from_sysconf, max_l3_from_sysconf) : from_sysconf;
+}
 
 inline constexpr std::int64_t cache_line_bytes = 64;
 
