@@ -1,7 +1,8 @@
 // The cpu backend's own kernels: its vectorisable activations against the double-precision
 // formulas of the ref oracle, over float's whole useful range and at its edges; its f16 runs in
-// every instruction set against the scalar conversions; its choice of micro-kernel for a
-// convolution; and its choice of convolution algorithm (PORTA_CPU_CONV).
+// every instruction set against the scalar conversions; its GEMM micro-kernels against a double
+// sum; its choice of micro-kernel for a convolution; and its choice of convolution algorithm
+// (PORTA_CPU_CONV).
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -16,6 +17,7 @@
 #include "backends/cpu/kernels/activation_run.hpp"
 #include "backends/cpu/kernels/cache_sizes.hpp"
 #include "backends/cpu/kernels/micro_kernel.hpp"
+#include "backends/cpu/kernels/scratch_pool.hpp"
 #include "backends/cpu/kernels/vector_kernels.hpp"
 #include "core/runtime/op_math.hpp"
 #include "op_cases/verify.hpp"
@@ -36,6 +38,18 @@ static_assert(reported_cache_size(3, 0, 16 << 20, 8 << 20) == 16 << 20);
 static_assert(reported_cache_size(2, 0, 2 << 20, 256 << 10) == 2 << 20);
 static_assert(reported_cache_size(2, 0, -1, 256 << 10) == 256 << 10);
 static_assert(reported_cache_size(3, 0, 0, 8 << 20) == 8 << 20);
+
+// Every call's finish (accumulate or not, its epilogue's residual and clamp) picks the entry of
+// tile_finishes that describes it.
+constexpr float any_residual[1] = {};
+static_assert([] {
+  for (int i = 0; i < std::ssize(tile_finishes); ++i) {
+    const TileFinish f = tile_finishes[i];
+    const TileEpilogue e{.residual = f.residual ? any_residual : nullptr, .activation = f.activation};
+    if (finish_index(f.accumulate, f.epilogue ? &e : nullptr) != i) return false;
+  }
+  return true;
+}());
 
 TEST_SUITE("runtime") {
   TEST_CASE("cpu sigmoid and SiLU: within 3 ulp of double precision, limits and NaN kept") {
@@ -109,6 +123,75 @@ TEST_SUITE("runtime") {
       CHECK(filter_micro_kernel_for(64, 3136, true).nr == 64);
       CHECK(filter_micro_kernel_for(64, 49, true).nr == 64);
       CHECK(filter_micro_kernel_for(256, 3136, true).nr == 32);
+    }
+  }
+
+  TEST_CASE("cpu micro-kernels with A in place: every kernel this CPU runs, over several tiles, every finish") {
+    std::vector<MicroKernel> kernels{generic_micro_kernel()};
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) kernels.push_back(avx2_micro_kernel());
+    if (__builtin_cpu_supports("avx512f"))
+      for (const MicroKernel& k : {avx512_micro_kernel(), avx512_narrow_micro_kernel(), avx512_seven_row_micro_kernel(),
+                                   avx512_pointwise_micro_kernel(), avx512_aliasing_micro_kernel(false),
+                                   avx512_aliasing_micro_kernel(true)})
+        kernels.push_back(k);
+#endif
+    // Each kernel's tail panel as a kernel of its own.
+    for (std::size_t i = 0, n = kernels.size(); i < n; ++i)
+      if (kernels[i].tail_nr > 0)
+        kernels.push_back({.isa = kernels[i].isa, .mr = kernels[i].mr, .nr = kernels[i].tail_nr, .run = nullptr,
+                           .run_unpacked_a = kernels[i].run_tail, .run_streamed_a = kernels[i].run_tail});
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    const auto random = [&](std::size_t n) {
+      std::vector<float> v(n);
+      for (float& x : v) x = uniform(rng);
+      return v;
+    };
+    constexpr std::int64_t depth = 19, lda = 23, tiles = 3, taps = 2, shift[taps] = {0, 2};
+    for (const MicroKernel& kernel : kernels) {
+      const std::int64_t mr = kernel.mr, nr = kernel.nr, rows = tiles * mr, ldc = nr + 3;
+      const std::vector<float> a = random(static_cast<std::size_t>(rows * lda + shift[taps - 1] + depth));
+      const AlignedFloats b = aligned_floats(static_cast<std::size_t>(taps * depth * nr));
+      for (std::int64_t i = 0; i < taps * depth * nr; ++i) b[static_cast<std::size_t>(i)] = uniform(rng);
+      const std::vector<float> bias = random(static_cast<std::size_t>(nr));
+      const std::vector<float> residual = random(static_cast<std::size_t>(rows * ldc)), old = random(residual.size());
+      const Taps both{shift, taps, depth * nr};
+      for (const MicroKernelUnpackedAFn run : {kernel.run_unpacked_a, kernel.run_streamed_a})
+        for (const std::int64_t count : {std::int64_t{1}, tiles})
+          for (const int cols : {static_cast<int>(nr), static_cast<int>(nr) - 5, 1})
+            for (const TileFinish& f : tile_finishes) {
+              const TileEpilogue epilogue{.bias = bias.data(), .residual = f.residual ? residual.data() : nullptr,
+                                          .ld_residual = ldc, .activation = f.activation};
+              std::vector<float> c = old;
+              run(depth, a.data(), lda, both, b.get(), c.data(), ldc, count, cols, f.accumulate,
+                  f.epilogue ? &epilogue : nullptr);
+              CAPTURE(kernel.isa);
+              CAPTURE(mr);
+              CAPTURE(nr);
+              CAPTURE(count);
+              CAPTURE(cols);
+              CAPTURE(finish_index(f.accumulate, f.epilogue ? &epilogue : nullptr));
+              std::int64_t wrong = 0;
+              for (std::int64_t i = 0; i < rows; ++i)
+                for (std::int64_t j = 0; j < ldc; ++j) {
+                  const auto at = static_cast<std::size_t>(i * ldc + j);
+                  if (i >= count * mr || j >= cols) {  // outside the call's tiles and columns: untouched
+                    wrong += c[at] != old[at];
+                    continue;
+                  }
+                  double want = f.accumulate ? old[at] : 0.0;
+                  for (std::int64_t t = 0; t < taps; ++t)
+                    for (std::int64_t p = 0; p < depth; ++p)
+                      want += double{a[static_cast<std::size_t>(shift[t] + i * lda + p)]} *
+                              b[static_cast<std::size_t>((t * depth + p) * nr + j)];
+                  if (f.epilogue)
+                    want = activate(f.activation, want + bias[static_cast<std::size_t>(j)] +
+                                                      (f.residual ? residual[at] : 0.0));
+                  wrong += std::fabs(c[at] - want) > 1e-5 * (1.0 + std::fabs(want));
+                }
+              CHECK(wrong == 0);
+            }
     }
   }
 

@@ -309,18 +309,17 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
           const float* a_rows = reinterpret_cast<const float*>(a.data) + row0 * a.ld + pc;
           for (std::int64_t j = 0; j < cols; j += kernel.nr) {
             const float* b_panel = b_pass.data() + (pc - p0) * nc + (col0 + j) * depth;
-            for (std::int64_t i = 0; i < rows; i += kernel.mr) {
-              run_tile(kernel, c + (row0 + i) * ldc + jc + col0 + j, ldc, std::min(kernel.mr, rows - i),
-                       std::min(kernel.nr, cols - j), pc > 0, [&](float* tile, std::int64_t ld, bool accumulate) {
-                         if (i < packed_row0) {
-                           run_in_place(depth, a_rows + i * a.ld, a.ld, one_tap, b_panel, tile, ld,
-                                        static_cast<int>(kernel.nr), accumulate, nullptr);
-                         } else {
-                           kernel.run(depth, a_block.data() + (i - packed_row0) * depth, b_panel, tile, ld,
-                                      accumulate);
-                         }
+            float* c_panel = c + row0 * ldc + jc + col0 + j;
+            const std::int64_t panel_cols = std::min(kernel.nr, cols - j);
+            // The whole tiles of an A read in place in one call, masked to the panel's columns.
+            if (packed_row0 > 0)
+              run_in_place(depth, a_rows, a.ld, one_tap, b_panel, c_panel, ldc, packed_row0 / kernel.mr,
+                           static_cast<int>(panel_cols), pc > 0, nullptr);
+            for (std::int64_t i = packed_row0; i < rows; i += kernel.mr)
+              run_tile(kernel, c_panel + i * ldc, ldc, std::min(kernel.mr, rows - i), panel_cols, pc > 0,
+                       [&](float* tile, std::int64_t ld, bool accumulate) {
+                         kernel.run(depth, a_block.data() + (i - packed_row0) * depth, b_panel, tile, ld, accumulate);
                        });
-            }
           }
         }
         if (p_end == k && epilogue) epilogue({row0, jc + col0, rows, cols});

@@ -3,6 +3,7 @@
 // Each instruction set has its own file compiled with a target attribute, so one binary carries
 // them all and CPUID picks one at run time.
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 
 #include "core/runtime/op_math.hpp"
@@ -29,17 +30,53 @@ struct TileEpilogue {
   }
 };
 
-// One register of a tile through the epilogue: sum + bias + residual (the kernel loads both, zero
-// where absent), then the activation lane by lane as op_math.hpp writes it (Relu keeps v > 0,
-// else 0, a NaN too; Relu6 replaces v < 0 and v > 6, a NaN stays). V is the kernel's vector type
-// (__m512, __m256), a GCC vector, taken by reference so that no vector crosses a call in another
-// instruction set's ABI.
-template <class V>
-[[gnu::always_inline]] inline void finish_lanes(const TileEpilogue& e, V& sum, const V& bias, const V& residual) {
-  sum += bias + residual;
+// What a call does to its finished tile, as constants: the kernels' stores are compiled once per
+// combination, so that no stored vector tests the call's choices (those tests were a third of the
+// instructions of a 16-deep call). With an epilogue, the bias (zero where absent) is always added.
+struct TileFinish {
+  bool accumulate = false;  // add C's old values
+  bool epilogue = false;    // add the bias, then the residual where `residual`, then the clamp
+  bool residual = false;
+  Activation activation = Activation::None;
+};
+
+// The combinations, indexed by finish_index.
+inline constexpr TileFinish tile_finishes[] = {
+    {false, false, false, Activation::None},  {true, false, false, Activation::None},
+    {false, true, false, Activation::None},   {false, true, false, Activation::Relu},
+    {false, true, false, Activation::Relu6},  {false, true, true, Activation::None},
+    {false, true, true, Activation::Relu},    {false, true, true, Activation::Relu6},
+    {true, true, false, Activation::None},    {true, true, false, Activation::Relu},
+    {true, true, false, Activation::Relu6},   {true, true, true, Activation::None},
+    {true, true, true, Activation::Relu},     {true, true, true, Activation::Relu6}};
+
+constexpr int finish_index(bool accumulate, const TileEpilogue* e) {
+  if (!e) return accumulate ? 1 : 0;
+  const int clamp = e->activation == Activation::Relu ? 1 : e->activation == Activation::Relu6 ? 2 : 0;
+  return 2 + (accumulate ? 6 : 0) + (e->residual ? 3 : 0) + clamp;
+}
+
+// Calls Store::template run<tile_finishes[index]>(args...). A kernel that calls it is
+// [[gnu::flatten]], so that this and the chosen store inline into it, in its instruction set.
+template <class Store, int I = 0, class... Args>
+void with_tile_finish(int index, Args&&... args) {
+  if constexpr (I < std::ssize(tile_finishes)) {
+    if (index == I) return Store::template run<tile_finishes[I]>(args...);
+    with_tile_finish<Store, I + 1>(index, args...);
+  }
+}
+
+// One register of a tile through the epilogue: sum + bias (+ residual), then the activation lane
+// by lane as op_math.hpp writes it (Relu keeps v > 0, else 0, a NaN too; Relu6 replaces v < 0 and
+// v > 6, a NaN stays). V is the kernel's vector type (__m512, __m256), a GCC vector, taken by
+// reference so that no vector crosses a call in another instruction set's ABI.
+template <TileFinish F, class V>
+[[gnu::always_inline]] inline void finish_lanes(V& sum, const V& bias, const V& residual) {
+  sum += bias;
+  if constexpr (F.residual) sum += residual;
   const V zero{}, six = zero + 6.0f;
-  if (e.activation == Activation::Relu) sum = sum > zero ? sum : zero;
-  if (e.activation == Activation::Relu6) {
+  if constexpr (F.activation == Activation::Relu) sum = sum > zero ? sum : zero;
+  if constexpr (F.activation == Activation::Relu6) {
     sum = sum < zero ? zero : sum;
     sum = sum > six ? six : sum;
   }
@@ -62,9 +99,11 @@ inline constexpr Taps one_tap{no_shift, 1, 0};
 // whose input rows are A. Only columns j < cols (at most nr) of C, the bias and the residual are
 // read or written: a convolution's last filter panel lands in y itself though y has fewer
 // channels left than a panel. `epilogue` (may be null) finishes the tile on its way out.
+// With `tiles` > 1 it runs that many tiles of consecutive rows in one call, each mr rows of A, C
+// and the residual on from the one before (a call costs as much as a 16-deep tile's multiplies).
 using MicroKernelUnpackedAFn = void (*)(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps,
-                                        const float* b, float* c, std::int64_t ldc, int cols, bool accumulate,
-                                        const TileEpilogue* epilogue);
+                                        const float* b, float* c, std::int64_t ldc, std::int64_t tiles, int cols,
+                                        bool accumulate, const TileEpilogue* epilogue);
 
 // How a kernel reads A: packed into panels; in place (MicroKernelUnpackedAFn); or in place and
 // streamed from memory, where the hardware prefetchers fall behind: a GEMM reads 2 KB of each row

@@ -15,27 +15,55 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 load(bool whole
   return whole ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
 }
 
-// A is packed (element (i, p) at a[p * mr + i], one tap) or read in place (at
-// a[shift[t] + i * lda + p]), streamed or not; streamed, the next tile's rows are fetched even
-// where rows alias in L1: 6 + 6 rows fit a set's 12 ways (4096x16x4096 against oneDNN-AVX2 1.16
-// along the rows, 1.22 the next tile).
+// A finished tile's sums into C (ldc apart), with F's epilogue (micro_kernel.hpp). Masked loads
+// and stores keep the lanes past `cols` out of memory; whole tiles take plain ones (vmaskmovps
+// stores are slow on AMD).
+struct StoreTile {
+  template <TileFinish F>
+  __attribute__((target("avx2,fma"))) static void run(__m256 (&lo)[mr], __m256 (&hi)[mr], float* c, std::int64_t ldc,
+                                                      int cols, const TileEpilogue* e, const float* residual) {
+    const bool whole = cols >= nr;
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
+    const __m256i m_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
+    __m256 bias_lo = _mm256_setzero_ps(), bias_hi = _mm256_setzero_ps();
+    if (F.epilogue && e->bias) {
+      bias_lo = load(whole, e->bias, m_lo);
+      bias_hi = load(whole, e->bias + 8, m_hi);
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < mr; ++i, c += ldc) {
+      if constexpr (F.accumulate) {
+        lo[i] = _mm256_add_ps(lo[i], load(whole, c, m_lo));
+        hi[i] = _mm256_add_ps(hi[i], load(whole, c + 8, m_hi));
+      }
+      if constexpr (F.epilogue) {
+        const float* row = residual + i * e->ld_residual;
+        const __m256 zero = _mm256_setzero_ps();
+        finish_lanes<F>(lo[i], bias_lo, F.residual ? load(whole, row, m_lo) : zero);
+        finish_lanes<F>(hi[i], bias_hi, F.residual ? load(whole, row + 8, m_hi) : zero);
+      }
+      if (whole) {
+        _mm256_storeu_ps(c, lo[i]);
+        _mm256_storeu_ps(c + 8, hi[i]);
+      } else {
+        _mm256_maskstore_ps(c, m_lo, lo[i]);
+        _mm256_maskstore_ps(c + 8, m_hi, hi[i]);
+      }
+    }
+  }
+};
+
+// One tile's sums, added to lo and hi. A is packed (element (i, p) at a[p * mr + i], one tap) or
+// read in place (at a[shift[t] + i * lda + p]), streamed or not; streamed, the next tile's rows
+// are fetched even where rows alias in L1: 6 + 6 rows fit a set's 12 ways (4096x16x4096 against
+// oneDNN-AVX2 1.16 along the rows, 1.22 the next tile).
 template <ARead read>
-__attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
-                                                 const Taps& taps, const float* b, float* c, std::int64_t ldc,
-                                                 int cols, bool accumulate, const TileEpilogue* epilogue) {
+__attribute__((target("avx2,fma"))) void sum_tile(__m256 (&lo)[mr], __m256 (&hi)[mr], std::int64_t depth,
+                                                  const float* a, std::int64_t lda, const Taps& taps, const float* b) {
   static_assert(read != ARead::streamed_along_rows, "the 6-row kernel streams the next tile's rows");
   constexpr bool packed_a = read == ARead::packed;
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
-  __m256 lo[mr], hi[mr];
-#pragma GCC unroll 6
-  for (int i = 0; i < mr; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
-  // C's tile is read and written only after the whole depth: fetch it meanwhile, so that its
-  // cache misses do not stall the end of every call.
-#pragma GCC unroll 6
-  for (int i = 0; i < mr; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + nr - 1), _MM_HINT_T0);
-  }
   for (int t = 0; t < taps.count; ++t) {
     const float* a_p = a + taps.shift[t];
     const float* b_p = b + t * taps.b_stride;
@@ -55,42 +83,36 @@ __attribute__((target("avx2,fma"))) void kernel(std::int64_t depth, const float*
       }
     }
   }
-  // Masked loads and stores keep the lanes past `cols` out of memory; whole tiles take plain ones
-  // (vmaskmovps stores are slow on AMD).
-  const bool whole = cols >= nr;
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i m_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
-  const __m256i m_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
-  __m256 bias_lo = _mm256_setzero_ps(), bias_hi = _mm256_setzero_ps();
-  if (epilogue && epilogue->bias) {
-    bias_lo = load(whole, epilogue->bias, m_lo);
-    bias_hi = load(whole, epilogue->bias + 8, m_hi);
-  }
+}
+
+// `tiles` tiles of consecutive rows (MicroKernelUnpackedAFn), each summed in registers and stored once.
+template <ARead read>
+__attribute__((target("avx2,fma"), flatten)) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
+                                                         const Taps& taps, const float* b, float* c, std::int64_t ldc,
+                                                         std::int64_t tiles, int cols, bool accumulate,
+                                                         const TileEpilogue* epilogue) {
+  const int finish = finish_index(accumulate, epilogue);
+  const float* residual = epilogue ? epilogue->residual : nullptr;
+  for (std::int64_t tile = 0; tile < tiles; ++tile, a += mr * lda, c += mr * ldc) {
+    // C's tile is read and written only after the whole depth: fetch it meanwhile, so that its
+    // cache misses do not stall the end of every tile.
 #pragma GCC unroll 6
-  for (int i = 0; i < mr; ++i, c += ldc) {
-    if (accumulate) {
-      lo[i] = _mm256_add_ps(lo[i], load(whole, c, m_lo));
-      hi[i] = _mm256_add_ps(hi[i], load(whole, c + 8, m_hi));
+    for (int i = 0; i < mr; ++i) {
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + nr - 1), _MM_HINT_T0);
     }
-    if (epilogue) {
-      const float* residual = epilogue->residual ? epilogue->residual + i * epilogue->ld_residual : nullptr;
-      const __m256 zero = _mm256_setzero_ps();
-      finish_lanes(*epilogue, lo[i], bias_lo, residual ? load(whole, residual, m_lo) : zero);
-      finish_lanes(*epilogue, hi[i], bias_hi, residual ? load(whole, residual + 8, m_hi) : zero);
-    }
-    if (whole) {
-      _mm256_storeu_ps(c, lo[i]);
-      _mm256_storeu_ps(c + 8, hi[i]);
-    } else {
-      _mm256_maskstore_ps(c, m_lo, lo[i]);
-      _mm256_maskstore_ps(c + 8, m_hi, hi[i]);
-    }
+    __m256 lo[mr], hi[mr];
+#pragma GCC unroll 6
+    for (int i = 0; i < mr; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
+    sum_tile<read>(lo, hi, depth, a, lda, taps, b);
+    with_tile_finish<StoreTile>(finish, lo, hi, c, ldc, cols, epilogue, residual);
+    if (residual) residual += mr * epilogue->ld_residual;
   }
 }
 
 __attribute__((target("avx2,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
                                                    std::int64_t ldc, bool accumulate) {
-  kernel<ARead::packed>(depth, a, mr, one_tap, b, c, ldc, nr, accumulate, nullptr);
+  kernel<ARead::packed>(depth, a, mr, one_tap, b, c, ldc, 1, nr, accumulate, nullptr);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and

@@ -33,28 +33,41 @@ namespace {
 constexpr int mr = 14;
 constexpr int nr = 32;
 
-// An Mr x (16 * Vecs) tile. A is packed (element (i, p) at a[p * Mr + i], one tap) or read in
-// place (at a[shift[t] + i * lda + p]), streamed or not (ARead).
-template <int Mr, int Vecs, ARead read>
-__attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
-                                                   const Taps& taps, const float* b, float* c, std::int64_t ldc,
-                                                   int cols, bool accumulate, const TileEpilogue* epilogue) {
-  static_assert(Mr <= max_mr);
-  constexpr bool packed_a = read == ARead::packed;
-  __m512 acc[Mr][Vecs];
-#pragma GCC unroll 28
-  for (int i = 0; i < Mr; ++i)
+// A finished tile's sums into C (ldc apart), with F's epilogue (micro_kernel.hpp). Masked loads
+// and stores keep the lanes past `cols` out of memory.
+template <int Mr, int Vecs>
+struct StoreTile {
+  template <TileFinish F>
+  __attribute__((target("avx512f,fma"))) static void run(__m512 (&acc)[Mr][Vecs], float* c, std::int64_t ldc,
+                                                         const __mmask16 (&lanes)[Vecs], const TileEpilogue* e,
+                                                         const float* residual) {
+    __m512 bias[Vecs];
 #pragma GCC unroll 4
-    for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_setzero_ps();
-  // C's tile is read and written only after the whole depth: fetch it meanwhile, so that its
-  // cache misses do not stall the end of every call.
+    for (int v = 0; v < Vecs; ++v)
+      bias[v] = F.epilogue && e->bias ? _mm512_maskz_loadu_ps(lanes[v], e->bias + 16 * v) : _mm512_setzero_ps();
 #pragma GCC unroll 28
-  for (int i = 0; i < Mr; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-#pragma GCC unroll 2
-    for (int v = 1; v < Vecs - 1; ++v) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * v), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * Vecs - 1), _MM_HINT_T0);
+    for (int i = 0; i < Mr; ++i, c += ldc) {
+#pragma GCC unroll 4
+      for (int v = 0; v < Vecs; ++v) {
+        __m512 sum = acc[i][v];
+        if constexpr (F.accumulate) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes[v], c + 16 * v));
+        if constexpr (F.epilogue) {
+          const __m512 r = F.residual ? _mm512_maskz_loadu_ps(lanes[v], residual + i * e->ld_residual + 16 * v)
+                                      : _mm512_setzero_ps();
+          finish_lanes<F>(sum, bias[v], r);
+        }
+        _mm512_mask_storeu_ps(c + 16 * v, lanes[v], sum);
+      }
+    }
   }
+};
+
+// One Mr x (16 * Vecs) tile's sums, added to acc. A is packed (element (i, p) at a[p * Mr + i],
+// one tap) or read in place (at a[shift[t] + i * lda + p]), streamed or not (ARead).
+template <int Mr, int Vecs, ARead read>
+__attribute__((target("avx512f,fma"))) void sum_tile(__m512 (&acc)[Mr][Vecs], std::int64_t depth, const float* a,
+                                                     std::int64_t lda, const Taps& taps, const float* b) {
+  constexpr bool packed_a = read == ARead::packed;
   // In place, row i is at row_base[i / 3] + (i % 3) * lda: a base pointer per three rows and one
   // stride register, so that the rows' addresses fit the general registers (with a pointer per
   // row, or an offset per row, the compiler reloaded some from the stack every step).
@@ -93,36 +106,48 @@ __attribute__((target("avx512f,fma"))) void kernel(std::int64_t depth, const flo
       }
     }
   }
-  // Masked loads and stores keep the lanes past `cols` out of memory.
+}
+
+// `tiles` tiles of consecutive rows (MicroKernelUnpackedAFn), each summed in registers and stored once.
+template <int Mr, int Vecs, ARead read>
+__attribute__((target("avx512f,fma"), flatten)) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
+                                                            const Taps& taps, const float* b, float* c,
+                                                            std::int64_t ldc, std::int64_t tiles, int cols,
+                                                            bool accumulate, const TileEpilogue* epilogue) {
+  static_assert(Mr <= max_mr);
+  const int finish = finish_index(accumulate, epilogue);
   __mmask16 lanes[Vecs];
-  __m512 bias[Vecs];
 #pragma GCC unroll 4
   for (int v = 0; v < Vecs; ++v) {
     const int n = cols - 16 * v;
     lanes[v] = n >= 16 ? 0xFFFF : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
-    bias[v] = epilogue && epilogue->bias ? _mm512_maskz_loadu_ps(lanes[v], epilogue->bias + 16 * v)
-                                         : _mm512_setzero_ps();
   }
+  const float* residual = epilogue ? epilogue->residual : nullptr;
+  for (std::int64_t tile = 0; tile < tiles; ++tile, a += Mr * lda, c += Mr * ldc) {
+    // C's tile is read and written only after the whole depth: fetch it meanwhile, so that its
+    // cache misses do not stall the end of every tile.
 #pragma GCC unroll 28
-  for (int i = 0; i < Mr; ++i, c += ldc) {
-#pragma GCC unroll 4
-    for (int v = 0; v < Vecs; ++v) {
-      __m512 sum = acc[i][v];
-      if (accumulate) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes[v], c + 16 * v));
-      if (epilogue) {
-        const float* residual = epilogue->residual ? epilogue->residual + i * epilogue->ld_residual + 16 * v : nullptr;
-        const __m512 r = residual ? _mm512_maskz_loadu_ps(lanes[v], residual) : _mm512_setzero_ps();
-        finish_lanes(*epilogue, sum, bias[v], r);
-      }
-      _mm512_mask_storeu_ps(c + 16 * v, lanes[v], sum);
+    for (int i = 0; i < Mr; ++i) {
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+#pragma GCC unroll 2
+      for (int v = 1; v < Vecs - 1; ++v) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * v), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * Vecs - 1), _MM_HINT_T0);
     }
+    __m512 acc[Mr][Vecs];
+#pragma GCC unroll 28
+    for (int i = 0; i < Mr; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_setzero_ps();
+    sum_tile<Mr, Vecs, read>(acc, depth, a, lda, taps, b);
+    with_tile_finish<StoreTile<Mr, Vecs>>(finish, acc, c, ldc, lanes, epilogue, residual);
+    if (residual) residual += Mr * epilogue->ld_residual;
   }
 }
 
 template <int Mr, int Vecs>
 __attribute__((target("avx512f,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
                                                    std::int64_t ldc, bool accumulate) {
-  kernel<Mr, Vecs, ARead::packed>(depth, a, Mr, one_tap, b, c, ldc, 16 * Vecs, accumulate, nullptr);
+  kernel<Mr, Vecs, ARead::packed>(depth, a, Mr, one_tap, b, c, ldc, 1, 16 * Vecs, accumulate, nullptr);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and

@@ -13,8 +13,8 @@ constexpr std::int64_t nr = 16;
 // A is packed (element (i, p) at a[p * mr + i], one tap) or read in place (at
 // a[shift[t] + i * lda + p]).
 template <bool packed_a>
-void kernel(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b, float* c,
-            std::int64_t ldc, int cols, bool accumulate, const TileEpilogue* epilogue) {
+void tile(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b, float* c,
+          std::int64_t ldc, int cols, bool accumulate, const TileEpilogue* epilogue) {
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
   float acc[mr][nr] = {};
   for (int t = 0; t < taps.count; ++t) {
@@ -40,8 +40,19 @@ void kernel(std::int64_t depth, const float* a, std::int64_t lda, const Taps& ta
   }
 }
 
+// `tiles` tiles of consecutive rows (MicroKernelUnpackedAFn).
+template <bool packed_a>
+void kernel(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b, float* c,
+            std::int64_t ldc, std::int64_t tiles, int cols, bool accumulate, const TileEpilogue* epilogue) {
+  TileEpilogue rows = epilogue ? *epilogue : TileEpilogue{};
+  for (std::int64_t t = 0; t < tiles; ++t, a += mr * lda, c += mr * ldc) {
+    tile<packed_a>(depth, a, lda, taps, b, c, ldc, cols, accumulate, epilogue ? &rows : nullptr);
+    if (rows.residual) rows.residual += mr * rows.ld_residual;
+  }
+}
+
 void packed(std::int64_t depth, const float* a, const float* b, float* c, std::int64_t ldc, bool accumulate) {
-  kernel<true>(depth, a, mr, one_tap, b, c, ldc, nr, accumulate, nullptr);
+  tile<true>(depth, a, mr, one_tap, b, c, ldc, nr, accumulate, nullptr);
 }
 
 // B read at a shift per step of k; only the tile's rows x cols corner is read and written.
