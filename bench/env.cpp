@@ -68,7 +68,8 @@ Json device_json(const DeviceInfo& info) {
               {"fp16", info.fp16},
               {"bf16", info.bf16},
               {"matrix_units", info.matrix_units},
-              {"tf32", info.tf32}};
+              {"tf32", info.tf32},
+              {"cache_bytes", Json{{"l1", info.cache_l1}, {"l2", info.cache_l2}, {"l3", info.cache_l3}}}};
 }
 
 Json environment(const std::vector<DeviceInfo>& devices, const std::string& command_line) {

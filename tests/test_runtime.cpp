@@ -87,6 +87,11 @@ TEST_SUITE("runtime") {
     CHECK(one.info().threads == 1);
     CHECK(one.info().spec == "cpu:threads=1");
     CHECK(Device::open("cpu").info().threads >= 1);
+    // The cache sizes the cpu device blocks for, from the smallest level up (porta-bench records them).
+    CHECK(one.info().cache_l1 > 0);
+    CHECK(one.info().cache_l2 >= one.info().cache_l1);
+    CHECK(one.info().cache_l3 > 0);
+    CHECK(Device::open("ref").info().cache_l1 == 0);
     CHECK(Device::open("ref").info().backend == "ref");
   }
 

@@ -52,6 +52,14 @@ DeviceInfo cpu_info(int threads, bool default_threads) {
   info.subgroup_size = simd_floats();
   info.memory_total = host_memory_total();
   info.memory_free = host_memory_available();
+  try {
+    const CacheSizes& caches = host_cache_sizes();
+    info.cache_l1 = static_cast<std::uint64_t>(caches.l1);
+    info.cache_l2 = static_cast<std::uint64_t>(caches.l2);
+    info.cache_l3 = static_cast<std::uint64_t>(caches.l3);
+  } catch (const Error&) {
+    // A malformed PORTA_CPU_CACHES: listing the device still works; opening it reports the error.
+  }
   return info;
 }
 

@@ -32,6 +32,9 @@ struct DeviceInfo {
   bool bf16 = false;      // native bf16 arithmetic
   bool matrix_units = false;
   bool tf32 = false;      // allow_tf32 runs f32 GEMM/conv on tf32 matrix units here (not merely: the chip has them)
+  // Data cache per core that a CPU device's blocking assumes, in bytes (PORTA_CPU_CACHES, else
+  // what the system reports); 0 where unknown or not a CPU device.
+  std::uint64_t cache_l1 = 0, cache_l2 = 0, cache_l3 = 0;
 };
 
 // What a compiled-in backend found at run time.
