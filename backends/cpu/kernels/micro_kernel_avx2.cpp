@@ -38,10 +38,13 @@ struct StoreTile {
         hi[i] = _mm256_add_ps(hi[i], load(whole, c + 8, m_hi));
       }
       if constexpr (F.epilogue) {
-        const float* row = residual + i * e->ld_residual;
-        const __m256 zero = _mm256_setzero_ps();
-        finish_lanes<F>(lo[i], bias_lo, F.residual ? load(whole, row, m_lo) : zero);
-        finish_lanes<F>(hi[i], bias_hi, F.residual ? load(whole, row + 8, m_hi) : zero);
+        __m256 r_lo = _mm256_setzero_ps(), r_hi = _mm256_setzero_ps();
+        if constexpr (F.residual) {
+          r_lo = load(whole, residual + i * e->ld_residual, m_lo);
+          r_hi = load(whole, residual + i * e->ld_residual + 8, m_hi);
+        }
+        finish_lanes<F>(lo[i], bias_lo, r_lo);
+        finish_lanes<F>(hi[i], bias_hi, r_hi);
       }
       if (whole) {
         _mm256_storeu_ps(c, lo[i]);
