@@ -262,9 +262,9 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
         // Every tile whole output pixels, consecutive in y, and nothing left to do after the
         // micro-kernel: filter panel by panel, each over all the task's tiles (ResNet-50's 1x1
         // layers of 64 input channels 5-20 % faster than tile by tile, as the tiles below go), in
-        // one call per depth slice: a call's set-up and its tile's epilogue cost as much as a
-        // 16-deep tile's multiplies. Against oneDNN, 1 thread, medians of 4: 1x16x112x112->96
-        // 0.75 -> 0.90, 1x24x56x56->144 0.86 -> 0.98, 8x64x56x56->256 0.94 -> 1.03.
+        // one call per depth slice (MicroKernelUnpackedAFn's tiles). Against oneDNN, 1 thread,
+        // medians of 4: 1x16x112x112->96 0.75 -> 0.90, 1x24x56x56->144 0.86 -> 0.98,
+        // 8x64x56x56->256 0.94 -> 1.03.
         const std::int64_t y0 = ((first + image) * d.p + (rows.segments == 1 ? 0 : segment)) * d.q * d.k + k0 +
                                 tile0 * mr * d.k;
         for (std::int64_t panel = 0; panel * nr < k_count; ++panel) {
