@@ -174,8 +174,13 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"depthwise_multiplier2", {1, 3, 6, 6}, {6, 1, 3, 3}, {.groups = 3}},
       {"pointwise_1x1", {1, 17, 5, 3}, {3, 17, 1, 1}, {}, true},
       {"pointwise_stride2", {2, 4, 7, 7}, {5, 4, 1, 1}, {.stride = {2, 2}}},
-      // Strided 1x1 layers, whose pixels the cpu backend's channels-last kernel copies densely:
-      // unequal strides, and 1024 channels (pixels 4 KiB apart, spaced in the copy).
+      // Strided 1x1 layers, which the cpu backend's channels-last kernel reads in place, an output
+      // row at a time, where its tiles fill a row (rows of 28 pixels: 2 KiB apart, in tiles of 7;
+      // two groups, in tiles of 28; strides 1x2), else copies the pixels densely: unequal strides
+      // and an odd row, and 1024 channels (pixels 4 KiB apart, spaced in the copy).
+      {"pointwise_stride2_c256_q28", {1, 256, 3, 56}, {40, 256, 1, 1}, {.stride = {2, 2}}},
+      {"pointwise_stride2_groups2_q28", {2, 12, 5, 56}, {20, 6, 1, 1}, {.stride = {2, 2}, .groups = 2}, true},
+      {"pointwise_stride_1x2_q28", {1, 8, 3, 55}, {40, 8, 1, 1}, {.stride = {1, 2}}},
       {"pointwise_stride_2x1_odd", {2, 6, 9, 7}, {5, 6, 1, 1}, {.stride = {2, 1}}},
       {"pointwise_stride_1x3_c1024", {1, 1024, 4, 10}, {3, 1024, 1, 1}, {.stride = {1, 3}}, true},
       {"pointwise_groups3_n2", {2, 6, 5, 3}, {9, 2, 1, 1}, {.groups = 3}, true},  // read in place, last tile short

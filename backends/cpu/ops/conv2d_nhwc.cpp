@@ -69,12 +69,16 @@ struct NhwcFilters final : HostNodeState {
 // Where A's rows are. The padded image is [hp][wp] pixels of C channels, `pixel` floats apart.
 // With stride 1 an image is one segment whose pixel j is output (j / wp, j % wp), kept when
 // j % wp < Q: every tap is then one shift of the same rows. Otherwise each output row is a
-// segment of Q pixels, sw pixels apart. A pointwise layer (1x1, no padding) at stride 1 reads
-// the input itself: nothing to pad. Rows that crowd into too few L1 sets (4 KiB apart: all into one)
-// would evict each other; their copy spaces the pixels out instead (and a filter row of taps is
-// then no longer one contiguous run). A strided 1x1 layer copies only the pixels it reads, [P][Q],
-// and is then read like a pointwise one: one segment, whole tiles (its output rows alone can be
-// shorter than a tile).
+// segment of Q pixels, sw pixels apart. A pointwise layer (1x1, no padding) reads the input
+// itself: nothing to pad. Strided, it does so where the kernel's tiles fill an output row, each
+// row a segment (8x256x56x56->128 stride 2 against oneDNN, medians of 4: 1 thread 0.93 -> 0.98,
+// 2 threads 0.82 -> 1.00, where a copy per image had to finish before its GEMM began; with a
+// short tile ending each row, copied and finished through a buffer, 8x64x56x56->64 stride 2 fell
+// from 0.81 to 0.42-0.55 on 2 threads). Rows that crowd into too few L1 sets (4 KiB apart: all
+// into one) would evict each other; their copy spaces the pixels out instead (and a filter row
+// of taps is then no longer one contiguous run). A strided 1x1 layer not read in place copies
+// only the pixels it reads, [P][Q], and is then read like a pointwise one: one segment, whole
+// tiles (its output rows alone can be shorter than a tile).
 struct Rows {
   bool in_place;
   std::int64_t hp, wp;
@@ -95,17 +99,17 @@ Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   Rows rows{};
   const bool unit = p.stride[0] == 1 && p.stride[1] == 1;
   const bool pointwise = is_pointwise(d, p);
-  const bool subsampled = pointwise && !unit;
+  rows.in_place = pointwise && (unit || d.q % mr == 0) && !rows_alias_in_l1(mr, p.stride[1] * d.c);
+  const bool subsampled = pointwise && !unit && !rows.in_place;
   const bool dense = unit || subsampled;  // A's rows follow each other in the source
   const std::int64_t row_step = dense ? 1 : p.stride[1];
-  const bool alias = rows_alias_in_l1(mr, row_step * d.c);
-  rows.in_place = unit && pointwise && !alias;
+  const bool alias = !rows.in_place && rows_alias_in_l1(mr, row_step * d.c);
   rows.step_h = subsampled ? p.stride[0] : 1;
   rows.step_w = subsampled ? p.stride[1] : 1;
   // Only the window the taps reach: padding past it (or rows a large stride skips at the
   // bottom) is never read.
-  rows.hp = subsampled ? d.p : (d.p - 1) * p.stride[0] + (d.r - 1) * p.dilation[0] + 1;
-  rows.wp = subsampled ? d.q : (d.q - 1) * p.stride[1] + (d.s - 1) * p.dilation[1] + 1;
+  rows.hp = rows.in_place ? d.h : subsampled ? d.p : (d.p - 1) * p.stride[0] + (d.r - 1) * p.dilation[0] + 1;
+  rows.wp = rows.in_place ? d.w : subsampled ? d.q : (d.q - 1) * p.stride[1] + (d.s - 1) * p.dilation[1] + 1;
   rows.segments = dense ? 1 : d.p;
   rows.pixels = dense ? (d.p - 1) * rows.wp + d.q : d.q;
   rows.pixel = alias ? d.c + 16 : d.c;
@@ -117,9 +121,11 @@ Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
 // The kernel that computes the fewest padding rows and columns: tiles of its mr over a segment
 // of A's rows (their count is the same for every kernel), panels of its nr over a group's filters.
 // A 7x7 image's 49 pixels fill tiles of 7, and only 3.5 of 14. A 1x1 layer of 64 filters takes
-// AVX-512's 6x64 kernel, which writes whole pixels in one pass.
+// AVX-512's 6x64 kernel, which writes whole pixels in one pass. Whether a strided 1x1 layer's rows
+// are read in place depends on the kernel's mr: the rows counted are those the GEMM kernel would read.
 const MicroKernel& kernel_for(const ConvDims& d, const Conv2dParams& p) {
-  return filter_micro_kernel_for(d.k_per_group, rows_of(d, p, max_mr).pixels, is_pointwise(d, p));
+  const std::int64_t pixels = rows_of(d, p, gemm_micro_kernel().mr).pixels;
+  return filter_micro_kernel_for(d.k_per_group, pixels, is_pointwise(d, p));
 }
 
 // Images [first, first + count) copied, zero-padded, to `dst`, each `rows.image_floats` apart.
@@ -215,7 +221,10 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
   // tile's rows were asked for all at once before each tile, which had made 8x64x56x56->64 0.77
   // -> 0.93 and 8x32x112x112->16 0.92 -> 1.31; streamed they keep that.
   const std::int64_t input_floats = d.n * d.h * d.w * d.c;
-  const bool stream_input = rows.in_place && input_floats * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 8;
+  // Not where each output row is a segment (strided): the next tile's rows at a segment's end are
+  // rows it skips (8x256x56x56->128 stride 2, 1 thread, 0.98 -> 0.86 streamed).
+  const bool stream_input = rows.in_place && rows.segments == 1 &&
+                            input_floats * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 8;
   const bool in_kernel = TileEpilogue::fusable(op.p.activation);
 
   for (std::int64_t first = 0; first < d.n; first += images) {
