@@ -241,9 +241,12 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
        {4, 3, 3, 2},
        {.stride = {2, 3}, .pad = {1, 2, 0, 1}, .dilation = {2, 1}, .groups = 2, .activation = A::Relu},
        true},
-      // Pixels 4 KiB apart (C = 1024, or 512 at stride 2), which the cpu backend's channels-last
-      // kernel reads from a copy with the pixels spaced out.
+      // Pixels 4 KiB apart (C = 1024, or 512 at stride 2): 1x1 layers the cpu backend's
+      // channels-last kernel reads in place with a kernel of 8 rows (7 filters; 40 in a whole and
+      // a partial panel, two images each with a short last tile), a 3x3 layer from a copy with the
+      // pixels spaced out.
       {"pointwise_c1024", {1, 1024, 3, 5}, {7, 1024, 1, 1}, {}, true},
+      {"pointwise_c1024_k40_n2", {2, 1024, 4, 5}, {40, 1024, 1, 1}, {.activation = A::Relu}, true},
       {"stride2_c512_3x3", {1, 512, 5, 5}, {6, 512, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}}},
       // Taps that land almost only in padding, past what a padded copy should hold (the cpu
       // backend's direct loop): huge stride and padding, huge dilation, a depthwise one.

@@ -123,9 +123,20 @@ Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
 // A 7x7 image's 49 pixels fill tiles of 7, and only 3.5 of 14. A 1x1 layer of 64 filters takes
 // AVX-512's 6x64 kernel, which writes whole pixels in one pass. Whether a strided 1x1 layer's rows
 // are read in place depends on the kernel's mr: the rows counted are those the GEMM kernel would read.
+// A 1x1 layer whose rows would crowd that kernel's L1 sets (1024 channels: 4 KiB apart) takes the
+// GEMM's kernel for such rows, fewer of them than a set has ways, and reads them in place, not
+// from a spaced copy per image that had to finish before its GEMM began (8x1024x14x14->256
+// against oneDNN, medians of 4-6: 2 threads 0.91 -> 0.97-0.98, 1 thread 0.95 -> 0.93-0.95;
+// 8x2048x7x7->512 level).
 const MicroKernel& kernel_for(const ConvDims& d, const Conv2dParams& p) {
-  const std::int64_t pixels = rows_of(d, p, gemm_micro_kernel().mr).pixels;
-  return filter_micro_kernel_for(d.k_per_group, pixels, is_pointwise(d, p));
+  const bool pointwise = is_pointwise(d, p);
+  const MicroKernel& kernel =
+      filter_micro_kernel_for(d.k_per_group, rows_of(d, p, gemm_micro_kernel().mr).pixels, pointwise);
+  if (pointwise && rows_alias_in_l1(kernel.mr, p.stride[1] * d.c)) {
+    const MicroKernel& fewer_rows = gemm_micro_kernel_for(d.k_per_group, true);
+    if (rows_of(d, p, fewer_rows.mr).in_place) return fewer_rows;
+  }
+  return kernel;
 }
 
 // Images [first, first + count) copied, zero-padded, to `dst`, each `rows.image_floats` apart.
