@@ -126,8 +126,8 @@ Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
 // A 1x1 layer whose rows would crowd that kernel's L1 sets (1024 channels: 4 KiB apart) takes the
 // GEMM's kernel for such rows, fewer of them than a set has ways, and reads them in place, not
 // from a spaced copy per image that had to finish before its GEMM began (8x1024x14x14->256
-// against oneDNN, medians of 4-6: 2 threads 0.91 -> 0.97-0.98, 1 thread 0.95 -> 0.93-0.95;
-// 8x2048x7x7->512 level).
+// against oneDNN, medians of 4-6 in three sets: 2 threads 0.91-0.93 -> 0.95-0.98, 1 thread 0.95
+// -> 0.93-0.95; at N=1, 2 threads, 1.20-1.25 -> 1.16-1.20; 8x2048x7x7->512 level).
 const MicroKernel& kernel_for(const ConvDims& d, const Conv2dParams& p) {
   const bool pointwise = is_pointwise(d, p);
   const MicroKernel& kernel =
