@@ -6,12 +6,11 @@
 
 #include <unistd.h>
 
+#include "git_revision.hpp"  // written at every build by bench/git_revision.cmake
+
 // Filled in by bench/CMakeLists.txt at configure time; the fallbacks keep a bare compile working.
 #ifndef PORTA_VERSION
 #define PORTA_VERSION "unknown"
-#endif
-#ifndef PORTA_GIT_REVISION
-#define PORTA_GIT_REVISION "unknown"
 #endif
 #ifndef PORTA_BUILD_TYPE
 #define PORTA_BUILD_TYPE "unknown"
