@@ -6,9 +6,13 @@
 
 #include <unistd.h>
 
-#include "git_revision.hpp"  // written at every build by bench/git_revision.cmake
-
-// Filled in by bench/CMakeLists.txt at configure time; the fallbacks keep a bare compile working.
+// Written at every build by bench/git_revision.cmake, the rest filled in by bench/CMakeLists.txt
+// at configure time; the fallbacks keep a bare compile working.
+#if __has_include("git_revision.hpp")
+#include "git_revision.hpp"
+#else
+#define PORTA_GIT_REVISION "unknown"
+#endif
 #ifndef PORTA_VERSION
 #define PORTA_VERSION "unknown"
 #endif
