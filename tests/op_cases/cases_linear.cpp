@@ -211,11 +211,14 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       // Channels past 64 + 32 + 16 with a remainder, for the channels-last kernel's vector chunks.
       {"depthwise_c117", {1, 117, 9, 11}, {117, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 117}, true},
       {"depthwise_c80_5x5_stride2", {2, 80, 12, 13}, {80, 1, 5, 5}, {.stride = {2, 2}, .pad = {2, 2, 2, 2}, .groups = 80}},
-      // Its unit-stride blocks of 8, 7, 4 and 2 pixels, checked where they reach into the padding:
-      // 5x5 with 32 + 16 channels over 24 columns; 3x3 unpadded, 21 columns (8 + 8 + 4 + 1); 3x3
+      // Its unit-stride blocks of 8, 7, 4, 3 and 2 pixels, checked where they reach into the
+      // padding: 5x5 with 32 + 16 channels over 24 columns; 3x3 unpadded, 21 columns (7 + 7 + 7);
+      // 5x5 over 14 (7 + 7); 3x3 over 11 columns of 16 + 8 channels (4 + 4 + 3 under AVX2); 3x3
       // over 15 columns (8 + 7).
       {"depthwise_c48_5x5_q24", {1, 48, 5, 24}, {48, 1, 5, 5}, {.pad = {2, 2, 2, 2}, .groups = 48}, true},
       {"depthwise_c32_3x3_q21", {2, 32, 5, 23}, {32, 1, 3, 3}, {.groups = 32}, true},
+      {"depthwise_c32_5x5_q14", {1, 32, 3, 14}, {32, 1, 5, 5}, {.pad = {2, 2, 2, 2}, .groups = 32}, true},
+      {"depthwise_c24_3x3_q11", {1, 24, 4, 11}, {24, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 24}, true},
       {"depthwise_c48_3x3_q15", {1, 48, 4, 15}, {48, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 48}},
       {"depthwise_c48_3x3_q15_unpadded", {1, 48, 4, 17}, {48, 1, 3, 3}, {.groups = 48}},
       // General blocks (strided): 4 + 4 + 1 columns over 64 + 8 channels; 4 + 4 + 4 + 3 over 32 +

@@ -190,11 +190,13 @@ template <int W, int Vecs, int Pixels, int S, int Stride>
 }
 
 // The columns of one chunk of channels, in blocks across the whole row, the padding checked in
-// the blocks at its edges. With S, the filter's width, a compile-time one: blocks of S taps
-// across of 8, 7, 4 and 2 pixels (7 is the last stage's width in 224-pixel ImageNet networks:
-// its rows ran as blocks of 4, 2 and 1 at 57-71 % of the speed), of 8 and 7 only where they fit
-// the registers. Otherwise general blocks of 4 and one of the 3, 2 or 1 columns left (singles
-// at the edges of 7 columns ran 10 % slower).
+// the blocks at its edges. Each sum is a chain of as many FMAs as the filter has taps, so a block
+// of few pixels waits on their latency: a row runs in as few blocks as fit. With S, the filter's
+// width, a compile-time one: blocks of S taps across of 8, 7 and 4 pixels where 8 fit the
+// registers, of 7 alone where they tile the row and 8 do not (8x672x14x14 5x5 as 8 + 4 + 2 ran
+// 28 % slower), or else of 4 and 3 (8x1152x7x7 3x3 under AVX2 as 4 + 2 + 1, 25 %); then of 2.
+// Otherwise general blocks of 4 and one of the 3, 2 or 1 columns left (singles at the edges of 7
+// columns ran 10 % slower).
 template <int W, int Vecs, int S, int Stride>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                      float* y, std::int64_t q, std::int64_t inside_begin,
@@ -202,10 +204,14 @@ template <int W, int Vecs, int S, int Stride>
   std::int64_t ow = 0;
   if constexpr (S > 0) {
     if constexpr (block_fits<W>(Vecs, 8, S)) {
-      depthwise_blocks<W, Vecs, 8, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      if (q % 8 == 0 || q % 7 != 0)
+        depthwise_blocks<W, Vecs, 8, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
       depthwise_blocks<W, Vecs, 7, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 4, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    } else {
+      depthwise_blocks<W, Vecs, 4, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 3, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     }
-    depthwise_blocks<W, Vecs, 4, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     depthwise_blocks<W, Vecs, 2, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   } else {
     depthwise_blocks<W, Vecs, 4, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
