@@ -10,14 +10,15 @@
 
 namespace porta::detail {
 
-// One step of depth whose lanes are a contiguous run (a row of a transposed A, of a plain B):
-// lanes [l0, l0 + width) go to out + l0 * depth, the step's row in their panel.
-using DealRunFn = void (*)(const float* run, std::int64_t lanes, std::int64_t width, std::int64_t depth,
-                           bool last_step, float* out);
+// Steps of depth whose lanes are contiguous runs (rows of a transposed A, of a plain B), step s's
+// run at runs + s * run_stride: lanes [l0, l0 + width) of step s go to out + l0 * depth + s * width,
+// the step's row in their panel. `last_steps`: the steps end the panels' depth.
+using DealRunsFn = void (*)(const float* runs, std::int64_t run_stride, std::int64_t steps, std::int64_t lanes,
+                            std::int64_t width, std::int64_t depth, bool last_steps, float* out);
 
 // One panel from contiguous source rows: dst[p * width + i] = src[i * lane_stride + p] for lanes
 // i < lanes and p < depth (a plain A's rows, a transposed B's columns), blocks of W rows x W
-// steps of depth loaded as W vectors and transposed in registers. Like deal_run, it leaves the
+// steps of depth loaded as W vectors and transposed in registers. Like deal_runs, it leaves the
 // padding lanes [lanes, width) to the caller (pack_panels zero-fills them).
 using PackRowsFn = void (*)(const float* src, std::int64_t lane_stride, std::int64_t lanes, std::int64_t depth,
                             std::int64_t width, float* dst);
@@ -49,21 +50,30 @@ template <int W>
   }
 }
 
-// Each panel's row as whole vectors, which may spill into the panel's next row, written after
-// it; the last step, whose spill would reach the next panel, and the run's last panel, whose
-// vectors would read past the run, go a float at a time. A panel narrower than W / 2 would spill
-// past the next row.
+// A panel at a time, its rows as whole vectors, each of which may spill into the panel's next
+// row, written after it; the panels' last step, whose spill would reach the next panel, and the
+// runs' last panel, whose vectors would read past a run, go a float at a time. A panel narrower
+// than W / 2 would spill past the next row.
 template <int W>
-[[gnu::always_inline]] inline void deal_run_body(const float* run, std::int64_t lanes, std::int64_t width,
-                                                 std::int64_t depth, bool last_step, float* out) {
+[[gnu::always_inline]] inline void deal_runs_body(const float* runs, std::int64_t run_stride, std::int64_t steps,
+                                                  std::int64_t lanes, std::int64_t width, std::int64_t depth,
+                                                  bool last_steps, float* out) {
   using V = typename FloatVector<W>::type;
   const std::int64_t vectors = (width + W - 1) / W;
-  const std::int64_t last_whole = last_step || 2 * width < W ? -1 : lanes - vectors * W;
+  const std::int64_t last_whole = 2 * width < W ? -1 : lanes - vectors * W;
+  const std::int64_t whole_steps = last_steps ? steps - 1 : steps;
   std::int64_t l0 = 0;
-  for (; l0 <= last_whole; l0 += width)
-    for (std::int64_t v = 0; v < vectors; ++v) __builtin_memcpy(out + l0 * depth + v * W, run + l0 + v * W, sizeof(V));
+  for (; l0 <= last_whole; l0 += width) {
+    for (std::int64_t p = 0; p < whole_steps; ++p)
+      for (std::int64_t v = 0; v < vectors; ++v)
+        __builtin_memcpy(out + l0 * depth + p * width + v * W, runs + p * run_stride + l0 + v * W, sizeof(V));
+    for (std::int64_t p = whole_steps; p < steps; ++p)
+      for (std::int64_t i = 0; i < width; ++i) out[l0 * depth + p * width + i] = runs[p * run_stride + l0 + i];
+  }
   for (; l0 < lanes; l0 += width)
-    for (std::int64_t i = 0; i < width && l0 + i < lanes; ++i) out[l0 * depth + i] = run[l0 + i];
+    for (std::int64_t p = 0; p < steps; ++p)
+      for (std::int64_t i = 0; i < width && l0 + i < lanes; ++i)
+        out[l0 * depth + p * width + i] = runs[p * run_stride + l0 + i];
 }
 
 template <int W>

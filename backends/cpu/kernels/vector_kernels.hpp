@@ -29,7 +29,7 @@ struct VectorKernels {
   NarrowF16Fn narrow_f16;
   DotTileFn dot_tile;
   GemvRowsFn gemv_rows;
-  DealRunFn deal_run;
+  DealRunsFn deal_runs;
   PackRowsFn pack_rows;
 };
 
