@@ -2,6 +2,7 @@
 // GEMM panels (`width` lanes, k-major) packed from f32 sources, compiled per instruction set
 // (vector_kernels.hpp) with W its vector width. An element at a time, each element costs a load
 // and a store, and the copy loops of 14-lane panels ran in 4-float pieces and scalar tails.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -62,18 +63,18 @@ template <int W>
   const std::int64_t vectors = (width + W - 1) / W;
   const std::int64_t last_whole = 2 * width < W ? -1 : lanes - vectors * W;
   const std::int64_t whole_steps = last_steps ? steps - 1 : steps;
+  const auto floats = [&](std::int64_t l0, std::int64_t p, std::int64_t count) {
+    for (std::int64_t i = 0; i < count; ++i) out[l0 * depth + p * width + i] = runs[p * run_stride + l0 + i];
+  };
   std::int64_t l0 = 0;
   for (; l0 <= last_whole; l0 += width) {
     for (std::int64_t p = 0; p < whole_steps; ++p)
       for (std::int64_t v = 0; v < vectors; ++v)
         __builtin_memcpy(out + l0 * depth + p * width + v * W, runs + p * run_stride + l0 + v * W, sizeof(V));
-    for (std::int64_t p = whole_steps; p < steps; ++p)
-      for (std::int64_t i = 0; i < width; ++i) out[l0 * depth + p * width + i] = runs[p * run_stride + l0 + i];
+    for (std::int64_t p = whole_steps; p < steps; ++p) floats(l0, p, width);
   }
   for (; l0 < lanes; l0 += width)
-    for (std::int64_t p = 0; p < steps; ++p)
-      for (std::int64_t i = 0; i < width && l0 + i < lanes; ++i)
-        out[l0 * depth + p * width + i] = runs[p * run_stride + l0 + i];
+    for (std::int64_t p = 0; p < steps; ++p) floats(l0, p, std::min(width, lanes - l0));
 }
 
 template <int W>
