@@ -3,13 +3,15 @@
 // its rows of op(A) into panels of mr rows and sweeping the micro-kernel over them: a B panel
 // stays in L1 and L2 across the A panels, the task's A block in L2, the shared B slice in L3.
 // Where a whole column slice of op(B) fits a quarter of L3, all its depth slices are packed at
-// once and each task runs through them in turn, keeping its block of C and its A rows' streams.
+// once and each task runs through them in turn, keeping its block of C and its A rows' streams;
+// where copies for every thread fit half of L3, each thread packs its own (see gemm_f32).
 // Only kc decides how each element's sum is split, and kc is a constant, so results do not depend
 // on the thread count; the task grid only spreads the work.
 #include "backends/cpu/kernels/gemm_f32.hpp"
 
 #include <algorithm>
 #include <array>
+#include <vector>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -36,6 +38,9 @@ constexpr std::int64_t unpacked_a_max_cols = 512;
 // fast with AVX-512, 2.6x with AVX2, 15x portable; 2048x8x2048 +5-30 %, +20 %, 6x; 2048x16x2048
 // ran at half speed).
 constexpr std::int64_t dot_max_cols = 8;
+// Rows of C per thread from which each thread may pack the whole of op(B) for itself: the copies
+// then cost each thread at most 1/64 of its multiply-adds.
+constexpr std::int64_t own_b_min_rows = 64;
 // Largest micro-kernel tile, for the edge tiles computed in a local buffer.
 constexpr std::int64_t max_tile = 16 * 64;
 
@@ -283,7 +288,17 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // depth slice, each of whose joins waits for the slowest thread.
   const bool whole_depth = k * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 4;
   const std::int64_t pass = whole_depth ? k : kc;
-  const auto b_pass = gemm_scratch().acquire(static_cast<std::size_t>(pass * nc));
+  // A B that one thread packs and the others read crosses between the cores' caches on every
+  // call, and each repacking waits for the copies in the other cores to be invalidated (a 256 KB
+  // buffer so shared took 2.4x as long to rewrite, Zen 5). Where copies for every thread fit half
+  // of L3, each thread packs the whole pass for itself in its first task instead, into the copy
+  // of its slot in the arena (2 threads, native ÷ the faster of oneDNN and OpenBLAS: 128^3 0.73 ->
+  // 1.09, 256^3 0.58 -> 0.95, 512^3 0.85 -> 1.03, 512x16x512 NT 0.94 -> 1.07; DeepBench shapes
+  // whose A fits L3 level to 5 % faster).
+  const bool own_b = parallel && whole_depth && m >= own_b_min_rows * threads &&
+                     threads * pass * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 2;
+  const std::int64_t b_copies = own_b ? threads : 1;
+  const auto b_pass = gemm_scratch().acquire(static_cast<std::size_t>(b_copies * pass * nc));
 
   for (std::int64_t jc = 0; jc < n; jc += nc) {
     const std::int64_t slice_cols = std::min(nc, n - jc);
@@ -294,14 +309,26 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
       // B packs as depth slices of kc, slice pc at (pc - p0) * nc, a task per chunk of panels and
       // depth slice: with one task per chunk, a GEMM with few columns (one chunk) packed all its
       // depth on one thread while the others waited (1760x64x1760 and 1024^3 on 2 threads: 1-3 %).
-      const std::int64_t slices = ceil_div(p_end - p0, kc);
-      for_each_task(parallel, grid.col_chunks * slices, [&](std::int64_t task) {
+      const std::int64_t slices = ceil_div(p_end - p0, kc), b_tasks = grid.col_chunks * slices;
+      const auto pack_b = [&](std::int64_t task, float* pass_panels) {
         const std::int64_t first = task / slices * grid.chunk_panels * kernel.nr;
         const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - first);
         const std::int64_t pc = p0 + task % slices * kc, depth = std::min(kc, k - pc);
-        pack(b, false, jc + first, cols, pc, depth, kernel.nr, b_pass.data() + (pc - p0) * nc + first * depth);
-      });
+        pack(b, false, jc + first, cols, pc, depth, kernel.nr, pass_panels + (pc - p0) * nc + first * depth);
+      };
+      // Which threads have packed their own copy of this pass (own_b); each sets only its flag.
+      std::vector<char> packed(static_cast<std::size_t>(b_copies));
+      if (!own_b) for_each_task(parallel, b_tasks, [&](std::int64_t task) { pack_b(task, b_pass.data()); });
       for_each_task(parallel, grid.row_blocks * grid.col_chunks, [&](std::int64_t task) {
+        const float* b_panels = b_pass.data();
+        if (own_b) {
+          const auto slot = static_cast<std::size_t>(tbb::this_task_arena::current_thread_index());
+          float* copy = b_pass.data() + static_cast<std::int64_t>(slot) * pass * nc;
+          if (!packed[slot])
+            for (std::int64_t b_task = 0; b_task < b_tasks; ++b_task) pack_b(b_task, copy);
+          packed[slot] = 1;
+          b_panels = copy;
+        }
         const std::int64_t row0 = grid.row0(task / grid.col_chunks), rows = grid.rows(task / grid.col_chunks);
         const std::int64_t col0 = task % grid.col_chunks * grid.chunk_panels * kernel.nr;
         const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - col0);
@@ -313,7 +340,7 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
           pack(a, true, row0 + packed_row0, rows - packed_row0, pc, depth, kernel.mr, a_block.data());
           const float* a_rows = reinterpret_cast<const float*>(a.data) + row0 * a.ld + pc;
           for (std::int64_t j = 0; j < cols; j += kernel.nr) {
-            const float* b_panel = b_pass.data() + (pc - p0) * nc + (col0 + j) * depth;
+            const float* b_panel = b_panels + (pc - p0) * nc + (col0 + j) * depth;
             float* c_panel = c + row0 * ldc + jc + col0 + j;
             const std::int64_t panel_cols = std::min(kernel.nr, cols - j);
             // The whole tiles of an A read in place in one call, masked to the panel's columns.
