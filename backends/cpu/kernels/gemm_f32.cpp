@@ -284,8 +284,9 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   const std::int64_t nc = std::min(blocking.nc, ceil_div(n, kernel.nr) * kernel.nr);
   const std::int64_t kc = std::min(blocking.kc, k);
   // Where a column slice of op(B) packs whole into a quarter of L3 (GEMMs with few columns), it is
-  // packed at once and each task runs through the whole depth: two parallel regions, not two per
-  // depth slice, each of whose joins waits for the slowest thread.
+  // packed at once and each task runs through the whole depth: two parallel regions (one where
+  // each thread packs its own B, below), not two per depth slice, each of whose joins waits for
+  // the slowest thread.
   const bool whole_depth = k * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 4;
   const std::int64_t pass = whole_depth ? k : kc;
   // A B that one thread packs and the others read crosses between the cores' caches on every
@@ -325,9 +326,10 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         if (own_b) {
           const auto slot = static_cast<std::size_t>(tbb::this_task_arena::current_thread_index());
           float* copy = b_pass.data() + static_cast<std::int64_t>(slot) * pass * nc;
-          if (!packed[slot])
+          if (!packed[slot]) {  // (set once: flags written by every task would share a line)
             for (std::int64_t b_task = 0; b_task < b_tasks; ++b_task) pack_b(b_task, copy);
-          packed[slot] = 1;
+            packed[slot] = 1;
+          }
           b_panels = copy;
         }
         const std::int64_t row0 = grid.row0(task / grid.col_chunks), rows = grid.rows(task / grid.col_chunks);
