@@ -274,6 +274,12 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // 28 rows in two sets, at three quarters), a kernel with fewer rows reads them.
   const MicroKernel& plain = gemm_micro_kernel_for(n);
   const MicroKernel& kernel = gemm_micro_kernel_for(n, unpacked_a && rows_alias_in_l1(plain.mr, a.ld));
+  // A last panel of A with few rows runs on a kernel of fewer rows and as many columns where the
+  // instruction set has one (AVX-512's 8-row kernels, made for aliasing rows): computed as a tile
+  // of 14, 256x256x256's last 4 rows took longer than a whole tile (252 rows 0.150 ms, 256 rows
+  // 0.161, 266 rows 0.158; Zen 5, 1 thread). So, 64^3 139 -> 156 GFLOP/s, 128^3 186 -> 193.
+  const MicroKernel& fewer = gemm_micro_kernel_for(n, true);
+  const MicroKernel& edge = fewer.mr < kernel.mr && fewer.nr == kernel.nr ? fewer : kernel;
   // An A read in place that comes from memory, not L3, is streamed (ARead): 1 thread, against the
   // faster of oneDNN and OpenBLAS, 4096x16x4096 0.97 -> 1.17, 7680x32x2560 0.95 -> 1.20,
   // 4096x128x4096 0.96 -> 1.10. From L3 that was level on 1 thread and 2-8 % slower on 2
@@ -335,12 +341,17 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         const std::int64_t row0 = grid.row0(task / grid.col_chunks), rows = grid.rows(task / grid.col_chunks);
         const std::int64_t col0 = task % grid.col_chunks * grid.chunk_panels * kernel.nr;
         const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - col0);
-        // In place, A's rows feed the micro-kernel directly and only a ragged last panel is packed.
-        const std::int64_t packed_row0 = unpacked_a ? rows / kernel.mr * kernel.mr : 0;
+        // In place, A's rows feed the micro-kernel directly and only a ragged last panel is packed,
+        // of edge.mr rows where they fit it.
+        const std::int64_t whole_rows = rows / kernel.mr * kernel.mr;
+        const std::int64_t packed_row0 = unpacked_a ? whole_rows : 0;
+        const MicroKernel& last = rows - whole_rows <= edge.mr ? edge : kernel;
         const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.max_rows() * kc));
         for (std::int64_t pc = p0; pc < p_end; pc += kc) {
           const std::int64_t depth = std::min(kc, k - pc);
-          pack(a, true, row0 + packed_row0, rows - packed_row0, pc, depth, kernel.mr, a_block.data());
+          const std::int64_t last_at = (whole_rows - packed_row0) * depth;  // the last panel, in a_block
+          pack(a, true, row0 + packed_row0, whole_rows - packed_row0, pc, depth, kernel.mr, a_block.data());
+          pack(a, true, row0 + whole_rows, rows - whole_rows, pc, depth, last.mr, a_block.data() + last_at);
           const float* a_rows = reinterpret_cast<const float*>(a.data) + row0 * a.ld + pc;
           for (std::int64_t j = 0; j < cols; j += kernel.nr) {
             const float* b_panel = b_panels + (pc - p0) * nc + (col0 + j) * depth;
@@ -350,10 +361,15 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
             if (packed_row0 > 0)
               run_in_place(depth, a_rows, a.ld, one_tap, b_panel, c_panel, ldc, packed_row0 / kernel.mr,
                            static_cast<int>(panel_cols), pc > 0, nullptr);
-            for (std::int64_t i = packed_row0; i < rows; i += kernel.mr)
-              run_tile(kernel, c_panel + i * ldc, ldc, std::min(kernel.mr, rows - i), panel_cols, pc > 0,
+            for (std::int64_t i = packed_row0; i < whole_rows; i += kernel.mr)
+              run_tile(kernel, c_panel + i * ldc, ldc, kernel.mr, panel_cols, pc > 0,
                        [&](float* tile, std::int64_t ld, bool accumulate) {
                          kernel.run(depth, a_block.data() + (i - packed_row0) * depth, b_panel, tile, ld, accumulate);
+                       });
+            if (whole_rows < rows)
+              run_tile(last, c_panel + whole_rows * ldc, ldc, rows - whole_rows, panel_cols, pc > 0,
+                       [&](float* tile, std::int64_t ld, bool accumulate) {
+                         last.run(depth, a_block.data() + last_at, b_panel, tile, ld, accumulate);
                        });
           }
         }
