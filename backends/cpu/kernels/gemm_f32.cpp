@@ -279,7 +279,6 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // of 14, 256x256x256's last 4 rows took longer than a whole tile (252 rows 0.150 ms, 256 rows
   // 0.161, 266 rows 0.158; Zen 5, 1 thread). So, 64^3 139 -> 156 GFLOP/s, 128^3 186 -> 193.
   const MicroKernel& fewer = gemm_micro_kernel_for(n, true);
-  const MicroKernel& edge = fewer.mr < kernel.mr && fewer.nr == kernel.nr ? fewer : kernel;
   // An A read in place that comes from memory, not L3, is streamed (ARead): 1 thread, against the
   // faster of oneDNN and OpenBLAS, 4096x16x4096 0.97 -> 1.17, 7680x32x2560 0.95 -> 1.20,
   // 4096x128x4096 0.96 -> 1.10. From L3 that was level on 1 thread and 2-8 % slower on 2
@@ -342,10 +341,11 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         const std::int64_t col0 = task % grid.col_chunks * grid.chunk_panels * kernel.nr;
         const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - col0);
         // In place, A's rows feed the micro-kernel directly and only a ragged last panel is packed,
-        // of edge.mr rows where they fit it.
+        // as wide as the kernel that runs it.
         const std::int64_t whole_rows = rows / kernel.mr * kernel.mr;
         const std::int64_t packed_row0 = unpacked_a ? whole_rows : 0;
-        const MicroKernel& last = rows - whole_rows <= edge.mr ? edge : kernel;
+        const bool fewer_fits = fewer.mr < kernel.mr && fewer.nr == kernel.nr && rows - whole_rows <= fewer.mr;
+        const MicroKernel& last = fewer_fits ? fewer : kernel;
         const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.max_rows() * kc));
         for (std::int64_t pc = p0; pc < p_end; pc += kc) {
           const std::int64_t depth = std::min(kc, k - pc);
