@@ -137,6 +137,11 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   // 400 bytes apart do not alias).
   add_case(list, OpKind::Gemm, "streamed_300x16x100", t,
            [](CaseGraph& c) { return c.g.gemm(c.input({300, 100}), c.weights({100, 16})); });
+  // Threads that split C's columns on the cpu backend (few rows, A read in place): two chunks of
+  // 32-column panels, the last panel one column wide, the last row panel 7 rows.
+  add_case(list, OpKind::Gemm, "split_columns_301x67x97", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({301, 67}), c.weights({67, 97}), {.activation = Activation::Relu}, c.weights({97}));
+  });
   // Rows 4 KiB apart (K = 1024), which the cpu backend reads in place with a kernel of fewer rows:
   // a ragged last row panel, two depth slices, narrow N (partial and whole panel) and wide N.
   for (const std::int64_t n : {5, 16, 40})

@@ -4,7 +4,8 @@
 // stays in L1 and L2 across the A panels, the task's A block in L2, the shared B slice in L3.
 // Where a whole column slice of op(B) fits a quarter of L3, all its depth slices are packed at
 // once and each task runs through them in turn, keeping its block of C and its A rows' streams.
-// Where copies for every thread fit half of L3, each thread packs its own B (see gemm_f32).
+// Where copies for every thread fit half of L3, each thread packs its own B (see gemm_f32), and
+// where A is read in place and each thread has few rows, the threads split C's columns instead.
 // Only kc decides how each element's sum is split, and kc is a constant, so results do not depend
 // on the thread count; the task grid only spreads the work.
 #include "backends/cpu/kernels/gemm_f32.hpp"
@@ -41,6 +42,9 @@ constexpr std::int64_t dot_max_cols = 8;
 // Rows of C per thread from which each thread may pack the whole of op(B) for itself: the copies
 // then cost each thread at most 1/64 of its multiply-adds.
 constexpr std::int64_t own_b_min_rows = 64;
+// Rows of C per thread up to which threads that pack their own B and read A in place take a share
+// of C's columns rather than of its rows (see gemm_f32).
+constexpr std::int64_t split_columns_max_rows = 256;
 // Largest micro-kernel tile, for the edge tiles computed in a local buffer.
 constexpr std::int64_t max_tile = 16 * 64;
 
@@ -163,27 +167,39 @@ void for_each_task(bool parallel, std::int64_t count, const Body& body) {
 
 // How C's rows and a B slice's panels are cut into tasks: row blocks of whole mr panels (at most
 // mc_max rows), as even as whole panels allow, and when rows alone give too few tasks for the
-// threads, column chunks of whole nr panels.
+// threads, column chunks of whole nr panels. Split by columns, a chunk for each thread of at
+// least two panels, whose row blocks run one after another (chunk-major), so that a thread's
+// range of tasks keeps to one chunk.
 struct TaskGrid {
   std::int64_t mr, m, row_panels, row_blocks;
   std::int64_t chunk_panels, col_chunks;
+  bool chunk_major;
 
+  std::int64_t block(std::int64_t task) const { return chunk_major ? task % row_blocks : task / col_chunks; }
+  std::int64_t chunk(std::int64_t task) const { return chunk_major ? task / row_blocks : task % col_chunks; }
   std::int64_t row0(std::int64_t block) const { return block * row_panels / row_blocks * mr; }
   std::int64_t rows(std::int64_t block) const { return std::min(row0(block + 1), m) - row0(block); }
   std::int64_t max_rows() const { return ceil_div(row_panels, row_blocks) * mr; }
 };
 
 TaskGrid task_grid(std::int64_t m, std::int64_t slice_panels, const MicroKernel& kernel, const Blocking& blocking,
-                   int threads) {
+                   int threads, bool split_columns) {
   const std::int64_t row_panels = ceil_div(m, kernel.mr);
   // A few tasks per thread even up to mc_max rows, so that a busy core does not hold up the rest,
   // and a multiple of the threads (2560x64x2560 in 11 blocks left one of two threads 5 of them).
   const std::int64_t wanted = threads > 1 ? 4 * std::int64_t{threads} : 1;
-  const std::int64_t blocks = ceil_div(std::max(ceil_div(m, blocking.mc_max), wanted), threads) * threads;
+  const std::int64_t least_blocks = ceil_div(m, blocking.mc_max);
+  // Split by columns, no more row blocks than mc_max asks for: in four a chunk, 128^3 ran at 217
+  // GFLOP/s on 2 threads, in one at 259.
+  if (split_columns && slice_panels >= 2 * threads) {
+    const std::int64_t chunk_panels = ceil_div(slice_panels, threads);
+    return {kernel.mr, m, row_panels, least_blocks, chunk_panels, ceil_div(slice_panels, chunk_panels), true};
+  }
+  const std::int64_t blocks = ceil_div(std::max(least_blocks, wanted), threads) * threads;
   const std::int64_t row_blocks = std::min(row_panels, blocks);
   const std::int64_t col_chunks = std::clamp(ceil_div(wanted, row_blocks), std::int64_t{1}, slice_panels);
   const std::int64_t chunk_panels = ceil_div(slice_panels, col_chunks);
-  return {kernel.mr, m, row_panels, row_blocks, chunk_panels, ceil_div(slice_panels, chunk_panels)};
+  return {kernel.mr, m, row_panels, row_blocks, chunk_panels, ceil_div(slice_panels, chunk_panels), false};
 }
 
 // One mr x nr tile of C: compute(c, ldc, accumulate) is a micro-kernel call; edge tiles go
@@ -304,13 +320,19 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // 4096^3 1.04 -> 1.07).
   const bool own_b = parallel && m >= own_b_min_rows * threads &&
                      threads * pass * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 2;
+  // Split by rows, every thread packs all of B for a few rows of work; where A is read in place
+  // and each thread's share of rows is small, the threads split the columns instead, each packing
+  // only its own and reading all of A where it lies (2 threads, median ms: 256^3 0.098 -> 0.087,
+  // 512^3 0.678 -> 0.635, 256x512x256 0.197 -> 0.167; 128^3 229 -> 256 GFLOP/s). Split so with
+  // 320 rows a thread, 640x160x640 ran 5 % slower, and with one panel each, 512x64x512 5 %.
+  const bool split_columns = own_b && unpacked_a && m <= split_columns_max_rows * threads;
   const std::int64_t b_copies = own_b ? threads : 1;
   const auto b_pass = gemm_scratch().acquire(static_cast<std::size_t>(b_copies * pass * nc));
 
   for (std::int64_t jc = 0; jc < n; jc += nc) {
     const std::int64_t slice_cols = std::min(nc, n - jc);
     const std::int64_t slice_panels = ceil_div(slice_cols, kernel.nr);
-    const TaskGrid grid = task_grid(m, slice_panels, kernel, blocking, parallel ? threads : 1);
+    const TaskGrid grid = task_grid(m, slice_panels, kernel, blocking, parallel ? threads : 1, split_columns);
     for (std::int64_t p0 = 0; p0 < k; p0 += pass) {
       const std::int64_t p_end = std::min(p0 + pass, k);
       // B packs as depth slices of kc, slice pc at (pc - p0) * nc, a task per chunk of panels and
@@ -323,22 +345,25 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         const std::int64_t pc = p0 + task % slices * kc, depth = std::min(kc, k - pc);
         pack(b, false, jc + first, cols, pc, depth, kernel.nr, pass_panels + (pc - p0) * nc + first * depth);
       };
-      // Which threads have packed their own copy of this pass (own_b); each sets only its flag.
-      std::vector<char> packed(static_cast<std::size_t>(b_copies));
+      // Which column chunks of this pass each thread has packed into its own copy (own_b), a
+      // chunk's depth slices being b_tasks [chunk * slices, (chunk + 1) * slices); each thread
+      // sets only its own flags.
+      std::vector<char> packed(static_cast<std::size_t>(b_copies * grid.col_chunks));
       if (!own_b) for_each_task(parallel, b_tasks, [&](std::int64_t task) { pack_b(task, b_pass.data()); });
       for_each_task(parallel, grid.row_blocks * grid.col_chunks, [&](std::int64_t task) {
+        const std::int64_t block = grid.block(task), chunk = grid.chunk(task);
         const float* b_panels = b_pass.data();
         if (own_b) {
-          const auto slot = static_cast<std::size_t>(tbb::this_task_arena::current_thread_index());
-          float* copy = b_pass.data() + static_cast<std::int64_t>(slot) * pass * nc;
-          if (!packed[slot]) {  // (set once: flags written by every task would share a line)
-            for (std::int64_t b_task = 0; b_task < b_tasks; ++b_task) pack_b(b_task, copy);
-            packed[slot] = 1;
+          const auto slot = static_cast<std::int64_t>(tbb::this_task_arena::current_thread_index());
+          float* copy = b_pass.data() + slot * pass * nc;
+          if (char& done = packed[static_cast<std::size_t>(slot * grid.col_chunks + chunk)]; !done) {
+            for (std::int64_t b_task = chunk * slices; b_task < (chunk + 1) * slices; ++b_task) pack_b(b_task, copy);
+            done = 1;  // (once: flags written by every task would share a line)
           }
           b_panels = copy;
         }
-        const std::int64_t row0 = grid.row0(task / grid.col_chunks), rows = grid.rows(task / grid.col_chunks);
-        const std::int64_t col0 = task % grid.col_chunks * grid.chunk_panels * kernel.nr;
+        const std::int64_t row0 = grid.row0(block), rows = grid.rows(block);
+        const std::int64_t col0 = chunk * grid.chunk_panels * kernel.nr;
         const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - col0);
         // In place, A's rows feed the micro-kernel directly and only a ragged last panel is packed,
         // as wide as the kernel that runs it.
