@@ -310,14 +310,14 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // the slowest thread.
   const bool whole_depth = k * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 4;
   const std::int64_t pass = whole_depth ? k : kc;
-  // A B that one thread packs and the others read crosses between the cores' caches on every
-  // call, and each repacking waits for the copies in the other cores to be invalidated (a 256 KB
-  // buffer so shared took 2.4x as long to rewrite, Zen 5). Where copies for every thread fit half
-  // of L3, each thread packs the whole pass for itself in its first task instead, into the copy
-  // of its slot in the arena (2 threads, native ÷ the faster of oneDNN and OpenBLAS: 128^3 0.73 ->
-  // 1.09, 256^3 0.58 -> 0.95, 512^3 0.85 -> 1.03, 512x16x512 NT 0.94 -> 1.07; DeepBench shapes
-  // whose A fits L3 level to 5 % faster; packed a depth slice at a time, 2048^3 1.00 -> 1.07,
-  // 4096^3 1.04 -> 1.07).
+  // A B that one thread packs and the others read crosses between the cores' caches on every call,
+  // and each repacking waits for the copies in the other cores to be invalidated (a 256 KB buffer
+  // so shared took 2.4x as long to rewrite, Zen 5). Where copies for every thread fit half of L3,
+  // each thread packs the pass for itself instead, each column chunk in the first task that reads
+  // it, into the copy of its slot in the arena (2 threads, native ÷ the faster of oneDNN and
+  // OpenBLAS: 128^3 0.73 -> 1.09, 256^3 0.58 -> 0.95, 512^3 0.85 -> 1.03, 512x16x512 NT 0.94 ->
+  // 1.07; DeepBench shapes whose A fits L3 level to 5 % faster; packed a depth slice at a time,
+  // 2048^3 1.00 -> 1.07, 4096^3 1.04 -> 1.07).
   const bool own_b = parallel && m >= own_b_min_rows * threads &&
                      threads * pass * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 2;
   // Split by rows, every thread packs all of B for a few rows of work; where A is read in place
