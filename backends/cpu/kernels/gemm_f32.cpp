@@ -290,11 +290,6 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // 28 rows in two sets, at three quarters), a kernel with fewer rows reads them.
   const MicroKernel& plain = gemm_micro_kernel_for(n);
   const MicroKernel& kernel = gemm_micro_kernel_for(n, unpacked_a && rows_alias_in_l1(plain.mr, a.ld));
-  // A last panel of A with few rows runs on a kernel of fewer rows and as many columns where the
-  // instruction set has one (AVX-512's 8-row kernels, made for aliasing rows): computed as a tile
-  // of 14, 256x256x256's last 4 rows took longer than a whole tile (252 rows 0.150 ms, 256 rows
-  // 0.161, 266 rows 0.158; Zen 5, 1 thread). So, 64^3 139 -> 156 GFLOP/s, 128^3 186 -> 193.
-  const MicroKernel& fewer = gemm_micro_kernel_for(n, true);
   // An A read in place that comes from memory, not L3, is streamed (ARead): 1 thread, against the
   // faster of oneDNN and OpenBLAS, 4096x16x4096 0.97 -> 1.17, 7680x32x2560 0.95 -> 1.20,
   // 4096x128x4096 0.96 -> 1.10. From L3 that was level on 1 thread and 2-8 % slower on 2
@@ -369,8 +364,12 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         // as wide as the kernel that runs it.
         const std::int64_t whole_rows = rows / kernel.mr * kernel.mr;
         const std::int64_t packed_row0 = unpacked_a ? whole_rows : 0;
-        const bool fewer_fits = fewer.mr < kernel.mr && fewer.nr == kernel.nr && rows - whole_rows <= fewer.mr;
-        const MicroKernel& last = fewer_fits ? fewer : kernel;
+        // A last panel of few rows runs on a kernel of fewer rows where the instruction set has one
+        // (AVX-512's of 8 and 4): computed as a tile of 14, 256x256x256's last 4 rows took longer
+        // than a whole tile (252 rows 0.150 ms, 256 rows 0.161, 266 rows 0.158; Zen 5, 1 thread);
+        // on 8 rows, 64^3 139 -> 156 GFLOP/s, 128^3 186 -> 193; on 4, 256^3 0.158 -> 0.156 ms,
+        // 60x512x512 0.191 -> 0.178.
+        const MicroKernel& last = gemm_last_panel_kernel(kernel, rows - whole_rows);
         const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.max_rows() * kc));
         for (std::int64_t pc = p0; pc < p_end; pc += kc) {
           const std::int64_t depth = std::min(kc, k - pc);

@@ -146,6 +146,7 @@ MicroKernel avx512_narrow_micro_kernel();
 MicroKernel avx512_seven_row_micro_kernel();
 MicroKernel avx512_pointwise_micro_kernel();
 MicroKernel avx512_aliasing_micro_kernel(bool narrow);
+MicroKernel avx512_four_row_micro_kernel(bool narrow);
 MicroKernel avx2_micro_kernel();
 MicroKernel generic_micro_kernel();
 
@@ -158,6 +159,10 @@ const MicroKernel& gemm_micro_kernel();
 // A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1), one that reads no
 // more rows at once than an L1 set has ways.
 const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias = false);
+// The kernel for a GEMM's last panel of `rows` rows (fewer than kernel.mr), packed: of the
+// kernels as wide as `kernel`, the one with the fewest rows that holds them (AVX-512: 8 or 4),
+// else `kernel` itself.
+const MicroKernel& gemm_last_panel_kernel(const MicroKernel& kernel, std::int64_t rows);
 // The columns a convolution's panel of its last `left` filters (at most nr) is packed and
 // computed with: the tail kernel's where they fit it, else nr.
 inline std::int64_t panel_columns(const MicroKernel& kernel, std::int64_t left) {

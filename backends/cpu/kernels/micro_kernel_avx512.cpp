@@ -23,6 +23,8 @@
 // rows streamed along (ARead::streamed_along_rows), 8 ran faster than 12 (medians of 5 against
 // the faster of oneDNN and OpenBLAS, 1 thread: 4096x16x4096 1.08 -> 1.17, 4096x32x4096 0.89 ->
 // 1.13, 2048x32x2048 1.05 -> 1.24), and not slower from cache (512x16x512, 3072x16x1024 level).
+// A GEMM's last row panel runs on the kernel of fewest rows that holds it, the aliasing kernels'
+// 8 or these 4 (x 32 or 16 columns), rather than as a tile of mostly zero rows.
 #include <immintrin.h>
 
 #include "backends/cpu/kernels/micro_kernel.hpp"
@@ -217,5 +219,7 @@ MicroKernel avx512_aliasing_micro_kernel(bool narrow) {
   constexpr ARead along = ARead::streamed_along_rows;
   return narrow ? gemm_kernel<8, 1, along>() : gemm_kernel<8, 2, along>();
 }
+
+MicroKernel avx512_four_row_micro_kernel(bool narrow) { return narrow ? gemm_kernel<4, 1>() : gemm_kernel<4, 2>(); }
 
 }  // namespace porta::detail

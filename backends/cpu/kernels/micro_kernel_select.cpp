@@ -23,6 +23,7 @@ struct KernelSet {
   MicroKernel wide, narrow, wide_aliasing, narrow_aliasing;
   std::vector<MicroKernel> for_filters;  // further candidates for convolutions
   std::optional<MicroKernel> pointwise;  // for 1x1 layers of exactly its nr filters
+  std::vector<MicroKernel> last_panel;   // GEMM kernels of fewer rows, for a last row panel
 };
 
 KernelSet choose() {
@@ -34,17 +35,23 @@ KernelSet choose() {
   const bool allow_avx2 = allow_avx512 || limit == "avx2";
 #if defined(__x86_64__)
   if (allow_avx512 && cpu_has("avx512")) {
-    return {avx512_micro_kernel(), avx512_narrow_micro_kernel(), avx512_aliasing_micro_kernel(false),
-            avx512_aliasing_micro_kernel(true), {avx512_seven_row_micro_kernel()}, avx512_pointwise_micro_kernel()};
+    return {avx512_micro_kernel(),
+            avx512_narrow_micro_kernel(),
+            avx512_aliasing_micro_kernel(false),
+            avx512_aliasing_micro_kernel(true),
+            {avx512_seven_row_micro_kernel()},
+            avx512_pointwise_micro_kernel(),
+            {avx512_aliasing_micro_kernel(false), avx512_aliasing_micro_kernel(true),
+             avx512_four_row_micro_kernel(false), avx512_four_row_micro_kernel(true)}};
   }
   // The AVX2 and generic kernels read 6 rows: fewer than any L1 set has ways.
   if (allow_avx2 && cpu_has("avx2")) {
     const MicroKernel avx2 = avx2_micro_kernel();
-    return {avx2, avx2, avx2, avx2, {}, std::nullopt};
+    return {avx2, avx2, avx2, avx2, {}, std::nullopt, {}};
   }
 #endif
   const MicroKernel generic = generic_micro_kernel();
-  return {generic, generic, generic, generic, {}, std::nullopt};
+  return {generic, generic, generic, generic, {}, std::nullopt, {}};
 }
 
 const KernelSet& kernels() {
@@ -61,6 +68,13 @@ const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) 
   const bool narrow = columns <= set.narrow.nr;
   if (rows_alias) return narrow ? set.narrow_aliasing : set.wide_aliasing;
   return narrow ? set.narrow : set.wide;
+}
+
+const MicroKernel& gemm_last_panel_kernel(const MicroKernel& kernel, std::int64_t rows) {
+  const MicroKernel* best = &kernel;
+  for (const MicroKernel& fewer : kernels().last_panel)
+    if (fewer.nr == kernel.nr && fewer.mr < best->mr && fewer.mr >= rows) best = &fewer;
+  return *best;
 }
 
 const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise) {
