@@ -23,7 +23,7 @@ struct KernelSet {
   MicroKernel wide, narrow, wide_aliasing, narrow_aliasing;
   std::vector<MicroKernel> for_filters;  // further candidates for convolutions
   std::optional<MicroKernel> pointwise;  // for 1x1 layers of exactly its nr filters
-  std::vector<MicroKernel> last_panel;   // GEMM kernels of fewer rows, for a last row panel
+  std::vector<MicroKernel> four_row;     // for a GEMM's last row panel, beside the aliasing kernels
 };
 
 KernelSet choose() {
@@ -41,8 +41,7 @@ KernelSet choose() {
             avx512_aliasing_micro_kernel(true),
             {avx512_seven_row_micro_kernel()},
             avx512_pointwise_micro_kernel(),
-            {avx512_aliasing_micro_kernel(false), avx512_aliasing_micro_kernel(true),
-             avx512_four_row_micro_kernel(false), avx512_four_row_micro_kernel(true)}};
+            {avx512_four_row_micro_kernel(false), avx512_four_row_micro_kernel(true)}};
   }
   // The AVX2 and generic kernels read 6 rows: fewer than any L1 set has ways.
   if (allow_avx2 && cpu_has("avx2")) {
@@ -71,9 +70,14 @@ const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) 
 }
 
 const MicroKernel& gemm_last_panel_kernel(const MicroKernel& kernel, std::int64_t rows) {
+  const KernelSet& set = kernels();
   const MicroKernel* best = &kernel;
-  for (const MicroKernel& fewer : kernels().last_panel)
+  const auto consider = [&](const MicroKernel& fewer) {
     if (fewer.nr == kernel.nr && fewer.mr < best->mr && fewer.mr >= rows) best = &fewer;
+  };
+  consider(set.wide_aliasing);
+  consider(set.narrow_aliasing);
+  for (const MicroKernel& fewer : set.four_row) consider(fewer);
   return *best;
 }
 
