@@ -143,6 +143,11 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   add_case(list, OpKind::Gemm, "split_columns_301x67x97", t, [](CaseGraph& c) {
     return c.g.gemm(c.input({301, 67}), c.weights({67, 97}), {.activation = Activation::Relu}, c.weights({97}));
   });
+  // A and B both read in place on the cpu backend (C's columns a multiple of the kernel's): four
+  // 32-column panels, two depth slices, a last row panel of 7 rows.
+  add_case(list, OpKind::Gemm, "b_in_place_301x600x128", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({301, 600}), c.weights({600, 128}), {.activation = Activation::Relu}, c.weights({128}));
+  });
   // Rows 4 KiB apart (K = 1024), which the cpu backend reads in place with a kernel of fewer rows:
   // a ragged last row panel, two depth slices, narrow N (partial and whole panel) and wide N.
   for (const std::int64_t n : {5, 16, 40})

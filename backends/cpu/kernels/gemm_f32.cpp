@@ -2,6 +2,7 @@
 // of nr columns that all threads share; C is then cut into tasks of rows x columns, each packing
 // its rows of op(A) into panels of mr rows and sweeping the micro-kernel over them: a B panel
 // stays in L1 and L2 across the A panels, the task's A block in L2, the shared B slice in L3.
+// With few columns, A's rows are read in place, and a plain f32 B beside them too.
 // Where a whole column slice of op(B) fits a quarter of L3, all its depth slices are packed at
 // once and each task runs through them in turn, keeping its block of C and its A rows' streams.
 // Where copies for every thread fit half of L3, each thread packs its own B (see gemm_f32), and
@@ -45,6 +46,13 @@ constexpr std::int64_t own_b_min_rows = 64;
 // Rows of C per thread up to which threads that pack their own B and read A in place take a share
 // of C's columns rather than of its rows (see gemm_f32).
 constexpr std::int64_t split_columns_max_rows = 256;
+// Up to this many columns of C, a plain f32 B is read in place where A is, rather than packed;
+// wider, only where each thread has few rows (split_columns_max_rows). Packing cost a small GEMM
+// much of its time (1 thread, GFLOP/s: 64^3 148 -> 171, 60x512x512 175 -> 210) and each thread
+// a copy of all of B (2 threads: 120x512x512 179 -> 337, 33x128x1760 98 -> 285). A panel read in
+// place, nr wide at a stride of N, falls into fewer of L1's sets than a packed one, which pays
+// for itself across many rows of A (3072x512x512, 1 thread: 5 % slower in place).
+constexpr std::int64_t b_in_place_max_cols = 256;
 // Largest micro-kernel tile, for the edge tiles computed in a local buffer.
 constexpr std::int64_t max_tile = 16 * 64;
 
@@ -266,6 +274,15 @@ void gemm_dot(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   });
 }
 
+// `rows` rows of `depth` floats, `ld` apart, into dst as a row-major block of `padded` rows
+// (depth apart), the rows past `rows` zero.
+void copy_rows(const float* src, std::int64_t ld, std::int64_t rows, std::int64_t depth, std::int64_t padded,
+               float* dst) {
+  if (rows <= 0) return;
+  for (std::int64_t i = 0; i < rows; ++i) std::copy_n(src + i * ld, depth, dst + i * depth);
+  std::fill(dst + rows * depth, dst + padded * depth, 0.0f);
+}
+
 void zero_fill(std::int64_t m, std::int64_t n, float* c, std::int64_t ldc, const GemmEpilogue& epilogue) {
   for (std::int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, 0.0f);
   if (epilogue) epilogue({0, 0, m, n});
@@ -303,7 +320,12 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // packed at once and each task runs through the whole depth: two parallel regions (one where
   // each thread packs its own B, below), not two per depth slice, each of whose joins waits for
   // the slowest thread.
-  const bool whole_depth = k * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 4;
+  // A plain f32 B whose panels are all whole is read where it lies, its rows b.ld apart, where A
+  // is too (see b_in_place_max_cols).
+  const int task_threads = parallel ? threads : 1;
+  const bool b_in_place = unpacked_a && b.dtype == DType::f32 && !b.trans && n % kernel.nr == 0 &&
+                          (n <= b_in_place_max_cols || m <= split_columns_max_rows * task_threads);
+  const bool whole_depth = b_in_place || k * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 4;
   const std::int64_t pass = whole_depth ? k : kc;
   // A B that one thread packs and the others read crosses between the cores' caches on every call,
   // and each repacking waits for the copies in the other cores to be invalidated (a 256 KB buffer
@@ -313,21 +335,23 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // OpenBLAS: 128^3 0.73 -> 1.09, 256^3 0.58 -> 0.95, 512^3 0.85 -> 1.03, 512x16x512 NT 0.94 ->
   // 1.07; DeepBench shapes whose A fits L3 level to 5 % faster; packed a depth slice at a time,
   // 2048^3 1.00 -> 1.07, 4096^3 1.04 -> 1.07).
-  const bool own_b = parallel && m >= own_b_min_rows * threads &&
-                     threads * pass * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 2;
+  const bool b_per_thread = parallel && m >= own_b_min_rows * threads &&
+                            threads * pass * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 2;
+  const bool own_b = b_per_thread && !b_in_place;
   // Split by rows, every thread packs all of B for a few rows of work; where A is read in place
   // and each thread's share of rows is small, the threads split the columns instead, each packing
   // only its own and reading all of A where it lies (2 threads, median ms: 256^3 0.098 -> 0.087,
   // 512^3 0.678 -> 0.635, 256x512x256 0.197 -> 0.167; 128^3 229 -> 256 GFLOP/s). Split so with
   // 320 rows a thread, 640x160x640 ran 5 % slower, and with one panel each, 512x64x512 5 %.
-  const bool split_columns = own_b && unpacked_a && m <= split_columns_max_rows * threads;
-  const std::int64_t b_copies = own_b ? threads : 1;
+  const bool split_columns = b_per_thread && unpacked_a && m <= split_columns_max_rows * threads;
+  const std::int64_t b_copies = b_in_place ? 0 : own_b ? threads : 1;
+  const Taps b_taps{no_shift, 1, 0, b_in_place ? b.ld : 0};
   const auto b_pass = gemm_scratch().acquire(static_cast<std::size_t>(b_copies * pass * nc));
 
   for (std::int64_t jc = 0; jc < n; jc += nc) {
     const std::int64_t slice_cols = std::min(nc, n - jc);
     const std::int64_t slice_panels = ceil_div(slice_cols, kernel.nr);
-    const TaskGrid grid = task_grid(m, slice_panels, kernel, blocking, parallel ? threads : 1, split_columns);
+    const TaskGrid grid = task_grid(m, slice_panels, kernel, blocking, task_threads, split_columns);
     for (std::int64_t p0 = 0; p0 < k; p0 += pass) {
       const std::int64_t p_end = std::min(p0 + pass, k);
       // B packs as depth slices of kc, slice pc at (pc - p0) * nc, a task per chunk of panels and
@@ -344,7 +368,7 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
       // chunk's depth slices being b_tasks [chunk * slices, (chunk + 1) * slices); each thread
       // sets only its own flags.
       std::vector<char> packed(static_cast<std::size_t>(b_copies * grid.col_chunks));
-      if (!own_b) for_each_task(parallel, b_tasks, [&](std::int64_t task) { pack_b(task, b_pass.data()); });
+      if (!own_b && !b_in_place) for_each_task(parallel, b_tasks, [&](std::int64_t task) { pack_b(task, b_pass.data()); });
       for_each_task(parallel, grid.row_blocks * grid.col_chunks, [&](std::int64_t task) {
         const std::int64_t block = grid.block(task), chunk = grid.chunk(task);
         const float* b_panels = b_pass.data();
@@ -360,10 +384,9 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         const std::int64_t row0 = grid.row0(block), rows = grid.rows(block);
         const std::int64_t col0 = chunk * grid.chunk_panels * kernel.nr;
         const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - col0);
-        // In place, A's rows feed the micro-kernel directly and only a ragged last panel is packed,
-        // as wide as the kernel that runs it.
+        // In place, A's whole tiles feed the micro-kernel directly, and a ragged last panel is
+        // copied as rows, padded with zero rows to the kernel that runs it.
         const std::int64_t whole_rows = rows / kernel.mr * kernel.mr;
-        const std::int64_t packed_row0 = unpacked_a ? whole_rows : 0;
         // A last panel of few rows runs on a kernel of fewer rows where the instruction set has one
         // (AVX-512's of 8 and 4): computed as a tile of 14, 256x256x256's last 4 rows took longer
         // than a whole tile (252 rows 0.150 ms, 256 rows 0.161, 266 rows 0.158; Zen 5, 1 thread);
@@ -373,27 +396,39 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.max_rows() * kc));
         for (std::int64_t pc = p0; pc < p_end; pc += kc) {
           const std::int64_t depth = std::min(kc, k - pc);
-          const std::int64_t last_at = (whole_rows - packed_row0) * depth;  // the last panel, in a_block
-          pack(a, true, row0 + packed_row0, whole_rows - packed_row0, pc, depth, kernel.mr, a_block.data());
-          pack(a, true, row0 + whole_rows, rows - whole_rows, pc, depth, last.mr, a_block.data() + last_at);
           const float* a_rows = reinterpret_cast<const float*>(a.data) + row0 * a.ld + pc;
+          if (unpacked_a) {
+            copy_rows(a_rows + whole_rows * a.ld, a.ld, rows - whole_rows, depth, last.mr, a_block.data());
+          } else {
+            pack(a, true, row0, whole_rows, pc, depth, kernel.mr, a_block.data());
+            pack(a, true, row0 + whole_rows, rows - whole_rows, pc, depth, last.mr, a_block.data() + whole_rows * depth);
+          }
+          const float* last_rows = a_block.data() + (unpacked_a ? 0 : whole_rows * depth);
           for (std::int64_t j = 0; j < cols; j += kernel.nr) {
-            const float* b_panel = b_panels + (pc - p0) * nc + (col0 + j) * depth;
-            float* c_panel = c + row0 * ldc + jc + col0 + j;
+            const std::int64_t col = jc + col0 + j;
+            const float* b_panel = b_in_place ? reinterpret_cast<const float*>(b.data) + pc * b.ld + col
+                                              : b_panels + (pc - p0) * nc + (col0 + j) * depth;
+            float* c_panel = c + row0 * ldc + col;
             const std::int64_t panel_cols = std::min(kernel.nr, cols - j);
-            // The whole tiles of an A read in place in one call, masked to the panel's columns.
-            if (packed_row0 > 0)
-              run_in_place(depth, a_rows, a.ld, one_tap, b_panel, c_panel, ldc, packed_row0 / kernel.mr,
-                           static_cast<int>(panel_cols), pc > 0, nullptr);
-            for (std::int64_t i = packed_row0; i < whole_rows; i += kernel.mr)
-              run_tile(kernel, c_panel + i * ldc, ldc, kernel.mr, panel_cols, pc > 0,
-                       [&](float* tile, std::int64_t ld, bool accumulate) {
-                         kernel.run(depth, a_block.data() + (i - packed_row0) * depth, b_panel, tile, ld, accumulate);
-                       });
+            if (unpacked_a) {  // the whole tiles in one call, masked to the panel's columns
+              if (whole_rows > 0)
+                run_in_place(depth, a_rows, a.ld, b_taps, b_panel, c_panel, ldc, whole_rows / kernel.mr,
+                             static_cast<int>(panel_cols), pc > 0, nullptr);
+            } else {
+              for (std::int64_t i = 0; i < whole_rows; i += kernel.mr)
+                run_tile(kernel, c_panel + i * ldc, ldc, kernel.mr, panel_cols, pc > 0,
+                         [&](float* tile, std::int64_t ld, bool accumulate) {
+                           kernel.run(depth, a_block.data() + i * depth, b_panel, tile, ld, accumulate);
+                         });
+            }
             if (whole_rows < rows)
               run_tile(last, c_panel + whole_rows * ldc, ldc, rows - whole_rows, panel_cols, pc > 0,
                        [&](float* tile, std::int64_t ld, bool accumulate) {
-                         last.run(depth, a_block.data() + last_at, b_panel, tile, ld, accumulate);
+                         if (unpacked_a)
+                           last.run_unpacked_a(depth, last_rows, depth, b_taps, b_panel, tile, ld, 1,
+                                               static_cast<int>(last.nr), accumulate, nullptr);
+                         else
+                           last.run(depth, last_rows, b_panel, tile, ld, accumulate);
                        });
           }
         }

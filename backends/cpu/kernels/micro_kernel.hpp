@@ -85,21 +85,24 @@ template <TileFinish F, class V>
 
 // Taps of an A read in place: tap t's rows start shift[t] floats after `a`, and its B panel
 // t * b_stride floats after `b`. A convolution's filter taps, each a shift of the same input
-// rows, thus sum in registers rather than through C; a plain product has one tap.
+// rows, thus sum in registers rather than through C; a plain product has one tap. A B panel's
+// steps of k are b_ld floats apart: nr where it is packed (b_ld 0), or the row stride of a plain
+// B read in place (any alignment).
 struct Taps {
   const std::int64_t* shift;
   int count;
   std::int64_t b_stride;
+  std::int64_t b_ld = 0;
 };
 inline constexpr std::int64_t no_shift[1] = {0};
 inline constexpr Taps one_tap{no_shift, 1, 0};
 
 // The same with A read in place from a row-major f32 matrix, over `taps`: c[i * ldc + j] (+)=
-// sum over t, p < depth of a[shift[t] + i * lda + p] * b[t * b_stride + p * nr + j]. For GEMMs
-// with few columns, where packing A would cost as much as multiplying it, and for convolutions,
-// whose input rows are A. Only columns j < cols (at most nr) of C, the bias and the residual are
-// read or written: a convolution's last filter panel lands in y itself though y has fewer
-// channels left than a panel. `epilogue` (may be null) finishes the tile on its way out.
+// sum over t, p < depth of a[shift[t] + i * lda + p] * b[t * b_stride + p * b_ld + j] (b_ld nr
+// where 0). For GEMMs with few columns, where packing A would cost as much as multiplying it, and
+// for convolutions, whose input rows are A. Only columns j < cols (at most nr) of C, the bias and
+// the residual are read or written: a convolution's last filter panel lands in y itself though y
+// has fewer channels left than a panel. `epilogue` (may be null) finishes the tile on its way out.
 // With `tiles` > 1 it runs that many tiles of consecutive rows in one call, each mr rows of A, C
 // and the residual on from the one before (at depth 16, set-up and stores took nearly half of a
 // call's time; a call per tile pays the set-up each time).

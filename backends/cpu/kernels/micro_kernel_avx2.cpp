@@ -67,17 +67,18 @@ __attribute__((target("avx2,fma"))) void sum_tile(__m256 (&lo)[mr], __m256 (&hi)
   static_assert(read != ARead::streamed_along_rows, "the 6-row kernel streams the next tile's rows");
   constexpr bool packed_a = read == ARead::packed;
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
+  const std::int64_t b_step = taps.b_ld > 0 ? taps.b_ld : nr;
   for (int t = 0; t < taps.count; ++t) {
     const float* a_p = a + taps.shift[t];
     const float* b_p = b + t * taps.b_stride;
-    for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += nr) {
+    for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += b_step) {
       if constexpr (read == ARead::streamed_next_tile) {
         if (p % 16 == 0) {
 #pragma GCC unroll 6
           for (int i = 0; i < mr; ++i) _mm_prefetch(reinterpret_cast<const char*>(a_p + (i + mr) * a_row), _MM_HINT_T0);
         }
       }
-      const __m256 b_lo = _mm256_load_ps(b_p), b_hi = _mm256_load_ps(b_p + 8);
+      const __m256 b_lo = _mm256_loadu_ps(b_p), b_hi = _mm256_loadu_ps(b_p + 8);
 #pragma GCC unroll 6
       for (int i = 0; i < mr; ++i) {
         const __m256 a_i = _mm256_broadcast_ss(a_p + i * a_row);

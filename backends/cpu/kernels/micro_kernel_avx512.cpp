@@ -78,16 +78,17 @@ __attribute__((target("avx512f,fma"))) void sum_tile(__m512 (&acc)[Mr][Vecs], st
   const std::int64_t row_bytes = packed_a ? 0 : lda * std::int64_t{sizeof(float)};
   constexpr bool streamed = read == ARead::streamed_next_tile || read == ARead::streamed_along_rows;
   const std::int64_t fetch_offset = read == ARead::streamed_along_rows ? along_rows_ahead : Mr * row_bytes;
+  const std::int64_t b_step = taps.b_ld > 0 ? taps.b_ld : 16 * Vecs;
   for (int t = 0; t < taps.count; ++t) {
     const float* a_p = a + taps.shift[t];
     const float* b_p = b + t * taps.b_stride;
     const char* row_base[bases];
 #pragma GCC unroll 10
     for (int g = 0; g < bases; ++g) row_base[g] = reinterpret_cast<const char*>(a_p) + 3 * g * row_bytes;
-    for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += 16 * Vecs) {
+    for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += b_step) {
       __m512 b_v[Vecs];
 #pragma GCC unroll 4
-      for (int v = 0; v < Vecs; ++v) b_v[v] = _mm512_load_ps(b_p + 16 * v);
+      for (int v = 0; v < Vecs; ++v) b_v[v] = _mm512_loadu_ps(b_p + 16 * v);
 #pragma GCC unroll 28
       for (int i = 0; i < Mr; ++i) {
         const float* a_at =

@@ -17,10 +17,11 @@ void tile(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps
           std::int64_t ldc, int cols, bool accumulate, const TileEpilogue* epilogue) {
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
   float acc[mr][nr] = {};
+  const std::int64_t b_step = taps.b_ld > 0 ? taps.b_ld : nr;
   for (int t = 0; t < taps.count; ++t) {
     const float* a_p = a + taps.shift[t];
     const float* b_p = b + t * taps.b_stride;
-    for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += nr) {
+    for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += b_step) {
       // Unrolling the rows first keeps -O3 from vectorising across them and spilling acc.
 #pragma GCC unroll 16
       for (std::int64_t i = 0; i < mr; ++i) {
