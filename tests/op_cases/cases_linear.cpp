@@ -148,6 +148,11 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   add_case(list, OpKind::Gemm, "b_in_place_301x600x128", t, [](CaseGraph& c) {
     return c.g.gemm(c.input({301, 600}), c.weights({600, 128}), {.activation = Activation::Relu}, c.weights({128}));
   });
+  // Few rows beside many columns (a classifier at a small batch): A and B read in place on the cpu
+  // backend whatever N, two whole row tiles and 9 rows, a last column panel of 9, two depth slices.
+  add_case(list, OpKind::Gemm, "few_rows_37x600x1001", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({37, 600}), c.weights({600, 1001}), {}, c.weights({1001}));
+  });
   // Rows 4 KiB apart (K = 1024), which the cpu backend reads in place with a kernel of fewer rows:
   // a ragged last row panel, two depth slices, narrow N (partial and whole panel) and wide N.
   for (const std::int64_t n : {5, 16, 40})

@@ -35,6 +35,11 @@ constexpr std::int64_t parallel_threshold = std::int64_t{1} << 20;
 // Up to this many columns of C, packing A costs more than reading it in place, where its rows
 // are contiguous f32 (measured on Zen 5: in place wins up to 512 columns, loses from 1024).
 constexpr std::int64_t unpacked_a_max_cols = 512;
+// Up to this many rows of C per thread, A is read in place whatever C's columns, and B with it
+// (b_in_place_max_cols): packing B, megabytes of weights, for a few rows of work (a classifier
+// at batch 8) cost more than the product (1 thread, GFLOP/s: 8x1000x2048 73 -> 175, 128x1000x2048
+// 166 -> 181; but 192x2048x1024 172 -> 153; 2 threads 32x1000x2048 113 -> 314).
+constexpr std::int64_t in_place_max_rows = 128;
 // Up to this many columns of C, with A's rows f32 in place and B f32, dot products along k beat
 // the micro-kernels, whose narrowest tile has 16 columns (Zen 5, 1 thread: 3072x4x1024 2.8x as
 // fast with AVX-512, 2.6x with AVX2, 15x portable; 2048x8x2048 +5-30 %, +20 %, 6x; 2048x16x2048
@@ -301,7 +306,9 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
     return gemv(n, k, a, b, c, parallel, epilogue);
   if (a.dtype == DType::f32 && !a.trans && b.dtype == DType::f32 && n <= dot_max_cols)
     return gemm_dot(m, n, k, a, b, c, ldc, parallel, epilogue);
-  const bool unpacked_a = a.dtype == DType::f32 && !a.trans && n <= unpacked_a_max_cols;
+  const int task_threads = parallel ? threads : 1;
+  const bool unpacked_a = a.dtype == DType::f32 && !a.trans &&
+                          (n <= unpacked_a_max_cols || m <= in_place_max_rows * task_threads);
   // A's rows read in place are mr streams `ld` floats apart; where more of them fall into one L1
   // set than it has ways (2048x16x2048 ran at a third of the speed of 1760x16x1760; 512x16x512,
   // 28 rows in two sets, at three quarters), a kernel with fewer rows reads them.
@@ -320,10 +327,8 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // packed at once and each task runs through the whole depth: two parallel regions (one where
   // each thread packs its own B, below), not two per depth slice, each of whose joins waits for
   // the slowest thread.
-  // A plain f32 B whose panels are all whole is read where it lies, its rows b.ld apart, where A
-  // is too (see b_in_place_max_cols).
-  const int task_threads = parallel ? threads : 1;
-  const bool b_in_place = unpacked_a && b.dtype == DType::f32 && !b.trans && n % kernel.nr == 0 &&
+  // A plain f32 B is read where it lies, its rows b.ld apart, where A is too (b_in_place_max_cols).
+  const bool b_in_place = unpacked_a && b.dtype == DType::f32 && !b.trans &&
                           (n <= b_in_place_max_cols || m <= split_columns_max_rows * task_threads);
   const bool whole_depth = b_in_place || k * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 4;
   const std::int64_t pass = whole_depth ? k : kc;
@@ -426,7 +431,7 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
                        [&](float* tile, std::int64_t ld, bool accumulate) {
                          if (unpacked_a)
                            last.run_unpacked_a(depth, last_rows, depth, b_taps, b_panel, tile, ld, 1,
-                                               static_cast<int>(last.nr), accumulate, nullptr);
+                                               static_cast<int>(panel_cols), accumulate, nullptr);
                          else
                            last.run(depth, last_rows, b_panel, tile, ld, accumulate);
                        });

@@ -60,10 +60,15 @@ struct StoreTile {
 // One tile's sums, added to lo and hi. A is packed (element (i, p) at a[p * mr + i], one tap) or
 // read in place (at a[shift[t] + i * lda + p]), streamed or not; streamed, the next tile's rows
 // are fetched even where rows alias in L1: 6 + 6 rows fit a set's 12 ways (4096x16x4096 against
-// oneDNN-AVX2 1.16 along the rows, 1.22 the next tile).
-template <ARead read>
+// oneDNN-AVX2 1.16 along the rows, 1.22 the next tile). Where `masked`, only B's first `cols`
+// lanes are read: a B read in place may end within the panel.
+template <ARead read, bool masked>
 __attribute__((target("avx2,fma"))) void sum_tile(__m256 (&lo)[mr], __m256 (&hi)[mr], std::int64_t depth,
-                                                  const float* a, std::int64_t lda, const Taps& taps, const float* b) {
+                                                  const float* a, std::int64_t lda, const Taps& taps, const float* b,
+                                                  int cols) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i m_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
+  const __m256i m_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
   static_assert(read != ARead::streamed_along_rows, "the 6-row kernel streams the next tile's rows");
   constexpr bool packed_a = read == ARead::packed;
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
@@ -78,7 +83,7 @@ __attribute__((target("avx2,fma"))) void sum_tile(__m256 (&lo)[mr], __m256 (&hi)
           for (int i = 0; i < mr; ++i) _mm_prefetch(reinterpret_cast<const char*>(a_p + (i + mr) * a_row), _MM_HINT_T0);
         }
       }
-      const __m256 b_lo = _mm256_loadu_ps(b_p), b_hi = _mm256_loadu_ps(b_p + 8);
+      const __m256 b_lo = load(!masked, b_p, m_lo), b_hi = load(!masked, b_p + 8, m_hi);
 #pragma GCC unroll 6
       for (int i = 0; i < mr; ++i) {
         const __m256 a_i = _mm256_broadcast_ss(a_p + i * a_row);
@@ -108,7 +113,11 @@ __attribute__((target("avx2,fma"), flatten)) void kernel(std::int64_t depth, con
     __m256 lo[mr], hi[mr];
 #pragma GCC unroll 6
     for (int i = 0; i < mr; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
-    sum_tile<read>(lo, hi, depth, a, lda, taps, b);
+    if (cols < nr) {
+      sum_tile<read, true>(lo, hi, depth, a, lda, taps, b, cols);
+    } else {
+      sum_tile<read, false>(lo, hi, depth, a, lda, taps, b, cols);
+    }
     with_tile_finish<StoreTile>(finish, lo, hi, c, ldc, cols, epilogue, residual);
     if (residual) residual += mr * epilogue->ld_residual;
   }

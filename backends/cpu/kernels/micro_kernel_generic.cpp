@@ -1,6 +1,8 @@
 // Portable micro-kernel for CPUs without AVX2: plain loops the compiler vectorises for the
 // baseline instruction set (SSE2 on x86-64, NEON on AArch64). It computes too slowly for memory
 // to hold it up, so a streamed A (ARead) reads as any in place.
+#include <algorithm>
+
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "core/runtime/op_math.hpp"
 
@@ -11,21 +13,28 @@ constexpr std::int64_t mr = 6;
 constexpr std::int64_t nr = 16;
 
 // A is packed (element (i, p) at a[p * mr + i], one tap) or read in place (at
-// a[shift[t] + i * lda + p]).
+// a[shift[t] + i * lda + p]). Only B's first `cols` columns are read: a B read in place may end
+// within the panel, and its rows are then copied into a zero-padded one.
 template <bool packed_a>
 void tile(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b, float* c,
           std::int64_t ldc, int cols, bool accumulate, const TileEpilogue* epilogue) {
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
   float acc[mr][nr] = {};
+  float b_row[nr] = {};
   const std::int64_t b_step = taps.b_ld > 0 ? taps.b_ld : nr;
   for (int t = 0; t < taps.count; ++t) {
     const float* a_p = a + taps.shift[t];
     const float* b_p = b + t * taps.b_stride;
     for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += b_step) {
+      const float* b_j = b_p;
+      if (cols < nr) {
+        std::copy_n(b_p, cols, b_row);
+        b_j = b_row;
+      }
       // Unrolling the rows first keeps -O3 from vectorising across them and spilling acc.
 #pragma GCC unroll 16
       for (std::int64_t i = 0; i < mr; ++i) {
-        for (std::int64_t j = 0; j < nr; ++j) acc[i][j] += a_p[i * a_row] * b_p[j];
+        for (std::int64_t j = 0; j < nr; ++j) acc[i][j] += a_p[i * a_row] * b_j[j];
       }
     }
   }
