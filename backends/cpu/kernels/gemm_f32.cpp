@@ -323,13 +323,13 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   const Blocking blocking = blocking_for(kernel);
   const std::int64_t nc = std::min(blocking.nc, ceil_div(n, kernel.nr) * kernel.nr);
   const std::int64_t kc = std::min(blocking.kc, k);
-  // Where a column slice of op(B) packs whole into a quarter of L3 (GEMMs with few columns), it is
-  // packed at once and each task runs through the whole depth: two parallel regions (one where
-  // each thread packs its own B, below), not two per depth slice, each of whose joins waits for
-  // the slowest thread.
   // A plain f32 B is read where it lies, its rows b.ld apart, where A is too (b_in_place_max_cols).
   const bool b_in_place = unpacked_a && b.dtype == DType::f32 && !b.trans &&
                           (n <= b_in_place_max_cols || m <= split_columns_max_rows * task_threads);
+  // Where a column slice of op(B) packs whole into a quarter of L3 (GEMMs with few columns), it is
+  // packed at once and each task runs through the whole depth, as where B is read in place: two
+  // parallel regions (one where each thread packs its own B, below), not two per depth slice,
+  // each of whose joins waits for the slowest thread.
   const bool whole_depth = b_in_place || k * nc * std::int64_t{sizeof(float)} <= host_cache_sizes().l3 / 4;
   const std::int64_t pass = whole_depth ? k : kc;
   // A B that one thread packs and the others read crosses between the cores' caches on every call,
@@ -345,7 +345,7 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   const bool own_b = b_per_thread && !b_in_place;
   // Split by rows, every thread packs all of B for a few rows of work; where A is read in place
   // and each thread's share of rows is small, the threads split the columns instead, each packing
-  // only its own and reading all of A where it lies (2 threads, median ms: 256^3 0.098 -> 0.087,
+  // (or reading) only its own and reading all of A where it lies (2 threads, median ms: 256^3 0.098 -> 0.087,
   // 512^3 0.678 -> 0.635, 256x512x256 0.197 -> 0.167; 128^3 229 -> 256 GFLOP/s). Split so with
   // 320 rows a thread, 640x160x640 ran 5 % slower, and with one panel each, 512x64x512 5 %.
   const bool split_columns = b_per_thread && unpacked_a && m <= split_columns_max_rows * threads;
