@@ -97,6 +97,12 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   add_case(list, OpKind::Gemm, "m1_wide_trans_b", t, [](CaseGraph& c) {
     return c.g.gemm(c.input({1, 1001}), c.weights({1063, 1001}), {.trans_b = true}, c.weights({1063}));
   });
+  // A few rows beside a transposed B (a classifier at a small batch): dot products by the cpu
+  // backend, a last block of 3 rows, a ragged last chunk of columns, a depth tail.
+  add_case(list, OpKind::Gemm, "few_rows_trans_b_7x1001x1063", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({7, 1001}), c.weights({1063, 1001}), {.trans_b = true, .activation = Activation::Relu},
+                    c.weights({1063}));
+  });
   add_case(list, OpKind::Gemm, "m1_wide", t,
            [](CaseGraph& c) { return c.g.gemm(c.input({1, 1001}), c.weights({1001, 1063}), {}, c.weights({1063})); });
   // Panels packed whole by the cpu backend's vector packers: a plain A beside more than 512

@@ -2,7 +2,7 @@
 // of nr columns that all threads share; C is then cut into tasks of rows x columns, each packing
 // its rows of op(A) into panels of mr rows and sweeping the micro-kernel over them: a B panel
 // stays in L1 and L2 across the A panels, the task's A block in L2, the shared B slice in L3.
-// With few columns, A's rows are read in place, and a plain f32 B beside them too.
+// With few columns or few rows, A's rows are read in place, and a plain f32 B beside them too.
 // Where a whole column slice of op(B) fits a quarter of L3, all its depth slices are packed at
 // once and each task runs through them in turn, keeping its block of C and its A rows' streams.
 // Where copies for every thread fit half of L3, each thread packs its own B (see gemm_f32), and
@@ -45,6 +45,12 @@ constexpr std::int64_t in_place_max_rows = 128;
 // fast with AVX-512, 2.6x with AVX2, 15x portable; 2048x8x2048 +5-30 %, +20 %, 6x; 2048x16x2048
 // ran at half speed).
 constexpr std::int64_t dot_max_cols = 8;
+// Up to this many rows of C, with B transposed (a fully connected layer's weights), each element
+// is a dot product along k of rows of A and B as they lie (few_rows): 1 thread, GFLOP/s,
+// 8x1000x2048 56 -> 116, 16x1000x2048 87 -> 114, but 32x1000x2048 123 -> 115; 2 threads, 8 and 16
+// rows 93 -> 207 and 62 -> 204. Not per thread (2 threads: 32 rows 115 -> 206): the sums' order
+// would then depend on the thread count.
+constexpr std::int64_t dot_max_rows = 16;
 // Rows of C per thread from which each thread may pack the whole of op(B) for itself: the copies
 // then cost each thread at most 1/64 of its multiply-adds.
 constexpr std::int64_t own_b_min_rows = 64;
@@ -230,27 +236,30 @@ void run_tile(const MicroKernel& kernel, float* c, std::int64_t ldc, std::int64_
   }
 }
 
-// M = 1 (a batch-1 fully connected layer): C is one row, each element a dot product of A with a
-// column of op(B). Packing B, megabytes of weights, for a micro-kernel that would use one of its
-// mr rows cost more than the product itself (ResNet-50's 2048x1000 layer ran at 2 GFLOP/s), so
-// B is streamed once as it is stored: a transposed B's rows as dot products (dot_tile.hpp), a
-// plain B's rows scaled and summed (gemv_rows.hpp). Each element is summed by one task, in a
-// fixed order.
-void gemv(std::int64_t n, std::int64_t k, const GemmOperand& a, const GemmOperand& b, float* c, bool parallel,
-          const GemmEpilogue& epilogue) {
+// Few rows of C (a fully connected layer at batch 1, or a transposed B at a small batch): each
+// element a dot product of a row of A with a column of op(B). Packing B, megabytes of weights, for
+// a micro-kernel that would use few of its mr rows cost more than the product itself (ResNet-50's
+// 2048x1000 layer at batch 1 ran at 2 GFLOP/s), so B is streamed once as it is stored: a
+// transposed B's rows as dot products with A's rows (dot_tile.hpp), in chunks of columns that
+// stay in L2 while each block of A's rows passes over them; for one row, a plain B's rows scaled
+// and summed (gemv_rows.hpp). Each element is summed by one task, in a fixed order.
+void few_rows(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand& a, const GemmOperand& b, float* c,
+              std::int64_t ldc, bool parallel, const GemmEpilogue& epilogue) {
   const float* x = reinterpret_cast<const float*>(a.data);
   const float* w = reinterpret_cast<const float*>(b.data);
   const int threads = tbb::this_task_arena::max_concurrency();
-  const std::int64_t chunk = parallel ? ceil_div(ceil_div(n, 4 * std::int64_t{threads}), 16) * 16 : n;
+  std::int64_t chunk = parallel ? ceil_div(ceil_div(n, 4 * std::int64_t{threads}), 16) * 16 : n;
+  const std::int64_t l2_cols = host_cache_sizes().l2 / 4 / (k * std::int64_t{sizeof(float)}) / 16 * 16;
+  if (m > 1) chunk = std::min(chunk, std::max(std::int64_t{16}, l2_cols));
   const VectorKernels& kernels = vector_kernels();
   for_each_task(parallel, ceil_div(n, chunk), [&](std::int64_t task) {
     const std::int64_t j0 = task * chunk, cols = std::min(chunk, n - j0);
     if (b.trans) {  // column j of op(B) is row j of B
-      kernels.dot_tile(k, x, k, 1, w + j0 * b.ld, b.ld, cols, c + j0, n);
+      kernels.dot_tile(k, x, a.ld, m, w + j0 * b.ld, b.ld, cols, c + j0, ldc);
     } else {
       kernels.gemv_rows(k, x, w + j0, b.ld, cols, c + j0);
     }
-    if (epilogue) epilogue({0, j0, 1, cols});
+    if (epilogue) epilogue({0, j0, m, cols});
   });
 }
 
@@ -302,8 +311,9 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   const int threads = tbb::this_task_arena::max_concurrency();
   const bool parallel = threads > 1 && m * n * k >= parallel_threshold;
   // (A's one row is contiguous unless transposed with a row stride, which matmul never passes.)
-  if (m == 1 && a.dtype == DType::f32 && b.dtype == DType::f32 && (!a.trans || a.ld == 1))
-    return gemv(n, k, a, b, c, parallel, epilogue);
+  const bool a_rows = a.dtype == DType::f32 && (!a.trans || (m == 1 && a.ld == 1));
+  if (a_rows && b.dtype == DType::f32 && (m == 1 || (b.trans && m <= dot_max_rows)))
+    return few_rows(m, n, k, a, b, c, ldc, parallel, epilogue);
   if (a.dtype == DType::f32 && !a.trans && b.dtype == DType::f32 && n <= dot_max_cols)
     return gemm_dot(m, n, k, a, b, c, ldc, parallel, epilogue);
   const int task_threads = parallel ? threads : 1;
@@ -345,7 +355,7 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   const bool own_b = b_per_thread && !b_in_place;
   // Split by rows, every thread packs all of B for a few rows of work; where A is read in place
   // and each thread's share of rows is small, the threads split the columns instead, each packing
-  // (or reading) only its own and reading all of A where it lies (2 threads, median ms: 256^3 0.098 -> 0.087,
+  // (or reading) only its own and all of A where it lies (2 threads, median ms: 256^3 0.098 -> 0.087,
   // 512^3 0.678 -> 0.635, 256x512x256 0.197 -> 0.167; 128^3 229 -> 256 GFLOP/s). Split so with
   // 320 rows a thread, 640x160x640 ran 5 % slower, and with one panel each, 512x64x512 5 %.
   const bool split_columns = b_per_thread && unpacked_a && m <= split_columns_max_rows * threads;
@@ -373,7 +383,8 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
       // chunk's depth slices being b_tasks [chunk * slices, (chunk + 1) * slices); each thread
       // sets only its own flags.
       std::vector<char> packed(static_cast<std::size_t>(b_copies * grid.col_chunks));
-      if (!own_b && !b_in_place) for_each_task(parallel, b_tasks, [&](std::int64_t task) { pack_b(task, b_pass.data()); });
+      if (!own_b && !b_in_place)
+        for_each_task(parallel, b_tasks, [&](std::int64_t task) { pack_b(task, b_pass.data()); });
       for_each_task(parallel, grid.row_blocks * grid.col_chunks, [&](std::int64_t task) {
         const std::int64_t block = grid.block(task), chunk = grid.chunk(task);
         const float* b_panels = b_pass.data();
@@ -406,7 +417,8 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
             copy_rows(a_rows + whole_rows * a.ld, a.ld, rows - whole_rows, depth, last.mr, a_block.data());
           } else {
             pack(a, true, row0, whole_rows, pc, depth, kernel.mr, a_block.data());
-            pack(a, true, row0 + whole_rows, rows - whole_rows, pc, depth, last.mr, a_block.data() + whole_rows * depth);
+            float* last_panel = a_block.data() + whole_rows * depth;
+            pack(a, true, row0 + whole_rows, rows - whole_rows, pc, depth, last.mr, last_panel);
           }
           const float* last_rows = a_block.data() + (unpacked_a ? 0 : whole_rows * depth);
           for (std::int64_t j = 0; j < cols; j += kernel.nr) {

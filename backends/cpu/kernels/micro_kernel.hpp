@@ -99,10 +99,11 @@ inline constexpr Taps one_tap{no_shift, 1, 0};
 
 // The same with A read in place from a row-major f32 matrix, over `taps`: c[i * ldc + j] (+)=
 // sum over t, p < depth of a[shift[t] + i * lda + p] * b[t * b_stride + p * b_ld + j] (b_ld nr
-// where 0). For GEMMs with few columns, where packing A would cost as much as multiplying it, and
-// for convolutions, whose input rows are A. Only columns j < cols (at most nr) of C, the bias and
-// the residual are read or written: a convolution's last filter panel lands in y itself though y
-// has fewer channels left than a panel. `epilogue` (may be null) finishes the tile on its way out.
+// where 0). For GEMMs with few columns or few rows, where packing A would cost as much as
+// multiplying it, and for convolutions, whose input rows are A. Only columns j < cols (at most nr)
+// of C, the bias and the residual are read or written, and of a B read in place (b_ld > 0): a
+// convolution's last filter panel lands in y itself though y has fewer channels left than a
+// panel, and a GEMM's B may end within its last panel. `epilogue` (may be null) finishes the tile on its way out.
 // With `tiles` > 1 it runs that many tiles of consecutive rows in one call, each mr rows of A, C
 // and the residual on from the one before (at depth 16, set-up and stores took nearly half of a
 // call's time; a call per tile pays the set-up each time).
@@ -162,9 +163,9 @@ const MicroKernel& gemm_micro_kernel();
 // A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1), one that reads no
 // more rows at once than an L1 set has ways.
 const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias = false);
-// The kernel for a GEMM's last panel of `rows` rows (fewer than kernel.mr), packed: of the
-// kernels as wide as `kernel`, the one with the fewest rows that holds them (AVX-512: 8 or 4),
-// else `kernel` itself.
+// The kernel for a GEMM's last panel of `rows` rows (fewer than kernel.mr), packed or copied as
+// rows: of the kernels as wide as `kernel`, the one with the fewest rows that holds them
+// (AVX-512: 8 or 4), else `kernel` itself.
 const MicroKernel& gemm_last_panel_kernel(const MicroKernel& kernel, std::int64_t rows);
 // The columns a convolution's panel of its last `left` filters (at most nr) is packed and
 // computed with: the tail kernel's where they fit it, else nr.

@@ -1,5 +1,5 @@
 // AVX2+FMA micro-kernel: 6 rows x 16 columns of C in 12 ymm accumulators; per step of k, two
-// aligned loads of B and 6 broadcasts of A feed 12 FMAs within the 16 registers.
+// loads of B and 6 broadcasts of A feed 12 FMAs within the 16 registers.
 #include <immintrin.h>
 
 #include "backends/cpu/kernels/micro_kernel.hpp"
@@ -113,7 +113,7 @@ __attribute__((target("avx2,fma"), flatten)) void kernel(std::int64_t depth, con
     __m256 lo[mr], hi[mr];
 #pragma GCC unroll 6
     for (int i = 0; i < mr; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
-    if (cols < nr) {
+    if (cols < nr && taps.b_ld > 0) {
       sum_tile<read, true>(lo, hi, depth, a, lda, taps, b, cols);
     } else {
       sum_tile<read, false>(lo, hi, depth, a, lda, taps, b, cols);

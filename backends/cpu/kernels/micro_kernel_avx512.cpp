@@ -1,5 +1,5 @@
 // AVX-512 micro-kernels. Wide: 14 rows x 32 columns of C in 28 zmm accumulators; per step of k,
-// two aligned loads of B and 14 broadcasts of A feed 28 FMAs, leaving 4 registers for operands.
+// two loads of B and 14 broadcasts of A feed 28 FMAs, leaving 4 registers for operands.
 // Narrow, for C with at most 16 columns (where the wide one would mostly multiply zero padding):
 // 28 rows x 16 columns, one load of B and 28 broadcasts per 28 FMAs.
 // Tail, for a convolution's last filter panel where at most 16 filters are left: the wide
@@ -66,8 +66,8 @@ struct StoreTile {
 
 // One Mr x (16 * Vecs) tile's sums, added to acc. A is packed (element (i, p) at a[p * Mr + i],
 // one tap) or read in place (at a[shift[t] + i * lda + p]), streamed or not (ARead). Where
-// `masked`, only B's lanes in `lanes` are read: a B read in place may end within the panel (masked
-// loads throughout cost 4096x16x4096 7 %).
+// `masked`, only B's lanes in `lanes` are read: a B read in place may end within the panel
+// (packed panels are zero-padded; masked loads throughout cost 4096x16x4096 7 %).
 template <int Mr, int Vecs, ARead read, bool masked>
 __attribute__((target("avx512f,fma"))) void sum_tile(__m512 (&acc)[Mr][Vecs], std::int64_t depth, const float* a,
                                                      std::int64_t lda, const Taps& taps, const float* b,
@@ -145,7 +145,7 @@ __attribute__((target("avx512f,fma"), flatten)) void kernel(std::int64_t depth, 
     for (int i = 0; i < Mr; ++i)
 #pragma GCC unroll 4
       for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_setzero_ps();
-    if (cols < 16 * Vecs) {
+    if (cols < 16 * Vecs && taps.b_ld > 0) {
       sum_tile<Mr, Vecs, read, true>(acc, depth, a, lda, taps, b, lanes);
     } else {
       sum_tile<Mr, Vecs, read, false>(acc, depth, a, lda, taps, b, lanes);

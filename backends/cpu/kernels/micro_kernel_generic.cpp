@@ -13,8 +13,8 @@ constexpr std::int64_t mr = 6;
 constexpr std::int64_t nr = 16;
 
 // A is packed (element (i, p) at a[p * mr + i], one tap) or read in place (at
-// a[shift[t] + i * lda + p]). Only B's first `cols` columns are read: a B read in place may end
-// within the panel, and its rows are then copied into a zero-padded one.
+// a[shift[t] + i * lda + p]). A B read in place may end within the panel: only its first `cols`
+// columns are read then, each row copied into a zero-padded one.
 template <bool packed_a>
 void tile(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b, float* c,
           std::int64_t ldc, int cols, bool accumulate, const TileEpilogue* epilogue) {
@@ -27,7 +27,7 @@ void tile(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps
     const float* b_p = b + t * taps.b_stride;
     for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += b_step) {
       const float* b_j = b_p;
-      if (cols < nr) {
+      if (cols < nr && taps.b_ld > 0) {
         std::copy_n(b_p, cols, b_row);
         b_j = b_row;
       }
