@@ -413,14 +413,13 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         for (std::int64_t pc = p0; pc < p_end; pc += kc) {
           const std::int64_t depth = std::min(kc, k - pc);
           const float* a_rows = reinterpret_cast<const float*>(a.data) + row0 * a.ld + pc;
+          float* last_rows = a_block.data() + (unpacked_a ? 0 : whole_rows * depth);  // the last panel's
           if (unpacked_a) {
-            copy_rows(a_rows + whole_rows * a.ld, a.ld, rows - whole_rows, depth, last.mr, a_block.data());
+            copy_rows(a_rows + whole_rows * a.ld, a.ld, rows - whole_rows, depth, last.mr, last_rows);
           } else {
             pack(a, true, row0, whole_rows, pc, depth, kernel.mr, a_block.data());
-            float* last_panel = a_block.data() + whole_rows * depth;
-            pack(a, true, row0 + whole_rows, rows - whole_rows, pc, depth, last.mr, last_panel);
+            pack(a, true, row0 + whole_rows, rows - whole_rows, pc, depth, last.mr, last_rows);
           }
-          const float* last_rows = a_block.data() + (unpacked_a ? 0 : whole_rows * depth);
           for (std::int64_t j = 0; j < cols; j += kernel.nr) {
             const std::int64_t col = jc + col0 + j;
             const float* b_panel = b_in_place ? reinterpret_cast<const float*>(b.data) + pc * b.ld + col

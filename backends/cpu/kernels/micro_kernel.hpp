@@ -93,6 +93,12 @@ struct Taps {
   int count;
   std::int64_t b_stride;
   std::int64_t b_ld = 0;
+
+  // Floats between a B panel's steps of k, for a kernel nr columns wide.
+  constexpr std::int64_t b_step(std::int64_t nr) const { return b_ld > 0 ? b_ld : nr; }
+  // Whether B's loads must stop at `cols`: a B read in place may end within the panel, where a
+  // packed panel is zero-padded to nr.
+  constexpr bool b_ends_within(int cols, std::int64_t nr) const { return b_ld > 0 && cols < nr; }
 };
 inline constexpr std::int64_t no_shift[1] = {0};
 inline constexpr Taps one_tap{no_shift, 1, 0};
@@ -103,7 +109,8 @@ inline constexpr Taps one_tap{no_shift, 1, 0};
 // multiplying it, and for convolutions, whose input rows are A. Only columns j < cols (at most nr)
 // of C, the bias and the residual are read or written, and of a B read in place (b_ld > 0): a
 // convolution's last filter panel lands in y itself though y has fewer channels left than a
-// panel, and a GEMM's B may end within its last panel. `epilogue` (may be null) finishes the tile on its way out.
+// panel, and a GEMM's B may end within its last panel. `epilogue` (may be null) finishes the
+// tile on its way out.
 // With `tiles` > 1 it runs that many tiles of consecutive rows in one call, each mr rows of A, C
 // and the residual on from the one before (at depth 16, set-up and stores took nearly half of a
 // call's time; a call per tile pays the set-up each time).

@@ -10,6 +10,11 @@ namespace {
 constexpr int mr = 6;
 constexpr int nr = 16;
 
+// A mask of the first n of 8 lanes (none where n <= 0).
+__attribute__((target("avx2"), always_inline)) inline __m256i first_lanes(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 // 8 floats at p, or only the lanes m selects (the others zero).
 __attribute__((target("avx2,fma"), always_inline)) inline __m256 load(bool whole, const float* p, __m256i m) {
   return whole ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
@@ -23,9 +28,7 @@ struct StoreTile {
   __attribute__((target("avx2,fma"))) static void run(__m256 (&lo)[mr], __m256 (&hi)[mr], float* c, std::int64_t ldc,
                                                       int cols, const TileEpilogue* e, const float* residual) {
     const bool whole = cols >= nr;
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i m_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
-    const __m256i m_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
+    const __m256i m_lo = first_lanes(cols), m_hi = first_lanes(cols - 8);
     __m256 bias_lo = _mm256_setzero_ps(), bias_hi = _mm256_setzero_ps();
     if (F.epilogue && e->bias) {
       bias_lo = load(whole, e->bias, m_lo);
@@ -66,13 +69,11 @@ template <ARead read, bool masked>
 __attribute__((target("avx2,fma"))) void sum_tile(__m256 (&lo)[mr], __m256 (&hi)[mr], std::int64_t depth,
                                                   const float* a, std::int64_t lda, const Taps& taps, const float* b,
                                                   int cols) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i m_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
-  const __m256i m_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
+  const __m256i m_lo = first_lanes(cols), m_hi = first_lanes(cols - 8);
   static_assert(read != ARead::streamed_along_rows, "the 6-row kernel streams the next tile's rows");
   constexpr bool packed_a = read == ARead::packed;
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
-  const std::int64_t b_step = taps.b_ld > 0 ? taps.b_ld : nr;
+  const std::int64_t b_step = taps.b_step(nr);
   for (int t = 0; t < taps.count; ++t) {
     const float* a_p = a + taps.shift[t];
     const float* b_p = b + t * taps.b_stride;
@@ -113,7 +114,7 @@ __attribute__((target("avx2,fma"), flatten)) void kernel(std::int64_t depth, con
     __m256 lo[mr], hi[mr];
 #pragma GCC unroll 6
     for (int i = 0; i < mr; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
-    if (cols < nr && taps.b_ld > 0) {
+    if (taps.b_ends_within(cols, nr)) {
       sum_tile<read, true>(lo, hi, depth, a, lda, taps, b, cols);
     } else {
       sum_tile<read, false>(lo, hi, depth, a, lda, taps, b, cols);
@@ -133,9 +134,7 @@ __attribute__((target("avx2,fma"))) void packed(std::int64_t depth, const float*
 __attribute__((target("avx2,fma"))) void shifted_b(std::int64_t depth, const float* a, const float* b,
                                                    const std::int64_t* shift, float* c, std::int64_t ldc, int rows,
                                                    int cols, bool accumulate) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i m_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
-  const __m256i m_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
+  const __m256i m_lo = first_lanes(cols), m_hi = first_lanes(cols - 8);
   __m256 lo[mr], hi[mr];
 #pragma GCC unroll 6
   for (int i = 0; i < mr; ++i) lo[i] = hi[i] = _mm256_setzero_ps();

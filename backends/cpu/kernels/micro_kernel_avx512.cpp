@@ -81,7 +81,7 @@ __attribute__((target("avx512f,fma"))) void sum_tile(__m512 (&acc)[Mr][Vecs], st
   const std::int64_t row_bytes = packed_a ? 0 : lda * std::int64_t{sizeof(float)};
   constexpr bool streamed = read == ARead::streamed_next_tile || read == ARead::streamed_along_rows;
   const std::int64_t fetch_offset = read == ARead::streamed_along_rows ? along_rows_ahead : Mr * row_bytes;
-  const std::int64_t b_step = taps.b_ld > 0 ? taps.b_ld : 16 * Vecs;
+  const std::int64_t b_step = taps.b_step(16 * Vecs);
   for (int t = 0; t < taps.count; ++t) {
     const float* a_p = a + taps.shift[t];
     const float* b_p = b + t * taps.b_stride;
@@ -145,7 +145,7 @@ __attribute__((target("avx512f,fma"), flatten)) void kernel(std::int64_t depth, 
     for (int i = 0; i < Mr; ++i)
 #pragma GCC unroll 4
       for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_setzero_ps();
-    if (cols < 16 * Vecs && taps.b_ld > 0) {
+    if (taps.b_ends_within(cols, 16 * Vecs)) {
       sum_tile<Mr, Vecs, read, true>(acc, depth, a, lda, taps, b, lanes);
     } else {
       sum_tile<Mr, Vecs, read, false>(acc, depth, a, lda, taps, b, lanes);

@@ -21,13 +21,14 @@ void tile(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps
   const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
   float acc[mr][nr] = {};
   float b_row[nr] = {};
-  const std::int64_t b_step = taps.b_ld > 0 ? taps.b_ld : nr;
+  const std::int64_t b_step = taps.b_step(nr);
+  const bool b_ends_within = taps.b_ends_within(cols, nr);
   for (int t = 0; t < taps.count; ++t) {
     const float* a_p = a + taps.shift[t];
     const float* b_p = b + t * taps.b_stride;
     for (std::int64_t p = 0; p < depth; ++p, a_p += a_step, b_p += b_step) {
       const float* b_j = b_p;
-      if (cols < nr && taps.b_ld > 0) {
+      if (b_ends_within) {
         std::copy_n(b_p, cols, b_row);
         b_j = b_row;
       }
