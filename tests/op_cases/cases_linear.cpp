@@ -103,6 +103,16 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
     return c.g.gemm(c.input({7, 1001}), c.weights({1063, 1001}), {.trans_b = true, .activation = Activation::Relu},
                     c.weights({1063}));
   });
+  // More rows beside a transposed B of more than half of L2: on the cpu backend the transposed
+  // product C^T = B A^T, whose 41 columns end within a panel, transposed into C before the bias
+  // and relu; then with A transposed too.
+  add_case(list, OpKind::Gemm, "transposed_product_41x390x700", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({41, 390}), c.weights({700, 390}), {.trans_b = true, .activation = Activation::Relu},
+                    c.weights({700}));
+  });
+  add_case(list, OpKind::Gemm, "transposed_product_trans_ab_33x300x601", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({300, 33}), c.weights({601, 300}), {.trans_a = true, .trans_b = true}, c.weights({601}));
+  });
   add_case(list, OpKind::Gemm, "m1_wide", t,
            [](CaseGraph& c) { return c.g.gemm(c.input({1, 1001}), c.weights({1001, 1063}), {}, c.weights({1063})); });
   // Panels packed whole by the cpu backend's vector packers: a plain A beside more than 512
