@@ -22,7 +22,7 @@ void add_matmul_cases(std::vector<OpCase>& list, DType t) {
     std::int64_t m, k, n;
   };
   // 31x17x16: AVX-512's 28x16 kernel and a last panel of 3 rows on its 4-row kernel; 150x77x45
-  // three panels of the same kernel, the last of 13 columns. The last sizes cross the cpu GEMM's
+  // its 7x48 kernel, a last panel of 3 rows and 45 columns. The last sizes cross the cpu GEMM's
   // cache blocks (96 rows, 256 columns, depth 256) with ragged edges.
   for (const Mnk s : {Mnk{1, 1, 1}, Mnk{3, 17, 1}, Mnk{1, 129, 3}, Mnk{17, 3, 129}, Mnk{31, 17, 16},
                       Mnk{127, 33, 129}, Mnk{129, 127, 17}, Mnk{150, 77, 45}, Mnk{200, 300, 260}})

@@ -347,14 +347,8 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // A's rows read in place are mr streams `ld` floats apart; where more of them fall into one L1
   // set than it has ways (2048x16x2048 ran at a third of the speed of 1760x16x1760; 512x16x512,
   // 28 rows in two sets, at three quarters), a kernel with fewer rows reads them.
-  // The narrow kernel (AVX-512: 16 columns, more rows; the kernel for one column) also where the
-  // wide one would compute a third more columns than it (33-48 columns: 64 against 48; Zen 5, 1
-  // thread: 2048x48x2048 161 -> 181 GFLOP/s, 1760x33x1760 112 -> 127, 40x1000x2048 NT 132 -> 150).
-  const std::int64_t narrow_nr = gemm_micro_kernel_for(1).nr;
-  const bool narrow = round_up(n, narrow_nr) * 4 <= round_up(n, gemm_micro_kernel().nr) * 3;
-  const std::int64_t kernel_columns = narrow ? narrow_nr : n;
-  const MicroKernel& plain = gemm_micro_kernel_for(kernel_columns);
-  const MicroKernel& kernel = gemm_micro_kernel_for(kernel_columns, unpacked_a && rows_alias_in_l1(plain.mr, a.ld));
+  const MicroKernel& plain = gemm_micro_kernel_for(n);
+  const MicroKernel& kernel = gemm_micro_kernel_for(n, unpacked_a && rows_alias_in_l1(plain.mr, a.ld), unpacked_a);
   // An A read in place that comes from memory, not L3, is streamed (ARead): 1 thread, against the
   // faster of oneDNN and OpenBLAS, 4096x16x4096 0.97 -> 1.17, 7680x32x2560 0.95 -> 1.20,
   // 4096x128x4096 0.96 -> 1.10. From L3 that was level on 1 thread and 2-8 % slower on 2

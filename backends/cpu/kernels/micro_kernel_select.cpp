@@ -62,8 +62,11 @@ const KernelSet& kernels() {
 
 const MicroKernel& gemm_micro_kernel() { return kernels().wide; }
 
-const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) {
+const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias, bool a_in_place) {
   const KernelSet& set = kernels();
+  if (a_in_place && columns > set.wide.nr && columns <= 48)
+    for (const MicroKernel& kernel : set.for_filters)
+      if (kernel.nr == 48) return kernel;
   const bool narrow = columns <= set.narrow.nr;
   if (rows_alias) return narrow ? set.narrow_aliasing : set.wide_aliasing;
   return narrow ? set.narrow : set.wide;
