@@ -171,8 +171,9 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
     return c.g.gemm(c.input({37, 600}), c.weights({600, 1001}), {}, c.weights({1001}));
   });
   // Rows 4 KiB apart (K = 1024), which the cpu backend reads in place with a kernel of fewer rows:
-  // a ragged last row panel, two depth slices, narrow N (partial and whole panel) and wide N.
-  for (const std::int64_t n : {5, 16, 40})
+  // a ragged last row panel, two depth slices, narrow N (partial and whole panel), N = 40 (on
+  // AVX-512 one panel of 48) and N = 80 (two panels of 32 and one of 16, the kernel's tail).
+  for (const std::int64_t n : {5, 16, 40, 80})
     add_case(list, OpKind::Gemm, "rows_4k_apart_n" + std::to_string(n), t, [n](CaseGraph& c) {
       return c.g.gemm(c.input({31, 1024}), c.weights({1024, n}), {.activation = Activation::Relu}, c.weights({n}));
     });

@@ -226,7 +226,11 @@ MicroKernel avx512_pointwise_micro_kernel() { return conv_kernel<6, 4>(); }
 
 MicroKernel avx512_aliasing_micro_kernel(bool narrow) {
   constexpr ARead along = ARead::streamed_along_rows;
-  return narrow ? gemm_kernel<8, 1, along>() : gemm_kernel<8, 2, along>();
+  if (narrow) return gemm_kernel<8, 1, along>();
+  MicroKernel wide = gemm_kernel<8, 2, along>();
+  wide.tail_nr = 16;
+  wide.run_tail = kernel<8, 1, ARead::in_place>;
+  return wide;
 }
 
 MicroKernel avx512_four_row_micro_kernel(bool narrow) { return narrow ? gemm_kernel<4, 1>() : gemm_kernel<4, 2>(); }
