@@ -354,7 +354,7 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // set than it has ways (2048x16x2048 ran at a third of the speed of 1760x16x1760; 512x16x512,
   // 28 rows in two sets, at three quarters), a kernel with fewer rows reads them.
   const MicroKernel& plain = gemm_micro_kernel_for(n);
-  const MicroKernel& kernel = gemm_micro_kernel_for(n, unpacked_a && rows_alias_in_l1(plain.mr, a.ld), unpacked_a);
+  const MicroKernel& kernel = gemm_kernel_for(n, unpacked_a, unpacked_a && rows_alias_in_l1(plain.mr, a.ld));
   // An A read in place that comes from memory, not L3, is streamed (ARead): 1 thread, against the
   // faster of oneDNN and OpenBLAS, 4096x16x4096 0.97 -> 1.17, 7680x32x2560 0.95 -> 1.20,
   // 4096x128x4096 0.96 -> 1.10. From L3 that was level on 1 thread and 2-8 % slower on 2

@@ -168,11 +168,14 @@ const MicroKernel& gemm_micro_kernel();
 // The kernel for C with `columns` columns: a narrow one (fewer columns, more rows) where C has at
 // most its nr columns and the instruction set has one, else the wide one. With `rows_alias`, for
 // A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1), one that reads no
-// more rows at once than an L1 set has ways. With `a_in_place` (a GEMM whose A is read in place),
-// 33 to 48 columns, which the wide kernel computes as two panels of 32, on a kernel 48 wide where
-// the instruction set has one (AVX-512's 7x48, whose 7 rows alias in no L1 set; Zen 5, 1 thread,
-// GFLOP/s: 2048x48x2048 161 -> 210, 1760x33x1760 112 -> 143, 1000x40x1280 137 -> 177).
-const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias = false, bool a_in_place = false);
+// more rows at once than an L1 set has ways.
+const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias = false);
+// A GEMM's kernel: gemm_micro_kernel_for's, but for 33 to 48 columns, which the wide kernel
+// computes as two panels of 32, with A read in place (`a_in_place`) a kernel 48 wide where the
+// instruction set has one (AVX-512's 7x48, whose 7 rows alias in no L1 set), else the narrow
+// kernel (AVX-512's 16 columns, 48 in three panels). Zen 5, 1 thread, GFLOP/s: 2048x48x2048 161
+// -> 210, 1760x33x1760 112 -> 143; A packed (transposed): 2000x48x2000 115 -> 145.
+const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool rows_alias);
 // The kernel for a GEMM's last panel of `rows` rows (fewer than kernel.mr), packed or copied as
 // rows: of the kernels as wide as `kernel`, the one with the fewest rows that holds them
 // (AVX-512: 8 or 4), else `kernel` itself.

@@ -62,14 +62,20 @@ const KernelSet& kernels() {
 
 const MicroKernel& gemm_micro_kernel() { return kernels().wide; }
 
-const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias, bool a_in_place) {
+const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) {
   const KernelSet& set = kernels();
-  if (a_in_place && columns > set.wide.nr && columns <= 48)
-    for (const MicroKernel& kernel : set.for_filters)
-      if (kernel.nr == 48) return kernel;
   const bool narrow = columns <= set.narrow.nr;
   if (rows_alias) return narrow ? set.narrow_aliasing : set.wide_aliasing;
   return narrow ? set.narrow : set.wide;
+}
+
+const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool rows_alias) {
+  const KernelSet& set = kernels();
+  if (columns <= set.wide.nr || columns > 48) return gemm_micro_kernel_for(columns, rows_alias);
+  if (a_in_place)
+    for (const MicroKernel& kernel : set.for_filters)
+      if (kernel.nr == 48) return kernel;
+  return rows_alias ? set.narrow_aliasing : set.narrow;
 }
 
 const MicroKernel& gemm_last_panel_kernel(const MicroKernel& kernel, std::int64_t rows) {
