@@ -110,9 +110,18 @@ TEST_SUITE("runtime") {
     for (const bool rows_alias : {false, true})
       for (const std::int64_t columns : {16, 32, 512})
         CHECK(static_cast<bool>(gemm_micro_kernel_for(columns, rows_alias).run_streamed_a));
+    // A GEMM's kernel runs a packed A where it is not read in place (7x48 cannot).
+    for (const bool rows_alias : {false, true})
+      for (const std::int64_t columns : {16, 33, 40, 48, 49, 512}) {
+        CHECK(static_cast<bool>(gemm_kernel_for(columns, false, rows_alias).run));
+        CHECK(static_cast<bool>(gemm_kernel_for(columns, true, rows_alias).run_streamed_a));
+      }
     if (gemm_micro_kernel().isa == "avx512") {
       CHECK(computed_by(gemm_micro_kernel(), 112, 196) == 112 * 196);  // 3 panels of 32 and one of 16
       CHECK(computed_by(gemm_micro_kernel(), 40, 196) == 48 * 196);
+      CHECK(gemm_kernel_for(40, true, false).nr == 48);
+      CHECK(gemm_kernel_for(40, false, false).nr == 16);
+      CHECK(gemm_kernel_for(49, true, false).nr == 32);
       CHECK(filter_micro_kernel_for(2048, 49, false).mr == 7);
       CHECK(filter_micro_kernel_for(192, 49, false).mr == 7);
       CHECK(filter_micro_kernel_for(144, 3136, false).mr == 7);  // a tie, the wide kernel with a tail

@@ -114,7 +114,7 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   add_case(list, OpKind::Gemm, "transposed_product_trans_ab_33x300x601", t, [](CaseGraph& c) {
     return c.g.gemm(c.input({300, 33}), c.weights({601, 300}), {.trans_a = true, .trans_b = true}, c.weights({601}));
   });
-  // Columns in two chunks of the transposed product (4096 and 4).
+  // Columns in two chunks of the transposed product (2050 each).
   add_case(list, OpKind::Gemm, "transposed_product_chunks_17x40x4100", t, [](CaseGraph& c) {
     return c.g.gemm(c.input({17, 40}), c.weights({4100, 40}), {.trans_b = true, .activation = Activation::Relu},
                     c.weights({4100}));

@@ -52,7 +52,8 @@ constexpr std::int64_t dot_max_cols = 8;
 // would then depend on the thread count.
 constexpr std::int64_t dot_max_rows = 16;
 // Up to this many rows of C beside a transposed f32 B of more than half of L2, and more columns
-// than rows, C^T = B op(A)^T is computed instead (transposed_product). 1 thread, GFLOP/s:
+// than rows, C^T = B op(A)^T is computed instead (transposed_product; few_rows takes up to 16 rows
+// where A's rows are f32). 1 thread, GFLOP/s:
 // 32x1000x2048 117 -> 197, 128x1000x2048 160 -> 199; 256 rows level, 512x1024x1024 -5 %,
 // 1024x2048x1024 212 -> 130.
 constexpr std::int64_t transposed_max_rows = 128;
@@ -295,13 +296,14 @@ void gemm_dot(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
 
 // Few rows beside a transposed f32 B (a fully connected layer's weights at a small batch), as the
 // transposed product C^T = B op(A)^T: B's rows, megabytes of weights, are then A's rows read in
-// place where they lie, and A, a few rows, is packed as the narrow B; C^T lands in a copy that
+// place where they lie, and op(A), a few rows, becomes the narrow B; C^T lands in a copy that
 // is transposed into C. Packing B (n x k) into panels cost a third of the time of 32x1000x2048.
-// In chunks of C's columns, so that the copy stays small (at most 2 MiB) and in cache.
+// In even chunks of at most 4096 of C's columns, so that the copy stays small (at most 2 MiB) and
+// each chunk has more columns than C has rows (a short last chunk would be transposed back).
 void transposed_product(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand& a, const GemmOperand& b,
                         float* c, std::int64_t ldc, bool parallel, const GemmEpilogue& epilogue) {
-  constexpr std::int64_t chunk = 4096;
-  const auto ct = gemm_scratch().acquire(static_cast<std::size_t>(std::min(n, chunk) * m));
+  const std::int64_t chunk = ceil_div(n, ceil_div(n, 4096));
+  const auto ct = gemm_scratch().acquire(static_cast<std::size_t>(chunk * m));
   const std::int64_t rows = parallel ? ceil_div(m, std::int64_t{tbb::this_task_arena::max_concurrency()}) : m;
   for (std::int64_t j0 = 0; j0 < n; j0 += chunk) {
     const std::int64_t cols = std::min(chunk, n - j0);
@@ -309,8 +311,10 @@ void transposed_product(std::int64_t m, std::int64_t n, std::int64_t k, const Ge
              ct.data(), m);
     for_each_task(parallel, ceil_div(m, rows), [&](std::int64_t task) {
       const std::int64_t row0 = task * rows, count = std::min(rows, m - row0);
-      for (std::int64_t i = row0; i < row0 + count; ++i)
-        for (std::int64_t j = 0; j < cols; ++j) c[i * ldc + j0 + j] = ct.data()[j * m + i];
+      // 64 of C^T's rows at a time, whose lines stay in L1 while C's rows take their columns.
+      for (std::int64_t jb = 0; jb < cols; jb += 64)
+        for (std::int64_t i = row0; i < row0 + count; ++i)
+          for (std::int64_t j = jb; j < std::min(jb + 64, cols); ++j) c[i * ldc + j0 + j] = ct.data()[j * m + i];
       if (epilogue) epilogue({row0, j0, count, cols});
     });
   }
@@ -394,7 +398,8 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   const Taps b_taps{no_shift, 1, 0, b_in_place ? b.ld : 0};
   // Beside an A read in place, a last panel of at most tail_nr columns runs on the kernel's
   // narrower tail where it has one (AVX-512's 14x16 and 8x16), which reads the first tail_nr
-  // columns of the panel, packed or in place, rather than a tile of mostly zeros (Zen 5, 1 thread:
+  // columns of the panel, in place or packed (its steps of k nr apart), rather than a tile of
+  // mostly zeros (Zen 5, 1 thread:
   // 1760x80x1760 +13 %, 1500x72x1500 +15 %, 2048x80x2048 +19 %, 1000x100x1000 +8 %).
   const Taps tail_taps{no_shift, 1, 0, b_in_place ? b.ld : kernel.nr};
   const auto b_pass = gemm_scratch().acquire(static_cast<std::size_t>(b_copies * pass * nc));

@@ -86,8 +86,9 @@ template <TileFinish F, class V>
 // Taps of an A read in place: tap t's rows start shift[t] floats after `a`, and its B panel
 // t * b_stride floats after `b`. A convolution's filter taps, each a shift of the same input
 // rows, thus sum in registers rather than through C; a plain product has one tap. A B panel's
-// steps of k are b_ld floats apart: nr where it is packed (b_ld 0), or the row stride of a plain
-// B read in place (any alignment).
+// steps of k are b_ld floats apart: nr where it is packed (b_ld 0), else the row stride of a plain
+// B read in place (any alignment) or of a wider packed panel whose first columns a tail kernel
+// reads.
 struct Taps {
   const std::int64_t* shift;
   int count;
@@ -97,7 +98,7 @@ struct Taps {
   // Floats between a B panel's steps of k, for a kernel nr columns wide.
   constexpr std::int64_t b_step(std::int64_t nr) const { return b_ld > 0 ? b_ld : nr; }
   // Whether B's loads must stop at `cols`: a B read in place may end within the panel, where a
-  // packed panel is zero-padded to nr.
+  // packed panel is zero-padded to nr (masking a wider packed panel's loads is merely harmless).
   constexpr bool b_ends_within(int cols, std::int64_t nr) const { return b_ld > 0 && cols < nr; }
 };
 inline constexpr std::int64_t no_shift[1] = {0};
@@ -141,13 +142,13 @@ inline constexpr std::int64_t max_mr = 28;
 struct MicroKernel {
   std::string_view isa;  // "avx512", "avx2", "generic"
   std::int64_t mr, nr;
-  MicroKernelFn run;  // null for a kernel only convolutions use (they read A in place)
+  MicroKernelFn run;  // null for a kernel that only reads A in place (7x48, 6x64)
   MicroKernelUnpackedAFn run_unpacked_a;
   MicroKernelUnpackedAFn run_streamed_a;  // the same, streaming A from memory (ARead)
   MicroKernelShiftedBFn run_shifted_b = nullptr;  // the wide kernels only
-  // The same rows, tail_nr columns: for a convolution's last filter panel where at most tail_nr
-  // filters are left, packed tail_nr wide (112 filters: three panels of 32 and one of 16, not
-  // four of 32). Zero where the kernel has none.
+  // The same rows, tail_nr columns, A in place: for a convolution's last filter panel where at
+  // most tail_nr filters are left, packed tail_nr wide (112 filters: three panels of 32 and one of
+  // 16, not four of 32), and a GEMM's last panel of at most tail_nr columns. Zero where none.
   std::int64_t tail_nr = 0;
   MicroKernelUnpackedAFn run_tail = nullptr;
 };
@@ -172,9 +173,11 @@ const MicroKernel& gemm_micro_kernel();
 const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias = false);
 // A GEMM's kernel: gemm_micro_kernel_for's, but for 33 to 48 columns, which the wide kernel
 // computes as two panels of 32, with A read in place (`a_in_place`) a kernel 48 wide where the
-// instruction set has one (AVX-512's 7x48, whose 7 rows alias in no L1 set), else the narrow
-// kernel (AVX-512's 16 columns, 48 in three panels). Zen 5, 1 thread, GFLOP/s: 2048x48x2048 161
-// -> 210, 1760x33x1760 112 -> 143; A packed (transposed): 2000x48x2000 115 -> 145.
+// instruction set has one (AVX-512's 7x48: its 7 rows need no aliasing variant, though streamed
+// at a stride that aliases, its next tile's prefetches fill the set; 4096x48x4096, rows 16 KiB
+// apart, still ran 1.35x as fast), else the narrow kernel (AVX-512's 16 columns, 48 in three
+// panels; for rows that alias, its 8-row one). Zen 5, 1 thread, GFLOP/s: 2048x48x2048 161 -> 210,
+// 1760x33x1760 112 -> 143; A packed (transposed): 2000x48x2000 115 -> 145.
 const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool rows_alias);
 // The kernel for a GEMM's last panel of `rows` rows (fewer than kernel.mr), packed or copied as
 // rows: of the kernels as wide as `kernel`, the one with the fewest rows that holds them

@@ -2,10 +2,12 @@
 // two loads of B and 14 broadcasts of A feed 28 FMAs, leaving 4 registers for operands.
 // Narrow, for C with at most 16 columns (where the wide one would mostly multiply zero padding):
 // 28 rows x 16 columns, one load of B and 28 broadcasts per 28 FMAs.
-// Tail, for a convolution's last filter panel where at most 16 filters are left: the wide
-// kernel's 14 rows x 16 columns (112 filters are three panels of 32 and one of 16).
+// Tail, for a convolution's last filter panel where at most 16 filters are left, and a GEMM's
+// last panel of at most 16 columns: the wide kernel's 14 rows x 16 columns (112 filters are three
+// panels of 32 and one of 16); the 8-row kernel's 8 x 16.
 // Seven rows, for convolutions whose segments of A's rows are 7 long or a multiple of it (a 7x7
-// image, output rows of 7 pixels), which tiles of 14 pad: 7 x 48, three loads and 7 broadcasts
+// image, output rows of 7 pixels), which tiles of 14 pad, and GEMMs of 33 to 48 columns beside an
+// A read in place (gemm_kernel_for): 7 x 48, three loads and 7 broadcasts
 // per 21 FMAs. Unpadded it runs as fast as the wide kernel (a standalone sweep of 1x1 layers,
 // 214-249 GFLOP/s on one Zen 5 core); the rows it saves are the gain, and where it computes as
 // much as the wide kernel, its wider panels (filter_micro_kernel_for).
@@ -200,7 +202,7 @@ MicroKernel gemm_kernel() {
           .run_unpacked_a = kernel<Mr, Vecs, ARead::in_place>, .run_streamed_a = kernel<Mr, Vecs, streamed>};
 }
 
-// A kernel only convolutions use: A read in place, streamed or not.
+// A kernel that reads A only in place, streamed or not (no packed run).
 template <int Mr, int Vecs>
 MicroKernel conv_kernel() {
   return {.isa = "avx512", .mr = Mr, .nr = 16 * Vecs, .run = nullptr,
