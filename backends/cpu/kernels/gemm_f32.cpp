@@ -53,9 +53,8 @@ constexpr std::int64_t dot_max_cols = 8;
 constexpr std::int64_t dot_max_rows = 16;
 // Up to this many rows of C beside a transposed f32 B of more than half of L2, and more columns
 // than rows, C^T = B op(A)^T is computed instead (transposed_product; few_rows takes up to 16 rows
-// where A's rows are f32). 1 thread, GFLOP/s:
-// 32x1000x2048 117 -> 197, 128x1000x2048 160 -> 199; 256 rows level, 512x1024x1024 -5 %,
-// 1024x2048x1024 212 -> 130.
+// where A's rows are f32). 1 thread, GFLOP/s: 32x1000x2048 117 -> 197, 128x1000x2048 160 -> 199;
+// 256 rows level, 512x1024x1024 -5 %, 1024x2048x1024 212 -> 130.
 constexpr std::int64_t transposed_max_rows = 128;
 // Rows of C per thread from which each thread may pack the whole of op(B) for itself: the copies
 // then cost each thread at most 1/64 of its multiply-adds.
@@ -312,9 +311,11 @@ void transposed_product(std::int64_t m, std::int64_t n, std::int64_t k, const Ge
     for_each_task(parallel, ceil_div(m, rows), [&](std::int64_t task) {
       const std::int64_t row0 = task * rows, count = std::min(rows, m - row0);
       // 64 of C^T's rows at a time, whose lines stay in L1 while C's rows take their columns.
-      for (std::int64_t jb = 0; jb < cols; jb += 64)
+      for (std::int64_t jb = 0; jb < cols; jb += 64) {
+        const std::int64_t j_end = std::min(jb + 64, cols);
         for (std::int64_t i = row0; i < row0 + count; ++i)
-          for (std::int64_t j = jb; j < std::min(jb + 64, cols); ++j) c[i * ldc + j0 + j] = ct.data()[j * m + i];
+          for (std::int64_t j = jb; j < j_end; ++j) c[i * ldc + j0 + j] = ct.data()[j * m + i];
+      }
       if (epilogue) epilogue({row0, j0, count, cols});
     });
   }
@@ -399,8 +400,8 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // Beside an A read in place, a last panel of at most tail_nr columns runs on the kernel's
   // narrower tail where it has one (AVX-512's 14x16 and 8x16), which reads the first tail_nr
   // columns of the panel, in place or packed (its steps of k nr apart), rather than a tile of
-  // mostly zeros (Zen 5, 1 thread:
-  // 1760x80x1760 +13 %, 1500x72x1500 +15 %, 2048x80x2048 +19 %, 1000x100x1000 +8 %).
+  // mostly zeros (Zen 5, 1 thread: 1760x80x1760 +13 %, 1500x72x1500 +15 %, 2048x80x2048 +19 %,
+  // 1000x100x1000 +8 %).
   const Taps tail_taps{no_shift, 1, 0, b_in_place ? b.ld : kernel.nr};
   const auto b_pass = gemm_scratch().acquire(static_cast<std::size_t>(b_copies * pass * nc));
 
@@ -469,10 +470,10 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
             const std::int64_t panel_cols = std::min(kernel.nr, cols - j);
             if (unpacked_a) {  // the whole tiles in one call, masked to the panel's columns
               const bool tail = panel_cols <= kernel.tail_nr;
+              const MicroKernelUnpackedAFn run = tail ? kernel.run_tail : run_in_place;
               if (whole_rows > 0)
-                (tail ? kernel.run_tail : run_in_place)(depth, a_rows, a.ld, tail ? tail_taps : b_taps, b_panel,
-                                                        c_panel, ldc, whole_rows / kernel.mr,
-                                                        static_cast<int>(panel_cols), pc > 0, nullptr);
+                run(depth, a_rows, a.ld, tail ? tail_taps : b_taps, b_panel, c_panel, ldc, whole_rows / kernel.mr,
+                    static_cast<int>(panel_cols), pc > 0, nullptr);
             } else {
               for (std::int64_t i = 0; i < whole_rows; i += kernel.mr)
                 run_tile(kernel, c_panel + i * ldc, ldc, kernel.mr, panel_cols, pc > 0,

@@ -70,11 +70,12 @@ const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) 
 }
 
 const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool rows_alias) {
+  constexpr std::int64_t three_panels = 48;  // of the narrow kernel; AVX-512's 7x48 in one
   const KernelSet& set = kernels();
-  if (columns <= set.wide.nr || columns > 48) return gemm_micro_kernel_for(columns, rows_alias);
+  if (columns <= set.wide.nr || columns > three_panels) return gemm_micro_kernel_for(columns, rows_alias);
   if (a_in_place)
     for (const MicroKernel& kernel : set.for_filters)
-      if (kernel.nr == 48) return kernel;
+      if (kernel.nr == three_panels) return kernel;
   return rows_alias ? set.narrow_aliasing : set.narrow;
 }
 
