@@ -104,16 +104,17 @@ TEST_SUITE("runtime") {
         CHECK(computed_by(chosen, filters, rows) <= computed_by(plain, filters, rows));
         CHECK(computed_by(chosen, filters, rows) >= filters * rows);
         CHECK(chosen.isa == plain.isa);
-        CHECK(static_cast<bool>(chosen.run_unpacked_a));
+        CHECK(static_cast<bool>(chosen.run_rows_a));
         CHECK(static_cast<bool>(chosen.run_streamed_a));
       }
     for (const bool rows_alias : {false, true})
       for (const std::int64_t columns : {16, 32, 512})
         CHECK(static_cast<bool>(gemm_micro_kernel_for(columns, rows_alias).run_streamed_a));
-    // A GEMM's kernel runs a packed A where it is not read in place (7x48 cannot).
+    // A GEMM's kernel reads A by columns (packed, or transposed in place) and by rows.
     for (const bool rows_alias : {false, true})
       for (const std::int64_t columns : {16, 33, 40, 48, 49, 512}) {
-        CHECK(static_cast<bool>(gemm_kernel_for(columns, false, rows_alias).run));
+        CHECK(static_cast<bool>(gemm_kernel_for(columns, false, rows_alias).run_columns_a));
+        CHECK(static_cast<bool>(gemm_kernel_for(columns, true, rows_alias).run_columns_a));
         CHECK(static_cast<bool>(gemm_kernel_for(columns, true, rows_alias).run_streamed_a));
       }
     if (gemm_micro_kernel().isa == "avx512") {
@@ -135,21 +136,23 @@ TEST_SUITE("runtime") {
     }
   }
 
-  TEST_CASE("cpu micro-kernels with A in place: every kernel this CPU runs, over several tiles, every finish") {
+  TEST_CASE("cpu micro-kernels, A by rows and columns: every kernel this CPU runs, over several tiles, every finish") {
     std::vector<MicroKernel> kernels{generic_micro_kernel()};
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) kernels.push_back(avx2_micro_kernel());
     if (__builtin_cpu_supports("avx512f"))
       for (const MicroKernel& k : {avx512_micro_kernel(), avx512_narrow_micro_kernel(), avx512_seven_row_micro_kernel(),
                                    avx512_pointwise_micro_kernel(), avx512_aliasing_micro_kernel(false),
-                                   avx512_aliasing_micro_kernel(true)})
+                                   avx512_aliasing_micro_kernel(true), avx512_four_row_micro_kernel(false),
+                                   avx512_four_row_micro_kernel(true)})
         kernels.push_back(k);
 #endif
-    // Each kernel's tail panel as a kernel of its own.
+    // Each kernel's tail panel as a kernel of its own (by rows only).
     for (std::size_t i = 0, n = kernels.size(); i < n; ++i)
       if (kernels[i].tail_nr > 0)
-        kernels.push_back({.isa = kernels[i].isa, .mr = kernels[i].mr, .nr = kernels[i].tail_nr, .run = nullptr,
-                           .run_unpacked_a = kernels[i].run_tail, .run_streamed_a = kernels[i].run_tail});
+        kernels.push_back({.isa = kernels[i].isa, .mr = kernels[i].mr, .nr = kernels[i].tail_nr,
+                           .run_columns_a = nullptr, .run_rows_a = kernels[i].run_tail,
+                           .run_streamed_a = kernels[i].run_tail});
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     const auto random = [&](std::size_t n) {
@@ -157,16 +160,25 @@ TEST_SUITE("runtime") {
       for (float& x : v) x = uniform(rng);
       return v;
     };
-    constexpr std::int64_t depth = 19, lda = 23, tiles = 3, taps = 2, shift[taps] = {0, 2};
+    constexpr std::int64_t depth = 19, tiles = 3, taps = 2, shift[taps] = {0, 2};
     for (const MicroKernel& kernel : kernels) {
       const std::int64_t mr = kernel.mr, nr = kernel.nr, rows = tiles * mr, ldc = nr + 3;
-      const std::vector<float> a = random(static_cast<std::size_t>(rows * lda + shift[taps - 1] + depth));
+      // A's rows 23 floats apart, or its columns (steps of k) rows + 5 apart.
+      const std::int64_t row_ld = 23, column_ld = rows + 5;
+      const std::vector<float> a = random(static_cast<std::size_t>(
+          std::max(rows * row_ld + depth, depth * column_ld + rows) + shift[taps - 1]));
       const AlignedFloats b = aligned_floats(static_cast<std::size_t>(taps * depth * nr));
       for (std::int64_t i = 0; i < taps * depth * nr; ++i) b[static_cast<std::size_t>(i)] = uniform(rng);
       const std::vector<float> bias = random(static_cast<std::size_t>(nr));
       const std::vector<float> residual = random(static_cast<std::size_t>(rows * ldc)), old = random(residual.size());
       const Taps both{shift, taps, depth * nr};
-      for (const MicroKernelUnpackedAFn run : {kernel.run_unpacked_a, kernel.run_streamed_a})
+      for (const MicroKernelFn run : {kernel.run_rows_a, kernel.run_streamed_a, kernel.run_columns_a}) {
+        if (!run) continue;
+        const bool by_columns = run == kernel.run_columns_a;
+        const std::int64_t lda = by_columns ? column_ld : row_ld;
+        const auto a_at = [&](std::int64_t t, std::int64_t i, std::int64_t p) {
+          return a[static_cast<std::size_t>(shift[t] + (by_columns ? p * lda + i : i * lda + p))];
+        };
         for (const std::int64_t count : {std::int64_t{1}, tiles})
           for (const int cols : {static_cast<int>(nr), static_cast<int>(nr) - 5, 1})
             for (const TileFinish& f : tile_finishes) {
@@ -178,6 +190,7 @@ TEST_SUITE("runtime") {
               CAPTURE(kernel.isa);
               CAPTURE(mr);
               CAPTURE(nr);
+              CAPTURE(by_columns);
               CAPTURE(count);
               CAPTURE(cols);
               CAPTURE(finish_index(f.accumulate, f.epilogue ? &epilogue : nullptr));
@@ -192,8 +205,7 @@ TEST_SUITE("runtime") {
                   double want = f.accumulate ? old[at] : 0.0;
                   for (std::int64_t t = 0; t < taps; ++t)
                     for (std::int64_t p = 0; p < depth; ++p)
-                      want += double{a[static_cast<std::size_t>(shift[t] + i * lda + p)]} *
-                              b[static_cast<std::size_t>((t * depth + p) * nr + j)];
+                      want += double{a_at(t, i, p)} * b[static_cast<std::size_t>((t * depth + p) * nr + j)];
                   if (f.epilogue)
                     want = activate(f.activation, want + bias[static_cast<std::size_t>(j)] +
                                                       (f.residual ? residual[at] : 0.0));
@@ -201,6 +213,7 @@ TEST_SUITE("runtime") {
                 }
               CHECK(wrong == 0);
             }
+      }
     }
   }
 

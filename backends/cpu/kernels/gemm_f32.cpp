@@ -2,7 +2,8 @@
 // of nr columns that all threads share; C is then cut into tasks of rows x columns, each packing
 // its rows of op(A) into panels of mr rows and sweeping the micro-kernel over them: a B panel
 // stays in L1 and L2 across the A panels, the task's A block in L2, the shared B slice in L3.
-// With few columns or few rows, A's rows are read in place, and a plain f32 B beside them too.
+// With few columns or few rows, an f32 A is read in place (its rows, or a transposed A's columns
+// as a packed panel's), and a plain f32 B beside it too.
 // Where a whole column slice of op(B) fits a quarter of L3, all its depth slices are packed at
 // once and each task runs through them in turn, keeping its block of C and its A rows' streams.
 // Where copies for every thread fit half of L3, each thread packs its own B (see gemm_f32), and
@@ -32,9 +33,9 @@ namespace {
 // Below this many multiply-adds a GEMM runs on the calling thread: waking threads costs more
 // (64x64x64 on 2 threads took twice as long as on one; 128x128x128 gains a little).
 constexpr std::int64_t parallel_threshold = std::int64_t{1} << 20;
-// Up to this many columns of C, packing A costs more than reading it in place, where its rows
-// are contiguous f32 (measured on Zen 5: in place wins up to 512 columns, loses from 1024).
-constexpr std::int64_t unpacked_a_max_cols = 512;
+// Up to this many columns of C, packing A costs more than reading it in place, where it is f32
+// (measured on Zen 5 with its rows in place: in place wins up to 512 columns, loses from 1024).
+constexpr std::int64_t in_place_a_max_cols = 512;
 // Up to this many rows of C per thread, A is read in place whatever C's columns, and B with it
 // (b_in_place_max_cols): packing B, megabytes of weights, for a few rows of work (a classifier
 // at batch 8) cost more than the product (1 thread, GFLOP/s: 8x1000x2048 73 -> 175, 128x1000x2048
@@ -353,24 +354,32 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   if (a.dtype == DType::f32 && !a.trans && b.dtype == DType::f32 && n <= dot_max_cols)
     return gemm_dot(m, n, k, a, b, c, ldc, parallel, epilogue);
   const int task_threads = parallel ? threads : 1;
-  const bool unpacked_a = a.dtype == DType::f32 && !a.trans &&
-                          (n <= unpacked_a_max_cols || m <= in_place_max_rows * task_threads);
+  // An f32 A is read where it lies: by rows, or transposed by columns, its steps of k a row of its
+  // storage apart as a packed panel's are mr apart (ARead; TN on 1 thread, GFLOP/s: 64x64x1024
+  // 167 -> 214, 2048x32x2048 138 -> 205, 2000x48x2000 155 -> 197; on 2, 279 -> 399, 313 ->
+  // 408); but packed where, transposed, it comes from memory, not L3 (4096x16x4096 TN: 83 GFLOP/s
+  // packed, 58 by columns, each step of k a line in another page).
+  const bool a_from_memory = m * k * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 2;
+  const bool a_in_place = a.dtype == DType::f32 && (!a.trans || !a_from_memory) &&
+                          (n <= in_place_a_max_cols || m <= in_place_max_rows * task_threads);
+  const bool a_by_rows = a_in_place && !a.trans;
   // A's rows read in place are mr streams `ld` floats apart; where more of them fall into one L1
   // set than it has ways (2048x16x2048 ran at a third of the speed of 1760x16x1760; 512x16x512,
   // 28 rows in two sets, at three quarters), a kernel with fewer rows reads them.
   const MicroKernel& plain = gemm_micro_kernel_for(n);
-  const MicroKernel& kernel = gemm_kernel_for(n, unpacked_a, unpacked_a && rows_alias_in_l1(plain.mr, a.ld));
+  const MicroKernel& kernel = gemm_kernel_for(n, a_in_place, a_by_rows && rows_alias_in_l1(plain.mr, a.ld));
   // An A read in place that comes from memory, not L3, is streamed (ARead): 1 thread, against the
   // faster of oneDNN and OpenBLAS, 4096x16x4096 0.97 -> 1.17, 7680x32x2560 0.95 -> 1.20,
   // 4096x128x4096 0.96 -> 1.10. From L3 that was level on 1 thread and 2-8 % slower on 2
   // (1760x16x1760, 1760x128x1760).
-  const bool streamed = unpacked_a && m * k * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 2;
-  const MicroKernelUnpackedAFn run_in_place = streamed ? kernel.run_streamed_a : kernel.run_unpacked_a;
+  const bool streamed = a_by_rows && a_from_memory;
+  const MicroKernelFn run_in_place =
+      !a_by_rows ? kernel.run_columns_a : streamed ? kernel.run_streamed_a : kernel.run_rows_a;
   const Blocking blocking = blocking_for(kernel);
   const std::int64_t nc = std::min(blocking.nc, ceil_div(n, kernel.nr) * kernel.nr);
   const std::int64_t kc = std::min(blocking.kc, k);
   // A plain f32 B is read where it lies, its rows b.ld apart, where A is too (b_in_place_max_cols).
-  const bool b_in_place = unpacked_a && b.dtype == DType::f32 && !b.trans &&
+  const bool b_in_place = a_in_place && b.dtype == DType::f32 && !b.trans &&
                           (n <= b_in_place_max_cols || m <= split_columns_max_rows * task_threads);
   // Where a column slice of op(B) packs whole into a quarter of L3 (GEMMs with few columns), it is
   // packed at once and each task runs through the whole depth, as where B is read in place: two
@@ -393,8 +402,12 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // and each thread's share of rows is small, the threads split the columns instead, each packing
   // (or reading) only its own and all of A where it lies (2 threads, median ms: 256^3 0.098 -> 0.087,
   // 512^3 0.678 -> 0.635, 256x512x256 0.197 -> 0.167; 128^3 229 -> 256 GFLOP/s). Split so with
-  // 320 rows a thread, 640x160x640 ran 5 % slower, and with one panel each, 512x64x512 5 %.
-  const bool split_columns = b_per_thread && unpacked_a && m <= split_columns_max_rows * threads;
+  // 320 rows a thread, 640x160x640 ran 5 % slower, and with one panel each, 512x64x512 5 %. With
+  // B in place too, whatever the rows: in row blocks of one tile, each thread read every B panel
+  // for 14 rows (2 threads, GFLOP/s: 35x8457x1760 122 -> 244, 64x2048x256 335 -> 427,
+  // 120x512x512 372 -> 431, 33x128x1760 337 -> 383).
+  const bool split_columns =
+      parallel && a_in_place && (own_b || b_in_place) && m <= split_columns_max_rows * threads;
   const std::int64_t b_copies = b_in_place ? 0 : own_b ? threads : 1;
   const Taps b_taps{no_shift, 1, 0, b_in_place ? b.ld : 0};
   // Beside an A read in place, a last panel of at most tail_nr columns runs on the kernel's
@@ -443,7 +456,7 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         const std::int64_t col0 = chunk * grid.chunk_panels * kernel.nr;
         const std::int64_t cols = std::min(grid.chunk_panels * kernel.nr, slice_cols - col0);
         // In place, A's whole tiles feed the micro-kernel directly, and a ragged last panel is
-        // copied as rows, padded with zero rows to the kernel that runs it.
+        // copied (by rows) or packed (by columns), padded with zero rows to the kernel that runs it.
         const std::int64_t whole_rows = rows / kernel.mr * kernel.mr;
         // A last panel of few rows runs on a kernel of fewer rows where the instruction set has one
         // (AVX-512's of 8 and 4): computed as a tile of 14, 256x256x256's last 4 rows took longer
@@ -454,12 +467,15 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.max_rows() * kc));
         for (std::int64_t pc = p0; pc < p_end; pc += kc) {
           const std::int64_t depth = std::min(kc, k - pc);
-          const float* a_rows = reinterpret_cast<const float*>(a.data) + row0 * a.ld + pc;
-          float* last_rows = a_block.data() + (unpacked_a ? 0 : whole_rows * depth);  // the last panel's
-          if (unpacked_a) {
-            copy_rows(a_rows + whole_rows * a.ld, a.ld, rows - whole_rows, depth, last.mr, last_rows);
+          const auto* a_f32 = reinterpret_cast<const float*>(a.data);
+          const float* a_tiles = !a_in_place ? nullptr
+                                 : a_by_rows ? a_f32 + row0 * a.ld + pc
+                                             : a_f32 + pc * a.ld + row0;
+          float* last_rows = a_block.data() + (a_in_place ? 0 : whole_rows * depth);  // the last panel's
+          if (a_by_rows) {
+            copy_rows(a_tiles + whole_rows * a.ld, a.ld, rows - whole_rows, depth, last.mr, last_rows);
           } else {
-            pack(a, true, row0, whole_rows, pc, depth, kernel.mr, a_block.data());
+            if (!a_in_place) pack(a, true, row0, whole_rows, pc, depth, kernel.mr, a_block.data());
             pack(a, true, row0 + whole_rows, rows - whole_rows, pc, depth, last.mr, last_rows);
           }
           for (std::int64_t j = 0; j < cols; j += kernel.nr) {
@@ -468,27 +484,26 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
                                               : b_panels + (pc - p0) * nc + (col0 + j) * depth;
             float* c_panel = c + row0 * ldc + col;
             const std::int64_t panel_cols = std::min(kernel.nr, cols - j);
-            if (unpacked_a) {  // the whole tiles in one call, masked to the panel's columns
-              const bool tail = panel_cols <= kernel.tail_nr;
-              const MicroKernelUnpackedAFn run = tail ? kernel.run_tail : run_in_place;
+            if (a_in_place) {  // the whole tiles in one call, masked to the panel's columns
+              const bool tail = a_by_rows && panel_cols <= kernel.tail_nr;
+              const MicroKernelFn run = tail ? kernel.run_tail : run_in_place;
               if (whole_rows > 0)
-                run(depth, a_rows, a.ld, tail ? tail_taps : b_taps, b_panel, c_panel, ldc, whole_rows / kernel.mr,
+                run(depth, a_tiles, a.ld, tail ? tail_taps : b_taps, b_panel, c_panel, ldc, whole_rows / kernel.mr,
                     static_cast<int>(panel_cols), pc > 0, nullptr);
             } else {
               for (std::int64_t i = 0; i < whole_rows; i += kernel.mr)
                 run_tile(kernel, c_panel + i * ldc, ldc, kernel.mr, panel_cols, pc > 0,
                          [&](float* tile, std::int64_t ld, bool accumulate) {
-                           kernel.run(depth, a_block.data() + i * depth, b_panel, tile, ld, accumulate);
+                           kernel.run_columns_a(depth, a_block.data() + i * depth, kernel.mr, b_taps, b_panel, tile,
+                                                ld, 1, static_cast<int>(kernel.nr), accumulate, nullptr);
                          });
             }
             if (whole_rows < rows)
               run_tile(last, c_panel + whole_rows * ldc, ldc, rows - whole_rows, panel_cols, pc > 0,
                        [&](float* tile, std::int64_t ld, bool accumulate) {
-                         if (unpacked_a)
-                           last.run_unpacked_a(depth, last_rows, depth, b_taps, b_panel, tile, ld, 1,
-                                               static_cast<int>(panel_cols), accumulate, nullptr);
-                         else
-                           last.run(depth, last_rows, b_panel, tile, ld, accumulate);
+                         const MicroKernelFn run = a_by_rows ? last.run_rows_a : last.run_columns_a;
+                         run(depth, last_rows, a_by_rows ? depth : last.mr, b_taps, b_panel, tile, ld, 1,
+                             static_cast<int>(panel_cols), accumulate, nullptr);
                        });
           }
         }

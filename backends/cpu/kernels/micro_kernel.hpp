@@ -1,5 +1,5 @@
 #pragma once
-// GEMM micro-kernels: one register-resident mr x nr tile of C from packed panels of A and B.
+// GEMM micro-kernels: register-resident mr x nr tiles of C from A and B, packed or in place.
 // Each instruction set has its own file compiled with a target attribute, so one binary carries
 // them all and CPUID picks one at run time.
 #include <cstdint>
@@ -11,11 +11,6 @@
 
 namespace porta::detail {
 
-// c[i * ldc + j] (+)= sum over p < depth of a[p * mr + i] * b[p * nr + j], for a full mr x nr
-// tile: `a` is an A panel (mr rows, k-major), `b` a B panel (nr columns, k-major, 64-byte
-// aligned). With `accumulate` false, C is overwritten without being read.
-using MicroKernelFn = void (*)(std::int64_t depth, const float* a, const float* b, float* c,
-                               std::int64_t ldc, bool accumulate);
 // What a kernel applies to its finished tile in registers before the one store:
 //   c = act(sum + bias[j] (+ residual[i * ld_residual + j])), rounded as the epilogue pass does.
 // Only the activations that are a clamp (None, Relu, Relu6); `fusable` says which.
@@ -104,34 +99,37 @@ struct Taps {
 inline constexpr std::int64_t no_shift[1] = {0};
 inline constexpr Taps one_tap{no_shift, 1, 0};
 
-// The same with A read in place from a row-major f32 matrix, over `taps`: c[i * ldc + j] (+)=
-// sum over t, p < depth of a[shift[t] + i * lda + p] * b[t * b_stride + p * b_ld + j] (b_ld nr
-// where 0). For GEMMs with few columns or few rows, where packing A would cost as much as
-// multiplying it, and for convolutions, whose input rows are A. Only columns j < cols (at most nr)
-// of C, the bias and the residual are read or written, and of a B read in place (b_ld > 0): a
-// convolution's last filter panel lands in y itself though y has fewer channels left than a
-// panel, and a GEMM's B may end within its last panel. `epilogue` (may be null) finishes the
-// tile on its way out.
-// With `tiles` > 1 it runs that many tiles of consecutive rows in one call, each mr rows of A, C
-// and the residual on from the one before (at depth 16, set-up and stores took nearly half of a
-// call's time; a call per tile pays the set-up each time).
-using MicroKernelUnpackedAFn = void (*)(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps,
-                                        const float* b, float* c, std::int64_t ldc, std::int64_t tiles, int cols,
-                                        bool accumulate, const TileEpilogue* epilogue);
+// One or more mr x nr tiles of C (+)= A's rows times B over `taps`: c[i * ldc + j] (+)= sum over
+// t, p < depth of A(i, p) * b[t * b_stride + p * b_ld + j] (b_ld nr where 0), A(i, p) read as
+// ARead (below) says, at a[shift[t] + ...]. Rows of a row-major f32 A in place serve GEMMs with
+// few columns or few rows, where packing A would cost as much as multiplying it, and
+// convolutions, whose input rows are A; A's columns serve packed panels and a transposed A in
+// place. Only columns j < cols (at most nr) of C, the bias and the residual are read or written,
+// and of a B read in place (b_ld > 0): a convolution's last filter panel lands in y itself though
+// y has fewer channels left than a panel, and a GEMM's B may end within its last panel.
+// `epilogue` (may be null) finishes the tile on its way out.
+// With `tiles` > 1 it runs that many tiles of consecutive rows in one call, each mr rows of A (by
+// rows mr * lda floats, by columns mr), C and the residual on from the one before (at depth 16,
+// set-up and stores took nearly half of a call's time; a call per tile pays the set-up each time).
+using MicroKernelFn = void (*)(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b,
+                               float* c, std::int64_t ldc, std::int64_t tiles, int cols, bool accumulate,
+                               const TileEpilogue* epilogue);
 
-// How a kernel reads A: packed into panels; in place (MicroKernelUnpackedAFn); or in place and
-// streamed from memory, where the hardware prefetchers fall behind: a GEMM reads 2 KB of each row
-// (a depth slice), a 1x1 convolution a pixel's channels, before the next tile's rows. Streamed,
-// every 16 steps of k, as each row's current cache line is used up, the kernel prefetches a line
-// for each row: the next tile's (the row mr rows on, at the same depth), or in the kernels for
-// rows that alias in L1 (rows_alias_in_l1), where that line would fall into the same full set,
-// the one `along_rows_ahead` bytes on in the same row. Prefetches past A's end are harmless: a
-// prefetch never faults.
-enum class ARead { packed, in_place, streamed_next_tile, streamed_along_rows };
+// How a kernel reads A. By columns: A(i, p) at a[p * lda + i], a packed panel's layout (lda =
+// mr) and a transposed A's where it lies (gemm_f32). By rows: A(i, p) at a[i * lda + p], a
+// row-major A in place; or so and streamed from memory, where the hardware prefetchers fall
+// behind: a GEMM reads 2 KB of each row (a depth slice), a 1x1 convolution a pixel's channels,
+// before the next tile's rows. Streamed, every 16 steps of k, as each row's current cache line is
+// used up, the kernel prefetches a line for each row: the next tile's (the row mr rows on, at the
+// same depth), or in the kernels for rows that alias in L1 (rows_alias_in_l1), where that line
+// would fall into the same full set, the one `along_rows_ahead` bytes on in the same row.
+// Prefetches past A's end are harmless: a prefetch never faults.
+enum class ARead { columns, rows, streamed_next_tile, streamed_along_rows };
 inline constexpr std::int64_t along_rows_ahead = 512;
 
-// The same with B read in place at a shift per step of k: element (p, j) at b[shift[p] + j], for
-// j < cols only (lanes past cols are neither read nor stored), and only rows < rows of C stored.
+// A packed panel times B read in place at a shift per step of k: element (p, j) at
+// b[shift[p] + j], for j < cols only (lanes past cols are neither read nor stored), and only
+// rows < rows of C stored.
 // A convolution's input is B this way, each filter tap a shift (backends/cpu/ops/conv2d.cpp).
 using MicroKernelShiftedBFn = void (*)(std::int64_t depth, const float* a, const float* b, const std::int64_t* shift,
                                        float* c, std::int64_t ldc, int rows, int cols, bool accumulate);
@@ -142,15 +140,15 @@ inline constexpr std::int64_t max_mr = 28;
 struct MicroKernel {
   std::string_view isa;  // "avx512", "avx2", "generic"
   std::int64_t mr, nr;
-  MicroKernelFn run;  // null for a kernel that only reads A in place (7x48, 6x64)
-  MicroKernelUnpackedAFn run_unpacked_a;
-  MicroKernelUnpackedAFn run_streamed_a;  // the same, streaming A from memory (ARead)
+  MicroKernelFn run_columns_a;   // A by columns (ARead): packed panels, a transposed A in place
+  MicroKernelFn run_rows_a;      // A by rows, in place
+  MicroKernelFn run_streamed_a;  // the same, streaming A from memory
   MicroKernelShiftedBFn run_shifted_b = nullptr;  // the wide kernels only
   // The same rows, tail_nr columns, A in place: for a convolution's last filter panel where at
   // most tail_nr filters are left, packed tail_nr wide (112 filters: three panels of 32 and one of
   // 16, not four of 32), and a GEMM's last panel of at most tail_nr columns. Zero where none.
   std::int64_t tail_nr = 0;
-  MicroKernelUnpackedAFn run_tail = nullptr;
+  MicroKernelFn run_tail = nullptr;
 };
 
 MicroKernel avx512_micro_kernel();
@@ -177,7 +175,8 @@ const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias =
 // at a stride that aliases, its next tile's prefetches fill the set; 4096x48x4096, rows 16 KiB
 // apart, still ran 1.35x as fast), else the narrow kernel (AVX-512's 16 columns, 48 in three
 // panels; for rows that alias, its 8-row one). Zen 5, 1 thread, GFLOP/s: 2048x48x2048 161 -> 210,
-// 1760x33x1760 112 -> 143; A packed (transposed): 2000x48x2000 115 -> 145.
+// 1760x33x1760 112 -> 143; A packed (a transposed A was, before it was read in place by columns):
+// 2000x48x2000 115 -> 145.
 const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool rows_alias);
 // The kernel for a GEMM's last panel of `rows` rows (fewer than kernel.mr), packed or copied as
 // rows: of the kernels as wide as `kernel`, the one with the fewest rows that holds them

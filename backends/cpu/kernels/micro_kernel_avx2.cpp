@@ -60,8 +60,8 @@ struct StoreTile {
   }
 };
 
-// One tile's sums, added to lo and hi. A is packed (element (i, p) at a[p * mr + i], one tap) or
-// read in place (at a[shift[t] + i * lda + p]), streamed or not; streamed, the next tile's rows
+// One tile's sums, added to lo and hi. A is read by columns (element (i, p) at
+// a[shift[t] + p * lda + i]) or by rows (at a[shift[t] + i * lda + p]), streamed or not; streamed, the next tile's rows
 // are fetched even where rows alias in L1: 6 + 6 rows fit a set's 12 ways (4096x16x4096 against
 // oneDNN-AVX2 1.16 along the rows, 1.22 the next tile). Where `masked`, only B's first `cols`
 // lanes are read: a B read in place may end within the panel.
@@ -71,8 +71,8 @@ __attribute__((target("avx2,fma"))) void sum_tile(__m256 (&lo)[mr], __m256 (&hi)
                                                   int cols) {
   const __m256i m_lo = first_lanes(cols), m_hi = first_lanes(cols - 8);
   static_assert(read != ARead::streamed_along_rows, "the 6-row kernel streams the next tile's rows");
-  constexpr bool packed_a = read == ARead::packed;
-  const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
+  constexpr bool columns = read == ARead::columns;
+  const std::int64_t a_step = columns ? lda : 1, a_row = columns ? 1 : lda;
   const std::int64_t b_step = taps.b_step(nr);
   for (int t = 0; t < taps.count; ++t) {
     const float* a_p = a + taps.shift[t];
@@ -95,7 +95,7 @@ __attribute__((target("avx2,fma"))) void sum_tile(__m256 (&lo)[mr], __m256 (&hi)
   }
 }
 
-// `tiles` tiles of consecutive rows (MicroKernelUnpackedAFn), each summed in registers and stored once.
+// `tiles` tiles of consecutive rows (MicroKernelFn), each summed in registers and stored once.
 template <ARead read>
 __attribute__((target("avx2,fma"), flatten)) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
                                                          const Taps& taps, const float* b, float* c, std::int64_t ldc,
@@ -103,7 +103,8 @@ __attribute__((target("avx2,fma"), flatten)) void kernel(std::int64_t depth, con
                                                          const TileEpilogue* epilogue) {
   const int finish = finish_index(accumulate, epilogue);
   const float* residual = epilogue ? epilogue->residual : nullptr;
-  for (std::int64_t tile = 0; tile < tiles; ++tile, a += mr * lda, c += mr * ldc) {
+  const std::int64_t a_tile = read == ARead::columns ? mr : mr * lda;
+  for (std::int64_t tile = 0; tile < tiles; ++tile, a += a_tile, c += mr * ldc) {
     // C's tile is read and written only after the whole depth: fetch it meanwhile, so that its
     // cache misses do not stall the end of every tile.
 #pragma GCC unroll 6
@@ -122,11 +123,6 @@ __attribute__((target("avx2,fma"), flatten)) void kernel(std::int64_t depth, con
     with_tile_finish<StoreTile>(finish, lo, hi, c, ldc, cols, epilogue, residual);
     if (residual) residual += mr * epilogue->ld_residual;
   }
-}
-
-__attribute__((target("avx2,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
-                                                   std::int64_t ldc, bool accumulate) {
-  kernel<ARead::packed>(depth, a, mr, one_tap, b, c, ldc, 1, nr, accumulate, nullptr);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and
@@ -163,8 +159,9 @@ __attribute__((target("avx2,fma"))) void shifted_b(std::int64_t depth, const flo
 }  // namespace
 
 MicroKernel avx2_micro_kernel() {
-  return {.isa = "avx2", .mr = mr, .nr = nr, .run = packed, .run_unpacked_a = kernel<ARead::in_place>,
-          .run_streamed_a = kernel<ARead::streamed_next_tile>, .run_shifted_b = shifted_b};
+  return {.isa = "avx2", .mr = mr, .nr = nr, .run_columns_a = kernel<ARead::columns>,
+          .run_rows_a = kernel<ARead::rows>, .run_streamed_a = kernel<ARead::streamed_next_tile>,
+          .run_shifted_b = shifted_b};
 }
 
 }  // namespace porta::detail

@@ -66,21 +66,21 @@ struct StoreTile {
   }
 };
 
-// One Mr x (16 * Vecs) tile's sums, added to acc. A is packed (element (i, p) at a[p * Mr + i],
-// one tap) or read in place (at a[shift[t] + i * lda + p]), streamed or not (ARead). Where
+// One Mr x (16 * Vecs) tile's sums, added to acc. A is read by columns (element (i, p) at
+// a[shift[t] + p * lda + i]) or by rows (at a[shift[t] + i * lda + p]), streamed or not (ARead). Where
 // `masked`, only B's lanes in `lanes` are read: a B read in place may end within the panel
 // (packed panels are zero-padded; masked loads throughout cost 4096x16x4096 7 %).
 template <int Mr, int Vecs, ARead read, bool masked>
 __attribute__((target("avx512f,fma"))) void sum_tile(__m512 (&acc)[Mr][Vecs], std::int64_t depth, const float* a,
                                                      std::int64_t lda, const Taps& taps, const float* b,
                                                      const __mmask16 (&lanes)[Vecs]) {
-  constexpr bool packed_a = read == ARead::packed;
-  // In place, row i is at row_base[i / 3] + (i % 3) * lda: a base pointer per three rows and one
+  constexpr bool columns = read == ARead::columns;
+  // By rows, row i is at row_base[i / 3] + (i % 3) * lda: a base pointer per three rows and one
   // stride register, so that the rows' addresses fit the general registers (with a pointer per
   // row, or an offset per row, the compiler reloaded some from the stack every step).
-  constexpr int bases = packed_a ? 1 : (Mr + 2) / 3;
-  const std::int64_t a_step = packed_a ? Mr : 1;
-  const std::int64_t row_bytes = packed_a ? 0 : lda * std::int64_t{sizeof(float)};
+  constexpr int bases = columns ? 1 : (Mr + 2) / 3;
+  const std::int64_t a_step = columns ? lda : 1;
+  const std::int64_t row_bytes = columns ? 0 : lda * std::int64_t{sizeof(float)};
   constexpr bool streamed = read == ARead::streamed_next_tile || read == ARead::streamed_along_rows;
   const std::int64_t fetch_offset = read == ARead::streamed_along_rows ? along_rows_ahead : Mr * row_bytes;
   const std::int64_t b_step = taps.b_step(16 * Vecs);
@@ -98,7 +98,7 @@ __attribute__((target("avx512f,fma"))) void sum_tile(__m512 (&acc)[Mr][Vecs], st
 #pragma GCC unroll 28
       for (int i = 0; i < Mr; ++i) {
         const float* a_at =
-            packed_a ? a_p + i : reinterpret_cast<const float*>(row_base[i / 3] + (i % 3) * row_bytes);
+            columns ? a_p + i : reinterpret_cast<const float*>(row_base[i / 3] + (i % 3) * row_bytes);
         const __m512 a_i = _mm512_set1_ps(*a_at);
 #pragma GCC unroll 4
         for (int v = 0; v < Vecs; ++v) acc[i][v] = _mm512_fmadd_ps(a_i, b_v[v], acc[i][v]);
@@ -109,7 +109,7 @@ __attribute__((target("avx512f,fma"))) void sum_tile(__m512 (&acc)[Mr][Vecs], st
           for (int i = 0; i < Mr; ++i) _mm_prefetch(row_base[i / 3] + (i % 3) * row_bytes + fetch_offset, _MM_HINT_T0);
         }
       }
-      if constexpr (!packed_a) {
+      if constexpr (!columns) {
 #pragma GCC unroll 10
         for (int g = 0; g < bases; ++g) row_base[g] += sizeof(float);
       }
@@ -117,7 +117,7 @@ __attribute__((target("avx512f,fma"))) void sum_tile(__m512 (&acc)[Mr][Vecs], st
   }
 }
 
-// `tiles` tiles of consecutive rows (MicroKernelUnpackedAFn), each summed in registers and stored once.
+// `tiles` tiles of consecutive rows (MicroKernelFn), each summed in registers and stored once.
 template <int Mr, int Vecs, ARead read>
 __attribute__((target("avx512f,fma"), flatten)) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
                                                             const Taps& taps, const float* b, float* c,
@@ -132,7 +132,8 @@ __attribute__((target("avx512f,fma"), flatten)) void kernel(std::int64_t depth, 
     lanes[v] = n >= 16 ? 0xFFFF : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
   }
   const float* residual = epilogue ? epilogue->residual : nullptr;
-  for (std::int64_t tile = 0; tile < tiles; ++tile, a += Mr * lda, c += Mr * ldc) {
+  const std::int64_t a_tile = read == ARead::columns ? Mr : Mr * lda;
+  for (std::int64_t tile = 0; tile < tiles; ++tile, a += a_tile, c += Mr * ldc) {
     // C's tile is read and written only after the whole depth: fetch it meanwhile, so that its
     // cache misses do not stall the end of every tile.
 #pragma GCC unroll 28
@@ -155,12 +156,6 @@ __attribute__((target("avx512f,fma"), flatten)) void kernel(std::int64_t depth, 
     with_tile_finish<StoreTile<Mr, Vecs>>(finish, acc, c, ldc, lanes, epilogue, residual);
     if (residual) residual += Mr * epilogue->ld_residual;
   }
-}
-
-template <int Mr, int Vecs>
-__attribute__((target("avx512f,fma"))) void packed(std::int64_t depth, const float* a, const float* b, float* c,
-                                                   std::int64_t ldc, bool accumulate) {
-  kernel<Mr, Vecs, ARead::packed>(depth, a, Mr, one_tap, b, c, ldc, 1, 16 * Vecs, accumulate, nullptr);
 }
 
 // B read at a shift per step of k: masked loads keep the lanes past `cols` out of memory, and
@@ -195,46 +190,38 @@ __attribute__((target("avx512f,fma"))) void shifted_b(std::int64_t depth, const 
   }
 }
 
-// A kernel that GEMMs use, with A packed, in place or streamed.
+// A kernel that reads A by columns, by rows, and by rows streamed as `streamed` says.
 template <int Mr, int Vecs, ARead streamed = ARead::streamed_next_tile>
-MicroKernel gemm_kernel() {
-  return {.isa = "avx512", .mr = Mr, .nr = 16 * Vecs, .run = packed<Mr, Vecs>,
-          .run_unpacked_a = kernel<Mr, Vecs, ARead::in_place>, .run_streamed_a = kernel<Mr, Vecs, streamed>};
-}
-
-// A kernel that reads A only in place, streamed or not (no packed run).
-template <int Mr, int Vecs>
-MicroKernel conv_kernel() {
-  return {.isa = "avx512", .mr = Mr, .nr = 16 * Vecs, .run = nullptr,
-          .run_unpacked_a = kernel<Mr, Vecs, ARead::in_place>,
-          .run_streamed_a = kernel<Mr, Vecs, ARead::streamed_next_tile>};
+MicroKernel kernels() {
+  return {.isa = "avx512", .mr = Mr, .nr = 16 * Vecs, .run_columns_a = kernel<Mr, Vecs, ARead::columns>,
+          .run_rows_a = kernel<Mr, Vecs, ARead::rows>, .run_streamed_a = kernel<Mr, Vecs, streamed>};
 }
 
 }  // namespace
 
 MicroKernel avx512_micro_kernel() {
-  MicroKernel wide = gemm_kernel<mr, 2>();
+  MicroKernel wide = kernels<mr, 2>();
   wide.run_shifted_b = shifted_b;
   wide.tail_nr = 16;
-  wide.run_tail = kernel<mr, 1, ARead::in_place>;
+  wide.run_tail = kernel<mr, 1, ARead::rows>;
   return wide;
 }
 
-MicroKernel avx512_narrow_micro_kernel() { return gemm_kernel<28, 1>(); }
+MicroKernel avx512_narrow_micro_kernel() { return kernels<28, 1>(); }
 
-MicroKernel avx512_seven_row_micro_kernel() { return conv_kernel<7, 3>(); }
+MicroKernel avx512_seven_row_micro_kernel() { return kernels<7, 3>(); }
 
-MicroKernel avx512_pointwise_micro_kernel() { return conv_kernel<6, 4>(); }
+MicroKernel avx512_pointwise_micro_kernel() { return kernels<6, 4>(); }
 
 MicroKernel avx512_aliasing_micro_kernel(bool narrow) {
   constexpr ARead along = ARead::streamed_along_rows;
-  if (narrow) return gemm_kernel<8, 1, along>();
-  MicroKernel wide = gemm_kernel<8, 2, along>();
+  if (narrow) return kernels<8, 1, along>();
+  MicroKernel wide = kernels<8, 2, along>();
   wide.tail_nr = 16;
-  wide.run_tail = kernel<8, 1, ARead::in_place>;
+  wide.run_tail = kernel<8, 1, ARead::rows>;
   return wide;
 }
 
-MicroKernel avx512_four_row_micro_kernel(bool narrow) { return narrow ? gemm_kernel<4, 1>() : gemm_kernel<4, 2>(); }
+MicroKernel avx512_four_row_micro_kernel(bool narrow) { return narrow ? kernels<4, 1>() : kernels<4, 2>(); }
 
 }  // namespace porta::detail

@@ -12,13 +12,13 @@ namespace {
 constexpr std::int64_t mr = 6;
 constexpr std::int64_t nr = 16;
 
-// A is packed (element (i, p) at a[p * mr + i], one tap) or read in place (at
+// A is read by columns (element (i, p) at a[shift[t] + p * lda + i]) or by rows (at
 // a[shift[t] + i * lda + p]). A B read in place may end within the panel: only its first `cols`
 // columns are read then, each row copied into a zero-padded one.
-template <bool packed_a>
+template <bool columns>
 void tile(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b, float* c,
           std::int64_t ldc, int cols, bool accumulate, const TileEpilogue* epilogue) {
-  const std::int64_t a_step = packed_a ? mr : 1, a_row = packed_a ? 1 : lda;
+  const std::int64_t a_step = columns ? lda : 1, a_row = columns ? 1 : lda;
   float acc[mr][nr] = {};
   float b_row[nr] = {};
   const std::int64_t b_step = taps.b_step(nr);
@@ -51,19 +51,15 @@ void tile(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps
   }
 }
 
-// `tiles` tiles of consecutive rows (MicroKernelUnpackedAFn).
-template <bool packed_a>
+// `tiles` tiles of consecutive rows (MicroKernelFn).
+template <bool columns>
 void kernel(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b, float* c,
             std::int64_t ldc, std::int64_t tiles, int cols, bool accumulate, const TileEpilogue* epilogue) {
   TileEpilogue rows = epilogue ? *epilogue : TileEpilogue{};
-  for (std::int64_t t = 0; t < tiles; ++t, a += mr * lda, c += mr * ldc) {
-    tile<packed_a>(depth, a, lda, taps, b, c, ldc, cols, accumulate, epilogue ? &rows : nullptr);
+  for (std::int64_t t = 0; t < tiles; ++t, a += columns ? mr : mr * lda, c += mr * ldc) {
+    tile<columns>(depth, a, lda, taps, b, c, ldc, cols, accumulate, epilogue ? &rows : nullptr);
     if (rows.residual) rows.residual += mr * rows.ld_residual;
   }
-}
-
-void packed(std::int64_t depth, const float* a, const float* b, float* c, std::int64_t ldc, bool accumulate) {
-  tile<true>(depth, a, mr, one_tap, b, c, ldc, nr, accumulate, nullptr);
 }
 
 // B read at a shift per step of k; only the tile's rows x cols corner is read and written.
@@ -84,8 +80,9 @@ void shifted_b(std::int64_t depth, const float* a, const float* b, const std::in
 
 }  // namespace
 
-MicroKernel generic_micro_kernel() { return {.isa = "generic", .mr = mr, .nr = nr, .run = packed,
-                                             .run_unpacked_a = kernel<false>,
-                                             .run_streamed_a = kernel<false>, .run_shifted_b = shifted_b}; }
+MicroKernel generic_micro_kernel() {
+  return {.isa = "generic", .mr = mr, .nr = nr, .run_columns_a = kernel<true>, .run_rows_a = kernel<false>,
+          .run_streamed_a = kernel<false>, .run_shifted_b = shifted_b};
+}
 
 }  // namespace porta::detail

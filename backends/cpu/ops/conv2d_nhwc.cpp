@@ -272,8 +272,8 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
         const float* b = filters + (group * panels + panel0 + panel) * depth * nr;
         const std::int64_t cols = std::min(nr, k_count - panel * nr), width = panel_columns(kernel, cols);
         const bool narrow = width < nr;
-        const MicroKernelUnpackedAFn run =
-            narrow ? kernel.run_tail : stream ? kernel.run_streamed_a : kernel.run_unpacked_a;
+        const MicroKernelFn run =
+            narrow ? kernel.run_tail : stream ? kernel.run_streamed_a : kernel.run_rows_a;
         for (std::int64_t slice = 0; slice < tap_depth; slice += kc)
           run(std::min(kc, tap_depth - slice), a + slice, rows.lda, narrow ? narrow_taps : taps, b + slice * width, c,
               ld, tiles, static_cast<int>(cols), slice > 0, slice + kc >= tap_depth ? epilogue : nullptr);
@@ -282,7 +282,7 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
         // Every tile whole output pixels, consecutive in y, and nothing left to do after the
         // micro-kernel: filter panel by panel, each over all the task's tiles (ResNet-50's 1x1
         // layers of 64 input channels 5-20 % faster than tile by tile, as the tiles below go), in
-        // one call per depth slice (MicroKernelUnpackedAFn's tiles). Against oneDNN, 1 thread,
+        // one call per depth slice (MicroKernelFn's tiles). Against oneDNN, 1 thread,
         // medians of 4: 1x16x112x112->96 0.75 -> 0.90, 1x24x56x56->144 0.86 -> 0.98,
         // 8x64x56x56->256 0.94 -> 1.03.
         const std::int64_t y0 = ((first + image) * d.p + (rows.segments == 1 ? 0 : segment)) * d.q * d.k + k0 +
