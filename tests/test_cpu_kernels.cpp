@@ -147,12 +147,12 @@ TEST_SUITE("runtime") {
                                    avx512_four_row_micro_kernel(true)})
         kernels.push_back(k);
 #endif
-    // Each kernel's tail panel as a kernel of its own (by rows only).
+    // Each kernel's tail panel as a kernel of its own.
     for (std::size_t i = 0, n = kernels.size(); i < n; ++i)
       if (kernels[i].tail_nr > 0)
         kernels.push_back({.isa = kernels[i].isa, .mr = kernels[i].mr, .nr = kernels[i].tail_nr,
-                           .run_columns_a = nullptr, .run_rows_a = kernels[i].run_tail,
-                           .run_streamed_a = kernels[i].run_tail});
+                           .run_columns_a = kernels[i].run_tail_columns_a, .run_rows_a = kernels[i].run_tail_rows_a,
+                           .run_streamed_a = kernels[i].run_tail_rows_a});
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     const auto random = [&](std::size_t n) {
@@ -173,7 +173,6 @@ TEST_SUITE("runtime") {
       const std::vector<float> residual = random(static_cast<std::size_t>(rows * ldc)), old = random(residual.size());
       const Taps both{shift, taps, depth * nr};
       for (const MicroKernelFn run : {kernel.run_rows_a, kernel.run_streamed_a, kernel.run_columns_a}) {
-        if (!run) continue;
         const bool by_columns = run == kernel.run_columns_a;
         const std::int64_t lda = by_columns ? column_ld : row_ld;
         const auto a_at = [&](std::int64_t t, std::int64_t i, std::int64_t p) {

@@ -144,11 +144,13 @@ struct MicroKernel {
   MicroKernelFn run_rows_a;      // A by rows, in place
   MicroKernelFn run_streamed_a;  // the same, streaming A from memory
   MicroKernelShiftedBFn run_shifted_b = nullptr;  // the wide kernels only
-  // The same rows, tail_nr columns, A in place: for a convolution's last filter panel where at
-  // most tail_nr filters are left, packed tail_nr wide (112 filters: three panels of 32 and one of
-  // 16, not four of 32), and a GEMM's last panel of at most tail_nr columns. Zero where none.
+  // The same rows, tail_nr columns, A in place by rows or columns: for a convolution's last
+  // filter panel where at most tail_nr filters are left, packed tail_nr wide (112 filters: three
+  // panels of 32 and one of 16, not four of 32), and a GEMM's last panel of at most tail_nr
+  // columns. Zero where none.
   std::int64_t tail_nr = 0;
-  MicroKernelFn run_tail = nullptr;
+  MicroKernelFn run_tail_rows_a = nullptr;
+  MicroKernelFn run_tail_columns_a = nullptr;
 };
 
 MicroKernel avx512_micro_kernel();

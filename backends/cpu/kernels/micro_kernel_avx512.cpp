@@ -203,7 +203,8 @@ MicroKernel avx512_micro_kernel() {
   MicroKernel wide = kernels<mr, 2>();
   wide.run_shifted_b = shifted_b;
   wide.tail_nr = 16;
-  wide.run_tail = kernel<mr, 1, ARead::rows>;
+  wide.run_tail_rows_a = kernel<mr, 1, ARead::rows>;
+  wide.run_tail_columns_a = kernel<mr, 1, ARead::columns>;
   return wide;
 }
 
@@ -218,7 +219,8 @@ MicroKernel avx512_aliasing_micro_kernel(bool narrow) {
   if (narrow) return kernels<8, 1, along>();
   MicroKernel wide = kernels<8, 2, along>();
   wide.tail_nr = 16;
-  wide.run_tail = kernel<8, 1, ARead::rows>;
+  wide.run_tail_rows_a = kernel<8, 1, ARead::rows>;
+  wide.run_tail_columns_a = kernel<8, 1, ARead::columns>;
   return wide;
 }
 

@@ -273,7 +273,7 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
         const std::int64_t cols = std::min(nr, k_count - panel * nr), width = panel_columns(kernel, cols);
         const bool narrow = width < nr;
         const MicroKernelFn run =
-            narrow ? kernel.run_tail : stream ? kernel.run_streamed_a : kernel.run_rows_a;
+            narrow ? kernel.run_tail_rows_a : stream ? kernel.run_streamed_a : kernel.run_rows_a;
         for (std::int64_t slice = 0; slice < tap_depth; slice += kc)
           run(std::min(kc, tap_depth - slice), a + slice, rows.lda, narrow ? narrow_taps : taps, b + slice * width, c,
               ld, tiles, static_cast<int>(cols), slice > 0, slice + kc >= tap_depth ? epilogue : nullptr);
