@@ -123,11 +123,15 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
            [](CaseGraph& c) { return c.g.gemm(c.input({1, 1001}), c.weights({1001, 1063}), {}, c.weights({1063})); });
   // Panels packed whole by the cpu backend's vector packers: a plain A beside more than 512
   // columns (rows transposed in registers), a transposed A beside at most 16 (runs dealt to the
-  // 28-row kernel's panels).
+  // 28-row kernel's panels) where it exceeds half of L3 (the tests' 64 KiB: 150x9x70), else read
+  // in place by columns.
   add_case(list, OpKind::Gemm, "packed_a_45x33x600", t,
            [](CaseGraph& c) { return c.g.gemm(c.input({45, 33}), c.weights({33, 600}), {}, c.weights({600})); });
   add_case(list, OpKind::Gemm, "trans_a_narrow_61x40x9", t, [](CaseGraph& c) {
     return c.g.gemm(c.input({40, 61}), c.weights({40, 9}), {.trans_a = true}, c.weights({9}));
+  });
+  add_case(list, OpKind::Gemm, "trans_a_narrow_150x70x9", t, [](CaseGraph& c) {
+    return c.g.gemm(c.input({70, 150}), c.weights({70, 9}), {.trans_a = true}, c.weights({9}));
   });
   // At most 8 columns: dot products along k on the cpu backend. 70 rows (groups of 4 and 2 more),
   // 35 deep (two steps of 16 and a tail), 8 columns (two groups of 4); then B transposed, 5

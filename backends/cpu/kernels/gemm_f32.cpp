@@ -60,8 +60,8 @@ constexpr std::int64_t transposed_max_rows = 128;
 // Rows of C per thread from which each thread may pack the whole of op(B) for itself: the copies
 // then cost each thread at most 1/64 of its multiply-adds.
 constexpr std::int64_t own_b_min_rows = 64;
-// Rows of C per thread up to which threads that pack their own B and read A in place take a share
-// of C's columns rather than of its rows (see gemm_f32).
+// Rows of C per thread up to which threads that read A in place, and B too or their own copy of
+// it, take a share of C's columns rather than of its rows (see gemm_f32).
 constexpr std::int64_t split_columns_max_rows = 256;
 // Up to this many columns of C, a plain f32 B is read in place where A is, rather than packed;
 // wider, only where each thread has few rows (split_columns_max_rows). Packing cost a small GEMM
@@ -355,9 +355,9 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
     return gemm_dot(m, n, k, a, b, c, ldc, parallel, epilogue);
   const int task_threads = parallel ? threads : 1;
   // An f32 A is read where it lies: by rows, or transposed by columns, its steps of k a row of its
-  // storage apart as a packed panel's are mr apart (ARead; TN on 1 thread, GFLOP/s: 64x64x1024
-  // 167 -> 214, 2048x32x2048 138 -> 205, 2000x48x2000 155 -> 197; on 2, 279 -> 399, 313 ->
-  // 408); but packed where, transposed, it comes from memory, not L3 (4096x16x4096 TN: 83 GFLOP/s
+  // storage apart as a packed panel's are mr apart (ARead; TN, GFLOP/s, 1 thread: 64x64x1024
+  // 167 -> 214, 2048x32x2048 138 -> 205, 2000x48x2000 155 -> 197; 2 threads: 64x64x1024 111 ->
+  // 274, 2048x32x2048 279 -> 399); but packed where, transposed, it comes from memory, not L3 (4096x16x4096 TN: 83 GFLOP/s
   // packed, 58 by columns, each step of k a line in another page).
   const bool a_from_memory = m * k * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 2;
   const bool a_in_place = a.dtype == DType::f32 && (!a.trans || !a_from_memory) &&
