@@ -58,10 +58,11 @@ constexpr std::int64_t dot_max_rows = 16;
 // 256 rows level, 512x1024x1024 -5 %, 1024x2048x1024 212 -> 130.
 constexpr std::int64_t transposed_max_rows = 128;
 // Rows of C per thread from which each thread may pack the whole of op(B) for itself: the copies
-// then cost each thread at most 1/16 of its multiply-adds, less than reading a B that the other
-// core packed (2 threads, from 64 rows a thread down to 16, GFLOP/s: 100x40x500 NT 106 -> 185,
-// 64x64x1024 NT 139 -> 239, 40x200x300 NT 84 -> 217, 96x96x2048 NT 203 -> 305).
-constexpr std::int64_t own_b_min_rows = 16;
+// then cost each thread at most 1/8 of its multiply-adds, less than reading a B that the other
+// core packed (2 threads, from 64 rows a thread down to 8, GFLOP/s: 100x40x500 NT 106 -> 185,
+// 64x64x1024 NT 139 -> 239, 40x200x300 NT 84 -> 217, 96x96x2048 NT 203 -> 305, 24x24x4096 NT
+// 51 -> 110).
+constexpr std::int64_t own_b_min_rows = 8;
 // Rows of C per thread up to which threads that read A in place, and B too or their own copy of
 // it, take a share of C's columns rather than of its rows (see gemm_f32).
 constexpr std::int64_t split_columns_max_rows = 256;
