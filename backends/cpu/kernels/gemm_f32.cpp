@@ -231,15 +231,16 @@ TaskGrid task_grid(std::int64_t m, std::int64_t slice_panels, const MicroKernel&
 }
 
 // One mr x nr tile of C: compute(c, ldc, accumulate) is a micro-kernel call; edge tiles go
-// through a local buffer.
+// through a local buffer, and so does a tile whose first `skip` rows are not C's (a last panel
+// computed as the mr rows that end where it does).
 template <class Compute>
 void run_tile(const MicroKernel& kernel, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols,
-              bool accumulate, const Compute& compute) {
+              bool accumulate, const Compute& compute, std::int64_t skip = 0) {
   if (rows == kernel.mr && cols == kernel.nr) return compute(c, ldc, accumulate);
   alignas(64) std::array<float, max_tile> tile;
   compute(tile.data(), kernel.nr, false);
   for (std::int64_t i = 0; i < rows; ++i) {
-    const float* src = tile.data() + i * kernel.nr;
+    const float* src = tile.data() + (skip + i) * kernel.nr;
     float* dst = c + i * ldc;
     for (std::int64_t j = 0; j < cols; ++j) dst[j] = accumulate ? dst[j] + src[j] : src[j];
   }
@@ -467,6 +468,11 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
         // on 8 rows, 64^3 139 -> 156 GFLOP/s, 128^3 186 -> 193; on 4, 256^3 0.158 -> 0.156 ms,
         // 60x512x512 0.191 -> 0.178.
         const MicroKernel& last = gemm_last_panel_kernel(kernel, rows - whole_rows);
+        // By columns, the last panel is read in place too, as the last.mr rows that end where it
+        // does, where A has that many: packed, its runs of a few floats a step of k took a quarter
+        // of 24x24x4096 TN's time.
+        const std::int64_t left = rows - whole_rows;
+        const bool last_shifted = a_in_place && !a_by_rows && row0 + rows >= last.mr;
         const auto a_block = gemm_scratch().acquire(static_cast<std::size_t>(grid.max_rows() * kc));
         for (std::int64_t pc = p0; pc < p_end; pc += kc) {
           const std::int64_t depth = std::min(kc, k - pc);
@@ -476,10 +482,10 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
                                              : a_f32 + pc * a.ld + row0;
           float* last_rows = a_block.data() + (a_in_place ? 0 : whole_rows * depth);  // the last panel's
           if (a_by_rows) {
-            copy_rows(a_tiles + whole_rows * a.ld, a.ld, rows - whole_rows, depth, last.mr, last_rows);
+            copy_rows(a_tiles + whole_rows * a.ld, a.ld, left, depth, last.mr, last_rows);
           } else {
             if (!a_in_place) pack(a, true, row0, whole_rows, pc, depth, kernel.mr, a_block.data());
-            pack(a, true, row0 + whole_rows, rows - whole_rows, pc, depth, last.mr, last_rows);
+            if (!last_shifted) pack(a, true, row0 + whole_rows, left, pc, depth, last.mr, last_rows);
           }
           for (std::int64_t j = 0; j < cols; j += kernel.nr) {
             const std::int64_t col = jc + col0 + j;
@@ -503,13 +509,17 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
                                                 ld, 1, static_cast<int>(kernel.nr), accumulate, nullptr);
                          });
             }
-            if (whole_rows < rows)
-              run_tile(last, c_panel + whole_rows * ldc, ldc, rows - whole_rows, panel_cols, pc > 0,
-                       [&](float* tile, std::int64_t ld, bool accumulate) {
-                         const MicroKernelFn run = a_by_rows ? last.run_rows_a : last.run_columns_a;
-                         run(depth, last_rows, a_by_rows ? depth : last.mr, b_taps, b_panel, tile, ld, 1,
-                             static_cast<int>(panel_cols), accumulate, nullptr);
-                       });
+            if (left > 0)
+              run_tile(
+                  last, c_panel + whole_rows * ldc, ldc, left, panel_cols, pc > 0,
+                  [&](float* tile, std::int64_t ld, bool accumulate) {
+                    const MicroKernelFn run = a_by_rows ? last.run_rows_a : last.run_columns_a;
+                    const float* a_last = last_shifted ? a_tiles + rows - last.mr : last_rows;
+                    const std::int64_t lda = last_shifted ? a.ld : a_by_rows ? depth : last.mr;
+                    run(depth, a_last, lda, b_taps, b_panel, tile, ld, 1, static_cast<int>(panel_cols), accumulate,
+                        nullptr);
+                  },
+                  last_shifted ? last.mr - left : 0);
           }
         }
         if (p_end == k && epilogue) epilogue({row0, jc + col0, rows, cols});
