@@ -270,6 +270,13 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"depthwise_c48_stride2_q15_pad_after", {1, 48, 5, 30}, {48, 1, 3, 3},
        {.stride = {2, 2}, .pad = {0, 0, 1, 1}, .groups = 48}, true},
       {"depthwise_c40_5x5_stride2_q14", {2, 40, 6, 31}, {40, 1, 5, 5}, {.stride = {2, 2}, .groups = 40}},
+      // 3x3 /2 layers that stream from memory under the tests' caches, whose rows run in pairs: 16 + 16
+      // + 8 channels over 10 columns (8 + 2), a pair reading the padding below; nine rows, the last
+      // alone.
+      {"depthwise_c40_stride2_row_pairs", {2, 40, 15, 19}, {40, 1, 3, 3},
+       {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 40}, true},
+      {"depthwise_c40_stride2_row_pairs_odd", {1, 40, 17, 19}, {40, 1, 3, 3},
+       {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 40}},
       {"depthwise_c72_stride3_q9", {1, 72, 5, 26}, {72, 1, 3, 3},
        {.stride = {3, 3}, .pad = {1, 1, 1, 1}, .groups = 72}},
       // General blocks (dilated): 4 + 4 + 2 columns over 32 + 8 channels.

@@ -33,6 +33,11 @@ struct DepthwiseRows {
   // under its own columns.
   const float* const* ahead;
   std::int64_t ahead_count;
+  // Whether a 3x3 /2 band's rows, which share an input row, run two at a time and read it once
+  // for both. For layers that stream from memory: 8x96x112x112 0.86 -> 1.02-1.05x oneDNN on 1
+  // thread, where a row read its input from L2 at 74 GFLOP/s and a pair at 110. In cache, in
+  // chunks of one vector, 8x240x28x28 ran 17 % slower.
+  bool row_pairs;
 };
 
 using DepthwiseRowsFn = void (*)(const DepthwiseRows& band, float* y);
@@ -46,6 +51,9 @@ template <int W> inline constexpr int vector_registers = W == 16 ? 32 : 16;
 template <int W> constexpr bool block_fits(int vecs, int pixels, int taps) {
   return vecs * (pixels + taps) + 1 <= vector_registers<W>;
 }
+// Whether 3x3 /2 rows can run in pairs (DepthwiseRows::row_pairs): a pair's block of 8 pixels
+// takes 2 x 8 sums, 2 x 3 taps and an input vector, 23 of 32 registers, too many for 16.
+template <int W> inline constexpr bool depthwise_row_pairs = vector_registers<W> == 32;
 // The vectors a chunk's blocks take: `most`, or fewer until a block of 4 pixels fits.
 template <int W> constexpr int block_vecs(int most, int taps) {
   return most > 1 && !block_fits<W>(most, 4, taps) ? block_vecs<W>(most - 1, taps) : most;
@@ -105,21 +113,31 @@ template <int W, int Vecs, int Pixels, bool Checked>
 // feeds tap s of pixel (j - s) / Stride where that divides, so each input vector is loaded once
 // for up to S / Stride products (the general block loads it once per product and waits on loads,
 // not multiplies). `Checked` skips input columns in the horizontal padding.
-template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked>
+// With Out = 2, output rows i and i + 1 of a square S x S filter at a vertical stride of 2
+// (rows_in_pairs): their S + 2 input rows, the second's row r the first's r + 2, are read once for
+// both (the second's rows start at rows + S, and y + q * k is its output).
+template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out>
 [[gnu::always_inline]] inline void depthwise_block_across(const DepthwiseRows& a, const float* const* rows,
                                                           std::int64_t ow, std::int64_t c0, float* y) {
   using V = typename FloatVector<W>::type;
-  V sum[Pixels][Vecs];
-  clear_sums<W>(sum);
-  for (std::int64_t r = 0; r < a.taps_h; ++r) {
-    if (rows[r] == nullptr) continue;
-    const std::int64_t col0 = ow * Stride - a.pad_left;
-    const float* in0 = rows[r] + col0 * a.k + c0;
-    V tap[S][Vecs];
-#pragma GCC unroll 5
-    for (int s = 0; s < S; ++s)
+  V sum[Out][Pixels][Vecs];
 #pragma GCC unroll 2
-      for (int v = 0; v < Vecs; ++v) load_vector<W>(tap[s][v], a.taps + (r * S + s) * a.k + c0 + W * v);
+  for (int o = 0; o < Out; ++o) clear_sums<W>(sum[o]);
+  // Filter row h - 2 * o of output row o, if there is one.
+  const auto feeds = [](std::int64_t h, int o) { return Out == 1 || (h >= 2 * o && h - 2 * o < S); };
+  const std::int64_t col0 = ow * Stride - a.pad_left;
+  const auto input_row = [&](std::int64_t h, const float* row) __attribute__((always_inline)) {
+    if (row == nullptr) return;
+    const float* in0 = row + col0 * a.k + c0;
+    V tap[Out][S][Vecs];
+#pragma GCC unroll 2
+    for (int o = 0; o < Out; ++o)
+      if (feeds(h, o))
+#pragma GCC unroll 5
+        for (int s = 0; s < S; ++s)
+#pragma GCC unroll 2
+          for (int v = 0; v < Vecs; ++v)
+            load_vector<W>(tap[o][s][v], a.taps + ((h - 2 * o) * S + s) * a.k + c0 + W * v);
 #pragma GCC unroll 20
     for (int j = 0; j < (Pixels - 1) * Stride + S; ++j) {
       if (Checked && (col0 + j < 0 || col0 + j >= a.width)) continue;
@@ -127,23 +145,34 @@ template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked>
       for (int v = 0; v < Vecs; ++v) {
         V in;
         load_vector<W>(in, in0 + j * a.k + W * v);
+#pragma GCC unroll 2
+        for (int o = 0; o < Out; ++o)
 #pragma GCC unroll 5
-        for (int s = 0; s < S; ++s)
-          if (j - s >= 0 && (j - s) % Stride == 0 && (j - s) / Stride < Pixels)
-            sum[(j - s) / Stride][v] += tap[s][v] * in;
+          for (int s = 0; s < S; ++s)
+            if (feeds(h, o) && j - s >= 0 && (j - s) % Stride == 0 && (j - s) / Stride < Pixels)
+              sum[o][(j - s) / Stride][v] += tap[o][s][v] * in;
       }
     }
+  };
+  if constexpr (Out == 1) {
+    for (std::int64_t r = 0; r < a.taps_h; ++r) input_row(r, rows[r]);
+  } else {
+#pragma GCC unroll 7
+    for (int h = 0; h < S + 2; ++h) input_row(h, h < S ? rows[h] : rows[S + h - 2]);
   }
-  store_sums<W>(sum, y + ow * a.k + c0, a.k);
+#pragma GCC unroll 2
+  for (int o = 0; o < Out; ++o) store_sums<W>(sum[o], y + (o * a.q + ow) * a.k + c0, a.k);
 }
 
-// One block: S taps across at a compile-time stride, or with S = 0 the general one.
-template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked>
+// One block of Out output rows: S taps across at a compile-time stride, or with S = 0 the general
+// one (of one row).
+template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out>
 [[gnu::always_inline]] inline void depthwise_block_of(const DepthwiseRows& a, const float* const* rows, std::int64_t ow,
                                                       std::int64_t c0, float* y) {
   if constexpr (S > 0) {
-    depthwise_block_across<W, Vecs, Pixels, S, Stride, Checked>(a, rows, ow, c0, y);
+    depthwise_block_across<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c0, y);
   } else {
+    static_assert(Out == 1);
     depthwise_block<W, Vecs, Pixels, Checked>(a, rows, ow, c0, y);
   }
 }
@@ -171,7 +200,7 @@ template <int W>
 
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
 // into the horizontal padding.
-template <int W, int Vecs, int Pixels, int S, int Stride>
+template <int W, int Vecs, int Pixels, int S, int Stride, int Out>
 [[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                     float* y, std::int64_t& ow, std::int64_t end,
                                                     std::int64_t inside_begin, std::int64_t inside_end) {
@@ -182,9 +211,9 @@ template <int W, int Vecs, int Pixels, int S, int Stride>
       if (rows == a.rows) fetch_chunk_rows_ahead<W>(a, ow, Pixels, c0, W * Vecs);
     }
     if (ow >= inside_begin && ow + Pixels <= inside_end) {
-      depthwise_block_of<W, Vecs, Pixels, S, Stride, false>(a, rows, ow, c0, y);
+      depthwise_block_of<W, Vecs, Pixels, S, Stride, false, Out>(a, rows, ow, c0, y);
     } else {
-      depthwise_block_of<W, Vecs, Pixels, S, Stride, true>(a, rows, ow, c0, y);
+      depthwise_block_of<W, Vecs, Pixels, S, Stride, true, Out>(a, rows, ow, c0, y);
     }
   }
 }
@@ -196,29 +225,30 @@ template <int W, int Vecs, int Pixels, int S, int Stride>
 // registers, of 7 alone where they tile the row and 8 do not (8x672x14x14 5x5 as 8 + 4 + 2 ran
 // 28 % slower), or else of 4 and 3 (8x1152x7x7 3x3 under AVX2 as 4 + 2 + 1, 25 %); then of 2.
 // Otherwise general blocks of 4 and one of the 3, 2 or 1 columns left (singles at the edges of 7
-// columns ran 10 % slower).
-template <int W, int Vecs, int S, int Stride>
+// columns ran 10 % slower). Blocks of Out rows count their sums and taps Out times against the
+// registers, and take their last column alone across.
+template <int W, int Vecs, int S, int Stride, int Out>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                      float* y, std::int64_t q, std::int64_t inside_begin,
                                                      std::int64_t inside_end) {
   std::int64_t ow = 0;
   if constexpr (S > 0) {
-    if constexpr (block_fits<W>(Vecs, 8, S)) {
+    if constexpr (block_fits<W>(Vecs, 8 * Out, S * Out)) {
       if (q % 8 == 0 || q % 7 != 0)
-        depthwise_blocks<W, Vecs, 8, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 7, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 4, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+        depthwise_blocks<W, Vecs, 8, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 7, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 4, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     } else {
-      depthwise_blocks<W, Vecs, 4, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 3, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 4, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 3, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     }
-    depthwise_blocks<W, Vecs, 2, S, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   } else {
-    depthwise_blocks<W, Vecs, 4, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<W, Vecs, 3, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<W, Vecs, 2, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 4, 0, Stride, 1>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 3, 0, Stride, 1>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, 0, Stride, 1>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   }
-  depthwise_blocks<W, Vecs, 1, 0, Stride>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+  depthwise_blocks<W, Vecs, 1, Out == 1 ? 0 : S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
 }
 
 // The epilogue over channels [c0, c0 + width) of output row i, just computed.
@@ -229,25 +259,45 @@ template <int W, int Vecs, int S, int Stride>
                             a.bias ? a.bias + c0 : nullptr, a.act);
 }
 
-// One chunk of channels over every row of the band.
-template <int W, int Vecs, int S, int Stride>
+// Whether output rows i and i + 1, whose input rows are rows[0, 2 S), read an S x S filter's
+// rows at a vertical stride of 2 with dilation 1: the second's row r is the first's r + 2.
+template <int S> [[gnu::always_inline]] inline bool rows_in_pairs(const DepthwiseRows& a, const float* const* rows) {
+  if (a.taps_h != S) return false;
+  for (int r = 0; r + 2 < S; ++r)
+    if (rows[S + r] != rows[r + 2]) return false;
+  return true;
+}
+
+// One chunk of channels over every row of the band; with Pairs, two rows at a time where they
+// share input rows.
+template <int W, int Vecs, int S, int Stride, bool Pairs>
 [[gnu::always_inline]] inline void depthwise_chunk(const DepthwiseRows& a, std::int64_t c0, float* y,
                                                    std::int64_t inside_begin, std::int64_t inside_end) {
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
-    depthwise_columns<W, Vecs, S, Stride>(a, a.rows + i * a.taps_h, c0, y + i * a.q * a.k, a.q, inside_begin,
-                                          inside_end);
+    const float* const* rows = a.rows + i * a.taps_h;
+    float* y_row = y + i * a.q * a.k;
+    if constexpr (Pairs) {
+      if (i + 1 < a.out_rows && rows_in_pairs<S>(a, rows)) {
+        depthwise_columns<W, Vecs, S, Stride, 2>(a, rows, c0, y_row, a.q, inside_begin, inside_end);
+        depthwise_finish(a, y, i, c0, W * Vecs);
+        depthwise_finish(a, y, ++i, c0, W * Vecs);
+        continue;
+      }
+    }
+    depthwise_columns<W, Vecs, S, Stride, 1>(a, rows, c0, y_row, a.q, inside_begin, inside_end);
     depthwise_finish(a, y, i, c0, W * Vecs);
   }
 }
 
 // Channels from c0 in chunks of W * Vecs while whole ones fit before c_end, then of half as
 // many vectors, down to one; returns the first channel left.
-template <int W, int Vecs, int S, int Stride>
+template <int W, int Vecs, int S, int Stride, bool Pairs = false>
 [[gnu::always_inline]] inline std::int64_t depthwise_chunks(const DepthwiseRows& a, float* y, std::int64_t c0,
                                                             std::int64_t inside_begin, std::int64_t inside_end) {
   for (; c0 + W * Vecs <= a.c_end; c0 += W * Vecs)
-    depthwise_chunk<W, Vecs, S, Stride>(a, c0, y, inside_begin, inside_end);
-  if constexpr (Vecs > 1) c0 = depthwise_chunks<W, Vecs / 2, S, Stride>(a, y, c0, inside_begin, inside_end);
+    depthwise_chunk<W, Vecs, S, Stride, Pairs>(a, c0, y, inside_begin, inside_end);
+  if constexpr (Vecs > 1)
+    c0 = depthwise_chunks<W, Vecs / 2, S, Stride, Pairs>(a, y, c0, inside_begin, inside_end);
   return c0;
 }
 
@@ -273,7 +323,9 @@ template <int W, int Stride>
   // 16 registers three, whose 12 sums hide the FMA latency that 8 did not: AVX2 3x3 /2 and 5x5 /2
   // layers 10-20 % faster on 1 thread).
   std::int64_t c0 = a.c_begin;
-  if (across && a.taps_w == 3) {
+  if (Stride == 2 && depthwise_row_pairs<W> && a.row_pairs && across && a.taps_w == 3) {  // chunks of one vector
+    c0 = depthwise_chunks<W, 1, 3, Stride, true>(a, y, c0, inside_begin, inside_end);
+  } else if (across && a.taps_w == 3) {
     c0 = depthwise_chunks<W, block_vecs<W>(2, 3), 3, Stride>(a, y, c0, inside_begin, inside_end);
   } else if (across && a.taps_w == 5) {
     c0 = depthwise_chunks<W, block_vecs<W>(2, 5), 5, Stride>(a, y, c0, inside_begin, inside_end);

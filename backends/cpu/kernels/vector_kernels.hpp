@@ -19,6 +19,7 @@ namespace porta::detail {
 struct VectorKernels {
   // Either runs any band; bands of stride 2 run faster through the second (depthwise_rows_body).
   DepthwiseRowsFn depthwise_rows, depthwise_rows_stride2;
+  bool depthwise_row_pairs;  // whether depthwise_rows_stride2 runs rows in pairs where asked
   DepthwisePlaneFn depthwise_plane;
   ActivationRunFn sigmoid, silu;
   BiasActivateChannelsFn bias_activate_channels;

@@ -393,20 +393,25 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   // Where input and output stay in L3, bands of output rows whose input and output rows fill
   // half of L2: a channel chunk's pass over the band then finds the input lines that the rows
   // before read in L1 (N=8 on 1 thread: 672x14x14 5x5/2 +10-14 %, 1152x7x7 5x5 +16-18 %,
-  // 480x14x14 3x3 +10-12 %; N=1 +5-37 %). Layers that stream from memory, one row a band
-  // (8x144x56x56 3x3 ran 15 % slower in bands), whose input rows are asked for ahead: the kernel
-  // reads a pixel's cache lines a channel chunk at a time, a pattern the hardware prefetchers
-  // follow poorly (8x96x112x112 3x3/2 +15-19 % when each band asked for its rows before it ran;
-  // fetched by the kernel as the band before runs, 8x144x56x56 3x3 +45-55 %, 8x32x112x112 +64 %
-  // on 1 thread). On more threads, bands ran faster up to two thirds of L3 (2T, 18-19 MB of
-  // data: 8x144x56x56 5x5/2 +31 %, 6x32x112x112 3x3 +15 %; rows won at 24 MB in one run of
-  // two, and at 26-29 MB).
+  // 480x14x14 3x3 +10-12 %; N=1 +5-37 %). Layers that stream from memory run one row a band
+  // (8x144x56x56 3x3 ran 15 % slower in bands; 3x3 /2 ones a pair, below), and ask for their
+  // input rows ahead: the kernel reads a pixel's cache lines a channel chunk at a time, a pattern
+  // the hardware prefetchers follow poorly (8x96x112x112 3x3/2 +15-19 % when each band asked for
+  // its rows before it ran; fetched by the kernel as the band before runs, 8x144x56x56 3x3
+  // +45-55 %, 8x32x112x112 +64 % on 1 thread). On more threads, bands ran faster up to two thirds
+  // of L3 (2T, 18-19 MB of data: 8x144x56x56 5x5/2 +31 %, 6x32x112x112 3x3 +15 %; rows won at
+  // 24 MB in one run of two, and at 26-29 MB).
   const std::int64_t threads = tbb::this_task_arena::max_concurrency(), chunks = ceil_div(d.k, 64);
   const std::int64_t bytes = d.n * (d.h * row_bytes + d.p * out_row_bytes);
   const bool streams = bytes > (threads == 1 ? cache.l3 / 2 : cache.l3 / 3 * 2);
   const std::int64_t fitting = (cache.l2 / 2 - (span_h - stride_h) * row_bytes) /
                                (stride_h * row_bytes + out_row_bytes);
-  const std::int64_t band_rows = streams ? 1 : std::clamp<std::int64_t>(fitting, 1, d.p);
+  // Streaming 3x3 /2 layers run in bands of two rows, which the kernel computes as pairs that
+  // read their shared input row once (DepthwiseRows::row_pairs), where it can: under AVX2, two-row
+  // bands of single rows ran 11 % slower than one-row bands (8x96x112x112, 1 thread).
+  const bool row_pairs = streams && vector_kernels().depthwise_row_pairs && d.r == 3 && d.s == 3 && stride_h == 2 &&
+                         op.p.stride[1] == 2 && span_h == 3 && op.p.dilation[1] == 1;
+  const std::int64_t band_rows = streams ? (row_pairs ? 2 : 1) : std::clamp<std::int64_t>(fitting, 1, d.p);
   // At least 4 tasks a thread to balance: bands split into groups of 64 channels, or into more
   // bands where too few channels remain.
   const std::int64_t min_tasks = threads == 1 ? 1 : 4 * threads;
@@ -453,7 +458,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
                                .stride = op.p.stride[1], .dilation = op.p.dilation[1], .pad_left = op.p.pad[1],
                                .bias = exp_based ? op.bias : nullptr, .residual = exp_based ? residual : nullptr,
                                .act = exp_based ? op.p.activation : Activation::None, .ahead = ahead.data(),
-                               .ahead_count = ahead_count};
+                               .ahead_count = ahead_count, .row_pairs = row_pairs};
       float* y = op.y.data() + y_index;
       sweep(args, y);
       const std::int64_t pixels = out_rows * d.q, width = c_end - c_begin;
