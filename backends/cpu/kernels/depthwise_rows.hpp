@@ -7,8 +7,9 @@
 // (the caller passes no epilogue where it prefers one pass over the band).
 // Channels are contiguous in both, so the sums of a chunk of channels stay in vector registers
 // over every tap; a chunk runs over every row of the band before the next, so that the input
-// lines it shares between rows come from L1. Compiled per instruction set (vector_kernels.hpp),
-// in vectors of its width W, in blocks sized for its registers.
+// lines it shares between rows come from L1 (or, with row_pairs, two rows at a time that load
+// their shared input row once). Compiled per instruction set (vector_kernels.hpp), in vectors of
+// its width W, in blocks sized for its registers.
 #include <algorithm>
 #include <cstdint>
 
