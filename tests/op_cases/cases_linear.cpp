@@ -270,9 +270,9 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"depthwise_c48_stride2_q15_pad_after", {1, 48, 5, 30}, {48, 1, 3, 3},
        {.stride = {2, 2}, .pad = {0, 0, 1, 1}, .groups = 48}, true},
       {"depthwise_c40_5x5_stride2_q14", {2, 40, 6, 31}, {40, 1, 5, 5}, {.stride = {2, 2}, .groups = 40}},
-      // 3x3 /2 layers that stream from memory under the tests' caches, whose rows run in pairs: 16 + 16
-      // + 8 channels over 10 columns (8 + 2), a pair reading the padding below; nine rows, the last
-      // alone.
+      // 3x3 /2 layers that stream from memory under the tests' caches, whose rows run in pairs (with
+      // AVX-512, on 1 thread; on 4 the bands are single rows): 16 + 16 + 8 channels over 10 columns
+      // (8 + 2), a pair reading the padding below; nine rows, the last alone.
       {"depthwise_c40_stride2_row_pairs", {2, 40, 15, 19}, {40, 1, 3, 3},
        {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 40}, true},
       {"depthwise_c40_stride2_row_pairs_odd", {1, 40, 17, 19}, {40, 1, 3, 3},
@@ -344,6 +344,11 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
               {.pad = {1, 1, 1, 1}, .groups = 136, .activation = A::Silu}, true},
              {"residual_depthwise_relu_c72_stride2", {2, 72, 9, 7}, {72, 1, 5, 5},
               {.stride = {2, 2}, .pad = {2, 2, 2, 2}, .groups = 72, .activation = A::Relu}, true},
+             // A 3x3 /2 layer that streams under the tests' caches, its rows in pairs on 1 and 4 threads
+             // (on 4, in channel groups of 64 + 16): SiLU and the residual on both rows of a pair, over
+             // 13 columns (8 checked, 4 unchecked, 1).
+             {"residual_depthwise_silu_c80_stride2_pairs", {1, 80, 32, 25}, {80, 1, 3, 3},
+              {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 80, .activation = A::Silu}, true},
              // The cpu backend's channels-last GEMM finishes whole register tiles in y itself:
              // 48 filters over 35 pixels, one panel of AVX-512's 7x48 kernel in whole tiles of 7
              // (14x32 would compute two whole tiles of 14 and a partial one), three of the 6x16; a

@@ -29,9 +29,9 @@ struct DepthwiseRows {
   const float* bias;             // [k], or null
   const float* residual;         // laid out like y, or null
   Activation act;
-  // Input rows to fetch from memory while the band's first row runs (the next band's, in a layer
-  // that streams, whose bands are one row), `ahead_count` of them: each block asks for the lines
-  // under its own columns.
+  // Input rows to fetch from memory while the band's first row (or pair) runs (the next band's,
+  // in a layer that streams, whose bands are one row, or a pair at 3x3 /2), `ahead_count` of
+  // them: each block asks for the lines under its own columns.
   const float* const* ahead;
   std::int64_t ahead_count;
   // Whether a 3x3 /2 band's rows, which share an input row, run two at a time and read it once
@@ -52,8 +52,9 @@ template <int W> inline constexpr int vector_registers = W == 16 ? 32 : 16;
 template <int W> constexpr bool block_fits(int vecs, int pixels, int taps) {
   return vecs * (pixels + taps) + 1 <= vector_registers<W>;
 }
-// Whether 3x3 /2 rows can run in pairs (DepthwiseRows::row_pairs): a pair's block of 8 pixels
-// takes 2 x 8 sums, 2 x 3 taps and an input vector, 23 of 32 registers, too many for 16.
+// Whether 3x3 /2 rows can run in pairs (DepthwiseRows::row_pairs): pairs are blocks across, which
+// run at stride 2 only with 32 registers (depthwise_vector_chunks); a pair's block of 8 pixels
+// takes 2 x 8 sums, 2 x 3 taps and an input vector, 23 of them.
 template <int W> inline constexpr bool depthwise_row_pairs = vector_registers<W> == 32;
 // The vectors a chunk's blocks take: `most`, or fewer until a block of 4 pixels fits.
 template <int W> constexpr int block_vecs(int most, int taps) {
@@ -302,11 +303,33 @@ template <int W, int Vecs, int S, int Stride, bool Pairs = false>
   return c0;
 }
 
-// Any band; blocks of 3 or 5 taps across where its stride is Stride and its dilation 1, general
-// blocks otherwise. Each Stride is a function of its own, which the caller picks
-// (vector_kernels.inc): with the stride-2 blocks in the unit-stride function, inlined or only
-// called from it, GCC allocated registers worse in the unit-stride blocks and they ran 10-17 %
-// slower.
+// The band's channels in vector chunks; returns the first channel left. Blocks of 3 or 5 taps
+// across where the band's stride is Stride and its dilation 1, general blocks otherwise.
+template <int W, int Stride>
+[[gnu::always_inline]] inline std::int64_t depthwise_vector_chunks(const DepthwiseRows& a, float* y,
+                                                                   std::int64_t inside_begin, std::int64_t inside_end) {
+  // Taps across at stride 2 take a register per tap and vector: with 16 (AVX2) and one vector a
+  // block, 3x3 /2 layers ran 10-30 % slower than with the general blocks (5x5 /2 10 % faster).
+  constexpr bool across_stride = Stride == 1 || vector_registers<W> == 32;
+  const bool across = across_stride && a.stride == Stride && a.dilation == 1;
+  if constexpr (Stride == 2 && depthwise_row_pairs<W>) {
+    if (a.row_pairs && across && a.taps_w == 3)  // chunks of one vector, whose pairs fit
+      return depthwise_chunks<W, 1, 3, Stride, true>(a, y, a.c_begin, inside_begin, inside_end);
+  }
+  // Blocks across take up to two vectors (with 16 registers two at 3 taps, in 4-pixel blocks:
+  // 8-pixel blocks of one vector ran 6-25 % slower on 3x3 layers), general ones up to four (with
+  // 16 registers three, whose 12 sums hide the FMA latency that 8 did not: AVX2 3x3 /2 and 5x5 /2
+  // layers 10-20 % faster on 1 thread).
+  if (across && a.taps_w == 3)
+    return depthwise_chunks<W, block_vecs<W>(2, 3), 3, Stride>(a, y, a.c_begin, inside_begin, inside_end);
+  if (across && a.taps_w == 5)
+    return depthwise_chunks<W, block_vecs<W>(2, 5), 5, Stride>(a, y, a.c_begin, inside_begin, inside_end);
+  return depthwise_chunks<W, block_vecs<W>(4, 1), 0, Stride>(a, y, a.c_begin, inside_begin, inside_end);
+}
+
+// Any band. Each Stride is a function of its own, which the caller picks (vector_kernels.inc):
+// with the stride-2 blocks in the unit-stride function, inlined or only called from it, GCC
+// allocated registers worse in the unit-stride blocks and they ran 10-17 % slower.
 template <int W, int Stride>
 [[gnu::always_inline]] inline void depthwise_rows_body(const DepthwiseRows& a, float* y) {
   // Output columns [inside_begin, inside_end) read no horizontal padding.
@@ -315,24 +338,7 @@ template <int W, int Stride>
   const std::int64_t inside_begin = std::min(q, (a.pad_left + a.stride - 1) / a.stride);
   const std::int64_t last = a.width - 1 - span + a.pad_left;  // the largest ow * stride inside
   const std::int64_t inside_end = std::max(inside_begin, last < 0 ? inside_begin : std::min(q, last / a.stride + 1));
-  // Taps across at stride 2 take a register per tap and vector: with 16 (AVX2) and one vector a
-  // block, 3x3 /2 layers ran 10-30 % slower than with the general blocks (5x5 /2 10 % faster).
-  constexpr bool across_stride = Stride == 1 || vector_registers<W> == 32;
-  const bool across = across_stride && a.stride == Stride && a.dilation == 1;
-  // Blocks across take up to two vectors (with 16 registers two at 3 taps, in 4-pixel blocks:
-  // 8-pixel blocks of one vector ran 6-25 % slower on 3x3 layers), general ones up to four (with
-  // 16 registers three, whose 12 sums hide the FMA latency that 8 did not: AVX2 3x3 /2 and 5x5 /2
-  // layers 10-20 % faster on 1 thread).
-  std::int64_t c0 = a.c_begin;
-  if (Stride == 2 && depthwise_row_pairs<W> && a.row_pairs && across && a.taps_w == 3) {  // chunks of one vector
-    c0 = depthwise_chunks<W, 1, 3, Stride, true>(a, y, c0, inside_begin, inside_end);
-  } else if (across && a.taps_w == 3) {
-    c0 = depthwise_chunks<W, block_vecs<W>(2, 3), 3, Stride>(a, y, c0, inside_begin, inside_end);
-  } else if (across && a.taps_w == 5) {
-    c0 = depthwise_chunks<W, block_vecs<W>(2, 5), 5, Stride>(a, y, c0, inside_begin, inside_end);
-  } else {
-    c0 = depthwise_chunks<W, block_vecs<W>(4, 1), 0, Stride>(a, y, c0, inside_begin, inside_end);
-  }
+  const std::int64_t c0 = depthwise_vector_chunks<W, Stride>(a, y, inside_begin, inside_end);
   for (std::int64_t c = c0; c < a.c_end; ++c)  // channels past the last multiple of W
     for (std::int64_t i = 0; i < a.out_rows; ++i) {
       const float* const* rows = a.rows + i * a.taps_h;

@@ -458,7 +458,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
                                .stride = op.p.stride[1], .dilation = op.p.dilation[1], .pad_left = op.p.pad[1],
                                .bias = exp_based ? op.bias : nullptr, .residual = exp_based ? residual : nullptr,
                                .act = exp_based ? op.p.activation : Activation::None, .ahead = ahead.data(),
-                               .ahead_count = ahead_count, .row_pairs = row_pairs};
+                               .ahead_count = ahead_count, .row_pairs = row_pairs && rows_per_band > 1};
       float* y = op.y.data() + y_index;
       sweep(args, y);
       const std::int64_t pixels = out_rows * d.q, width = c_end - c_begin;
