@@ -35,7 +35,6 @@ namespace porta::detail {
 namespace {
 
 constexpr int mr = 14;
-constexpr int nr = 32;
 
 // A finished tile's sums into C (ldc apart), with F's epilogue (micro_kernel.hpp). Masked loads
 // and stores keep the lanes past `cols` out of memory.
