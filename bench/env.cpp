@@ -4,7 +4,10 @@
 #include <ctime>
 #include <thread>
 
+#include <fmt/core.h>
 #include <unistd.h>
+
+#include "timing.hpp"
 
 // Written at every build by bench/git_revision.cmake, the rest filled in by bench/CMakeLists.txt
 // at configure time; the fallbacks keep a bare compile working.
@@ -88,6 +91,9 @@ Json environment(const std::vector<DeviceInfo>& devices, const std::string& comm
   env["command"] = command_line;
   env["timer"] = "per row: device-event (the backend's device timestamps, Executable::last_run_time) where the "
                  "device gives them, else host (steady_clock around Executable::run())";
+  env["sampling"] = fmt::format("the impls of one problem on one device in turns of about {:g} ms (one after "
+                                "another where their data together would not fit the device's memory)",
+                                round_s * 1e3);
   env["backends"] = Json::array();
   for (const BackendStatus& backend : backends()) {
     Json b{{"name", backend.name}, {"devices", backend.devices.size()}};

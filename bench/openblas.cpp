@@ -22,22 +22,28 @@ std::string unsupported_reason(const Problem& problem, const Target& target) {
 
 }  // namespace
 
-Row run_openblas(const Problem& problem, const Target& target, const RunSettings& settings) {
-  Row row = row_for(problem, target, settings);
+Prepared prepare_openblas(const Problem& problem, const Target& target, const RunSettings& settings) {
+  Prepared p{.row = row_for(problem, target, settings)};
   if (const std::string why = unsupported_reason(problem, target); !why.empty()) {
-    row.status = "unsupported";
-    row.reason = why;
-    return row;
+    p.row.status = "unsupported";
+    p.row.reason = why;
+    return p;
   }
   if (!target.device) {
-    row.status = "failed";
-    row.reason = target.error;
-    return row;
+    p.row.status = "failed";
+    p.row.reason = target.error;
+    return p;
   }
 #if PORTA_BENCH_OPENBLAS
-  const auto& p = problem.params;
-  const int m = p["m"], n = p["n"], k = p["k"], batch = p["batch"];
-  const bool trans_a = p["trans_a"], trans_b = p["trans_b"];
+  const auto& params = problem.params;
+  struct Operands {
+    int m, n, k, batch;
+    bool trans_a, trans_b;
+    std::vector<float> a, b, c;
+  };
+  auto gemm = std::make_shared<Operands>(Operands{.m = params["m"], .n = params["n"], .k = params["k"],
+                                                  .batch = params["batch"], .trans_a = params["trans_a"],
+                                                  .trans_b = params["trans_b"]});
   // The values cases::set_random_inputs gives porta's run of the same graph: input i gets seed + i.
   std::map<std::string, std::vector<float>> values;
   std::uint64_t seed = settings.seed;
@@ -45,38 +51,34 @@ Row run_openblas(const Problem& problem, const Target& target, const RunSettings
     const TensorInfo& info = problem.graph.info(t);
     values[info.name] = cases::random_values(static_cast<std::size_t>(info.desc.numel()), seed++);
   }
-  const std::vector<float>& a = values.at("a");
-  const std::vector<float>& b = values.at("b");
-  std::vector<float> c(static_cast<std::size_t>(batch) * m * n);
-  const auto run = [&] {
-    for (int i = 0; i < batch; ++i)
-      cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
-                  1.0f, a.data() + std::size_t(i) * m * k, trans_a ? m : k, b.data() + std::size_t(i) * k * n,
-                  trans_b ? k : n, 0.0f, c.data() + std::size_t(i) * m * n, n);
+  gemm->a = std::move(values.at("a"));
+  gemm->b = std::move(values.at("b"));
+  gemm->c.resize(static_cast<std::size_t>(gemm->batch) * gemm->m * gemm->n);
+  const auto run = [gemm] {
+    const Operands& g = *gemm;
+    for (int i = 0; i < g.batch; ++i)
+      cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans, g.m,
+                  g.n, g.k, 1.0f, g.a.data() + std::size_t(i) * g.m * g.k, g.trans_a ? g.m : g.k,
+                  g.b.data() + std::size_t(i) * g.k * g.n, g.trans_b ? g.k : g.n, 0.0f,
+                  gemm->c.data() + std::size_t(i) * g.m * g.n, g.n);
+    return std::optional<double>{};
   };
   openblas_set_num_threads(target.device->info().threads);
   const double first = steady_seconds();
   run();
-  row.first_run_s = steady_seconds() - first;
-  record_timing(row, measure([&] {
-                  run();
-                  return std::optional<double>{};
-                }, settings.timing),
-                problem);
-  if (!settings.verify) return row;
-  if (!settings.no_verify_reason.empty()) {
-    row.reason = "not verified: " + settings.no_verify_reason;
-    return row;
-  }
-  Executable want = Device::open("ref").compile(problem.graph);
-  cases::set_random_inputs(want, problem.graph, settings.seed);
-  want.run();
-  cases::Verification v{.passed = true};
-  const auto& [name, out] = problem.graph.outputs().front();
-  cases::check_output(v, name, problem.graph.shape(out), DType::f32, problem.kind, false, c, want.output(name));
-  record_verification(row, v);
+  p.row.first_run_s = steady_seconds() - first;
+  p.sample = run;
+  p.verify = [&problem, gemm, seed = settings.seed](Row& row) {
+    Executable want = Device::open("ref").compile(problem.graph);
+    cases::set_random_inputs(want, problem.graph, seed);
+    want.run();
+    cases::Verification v{.passed = true};
+    const auto& [name, out] = problem.graph.outputs().front();
+    cases::check_output(v, name, problem.graph.shape(out), DType::f32, problem.kind, false, gemm->c, want.output(name));
+    record_verification(row, v);
+  };
 #endif
-  return row;
+  return p;
 }
 
 }  // namespace porta::bench

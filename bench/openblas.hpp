@@ -6,8 +6,9 @@
 
 namespace porta::bench {
 
-// The row of `problem` run by OpenBLAS: "unsupported", saying why, for anything but an f32 GEMM
-// (or batched MatMul) on a cpu device, or when this porta-bench was built without OpenBLAS.
-Row run_openblas(const Problem& problem, const Target& target, const RunSettings& settings);
+// `problem` run by OpenBLAS, ready to time (prepare_problem calls it for Provider::OpenBlas): its
+// row says "unsupported", and why, for anything but an f32 GEMM (or batched MatMul) on a cpu
+// device, or when this porta-bench was built without OpenBLAS.
+Prepared prepare_openblas(const Problem& problem, const Target& target, const RunSettings& settings);
 
 }  // namespace porta::bench

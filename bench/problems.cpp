@@ -179,56 +179,137 @@ void record_verification(Row& row, const cases::Verification& v) {
   }
 }
 
-Row run_problem(const Problem& problem, const Target& target, const RunSettings& settings) {
-  if (settings.provider == Provider::OpenBlas) return run_openblas(problem, target, settings);
-  Row row = row_for(problem, target, settings);
+namespace {
+
+// A row that ends with what compiling or running it threw: unsupported where porta says so.
+void record_exception(Row& row, const std::exception_ptr& thrown) {
+  row.status = "failed";
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::Unsupported) row.status = "unsupported";
+    row.reason = e.what();
+  } catch (const std::exception& e) {  // std::bad_alloc for a problem too big for the host, say
+    row.reason = e.what();
+  } catch (...) {
+    row.reason = "an exception that is not a std::exception";
+  }
+}
+
+// Times the prepared runs together, then lets go of them (their executables' memory) before each
+// is verified, since verification compiles two more.
+std::vector<Row> time_and_verify(std::vector<Prepared> prepared, const Problem& problem, const RunSettings& settings) {
+  const std::vector<Timing> timings = [&] {  // the samples' copies of the runs go with this scope
+    std::vector<Sample> samples;
+    for (const Prepared& p : prepared)
+      if (p.sample) samples.push_back(p.sample);
+    return measure_rounds(samples, settings.timing);
+  }();
+  std::vector<Row> rows;
+  std::size_t timed = 0;
+  for (Prepared& p : prepared) {
+    if (p.sample) {
+      const Timing& timing = timings[timed++];
+      if (timing.error) {
+        record_exception(p.row, timing.error);
+      } else {
+        record_timing(p.row, timing, problem);
+      }
+    }
+    p.sample = nullptr;
+  }
+  for (Prepared& p : prepared) {
+    if (p.verify && settings.verify && p.row.status == "ok") {
+      if (settings.no_verify_reason.empty()) {
+        p.verify(p.row);
+      } else {
+        p.row.reason = "not verified: " + settings.no_verify_reason;
+      }
+    }
+    rows.push_back(std::move(p.row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+Prepared prepare_problem(const Problem& problem, const Target& target, const RunSettings& settings) {
+  if (settings.provider == Provider::OpenBlas) return prepare_openblas(problem, target, settings);
+  Prepared p{.row = row_for(problem, target, settings)};
   if (!target.device) {
-    row.status = "failed";
-    row.reason = target.error;
-    return row;
+    p.row.status = "failed";
+    p.row.reason = target.error;
+    return p;
   }
   const Device& device = *target.device;
   try {
-    // Scoped so the timed executable's memory is gone before verification compiles two more.
     const double start = steady_seconds();
-    Executable exe = device.compile(problem.graph, settings.compile);
-    row.compile_s = steady_seconds() - start;
-    cases::set_random_inputs(exe, problem.graph, settings.seed);
+    auto exe = std::make_shared<Executable>(device.compile(problem.graph, settings.compile));
+    p.row.compile_s = steady_seconds() - start;
+    cases::set_random_inputs(*exe, problem.graph, settings.seed);
     const double first = steady_seconds();
-    exe.run();
-    row.first_run_s = *row.compile_s + (steady_seconds() - first);
-    record_timing(row, measure(
-                           [&] {
-                             exe.run();
-                             return device_seconds(exe);
-                           },
-                           settings.timing),
-                  problem);
-  } catch (const Error& e) {
-    row.status = e.code() == ErrorCode::Unsupported ? "unsupported" : "failed";
-    row.reason = e.what();
-    return row;
-  } catch (const std::exception& e) {  // std::bad_alloc for a problem too big for the host, say
-    row.status = "failed";
-    row.reason = e.what();
-    return row;
+    exe->run();
+    p.row.first_run_s = *p.row.compile_s + (steady_seconds() - first);
+    p.sample = [exe] {
+      exe->run();
+      return device_seconds(*exe);
+    };
+  } catch (...) {
+    record_exception(p.row, std::current_exception());
+    return p;
   }
+  p.verify = [&problem, &device, settings](Row& row) {
+    try {
+      record_verification(row, cases::verify_against_ref(problem.graph, device, problem.kind, settings.seed,
+                                                         settings.compile));
+    } catch (const std::exception& e) {
+      row.verified = false;
+      row.status = "failed";
+      row.reason = std::string("verification could not run: ") + e.what();
+      clear_speed(row);
+    }
+  };
+  return p;
+}
 
-  if (!settings.verify) return row;
-  if (!settings.no_verify_reason.empty()) {
-    row.reason = "not verified: " + settings.no_verify_reason;
-    return row;
+Row run_problem(const Problem& problem, const Target& target, const RunSettings& settings) {
+  std::vector<Prepared> one;
+  one.push_back(prepare_problem(problem, target, settings));
+  return time_and_verify(std::move(one), problem, settings).front();
+}
+
+std::vector<Row> run_providers(const Problem& problem, const Target& target, const RunSettings& settings) {
+  double memory = 0.0;
+  int threads = 1;
+  if (target.device) {
+    const DeviceInfo& info = target.device->info();
+    memory = static_cast<double>(info.memory_free ? info.memory_free : info.memory_total);
+    threads = info.threads;
   }
-  try {
-    record_verification(row, cases::verify_against_ref(problem.graph, device, problem.kind, settings.seed,
-                                                       settings.compile));
-  } catch (const std::exception& e) {
-    row.verified = false;
-    row.status = "failed";
-    row.reason = std::string("verification could not run: ") + e.what();
-    clear_speed(row);
-  }
-  return row;
+  const std::vector<Provider>& providers = settings.providers;
+  const bool fit = memory <= 0.0 || problem.bytes * static_cast<double>(providers.size()) <= 0.8 * memory;
+  // OpenBLAS's idle threads keep spinning and yielding for about 0.1 s after each call, longer
+  // than a turn: with them in turns on 2 threads, oneDNN's median 300x200x100 took 8 ms, not
+  // 0.3, in two invocations of six. On more than one thread it runs on its own.
+  std::vector<std::size_t> in_turns, alone;
+  for (std::size_t i = 0; i < providers.size(); ++i)
+    (fit && !(providers[i] == Provider::OpenBlas && threads > 1) ? in_turns : alone).push_back(i);
+  std::vector<Prepared> prepared;
+  for (const std::size_t i : in_turns)
+    prepared.push_back(prepare_problem(problem, target, with_provider(settings, providers[i])));
+  std::vector<Row> timed = time_and_verify(std::move(prepared), problem, settings);
+  std::vector<Row> rows(providers.size());
+  for (std::size_t k = 0; k < in_turns.size(); ++k) rows[in_turns[k]] = std::move(timed[k]);
+  for (const std::size_t i : alone) rows[i] = run_problem(problem, target, with_provider(settings, providers[i]));
+  return rows;
+}
+
+void print_progress(const Row& row, std::size_t done, std::size_t total) {
+  std::string result = row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
+  if (row.median_s) result = fmt::format("{:.3f} ms", *row.median_s * 1e3);
+  if (row.gflops) result += fmt::format(", {:.1f} GFLOP/s", *row.gflops);
+  fmt::print(stderr, "[{}/{}] {} {} {} on {} ({}): {}\n", done, total, row.op, row.workload, row.dtype, row.device,
+             row.impl, result);
 }
 
 std::vector<Row> run_all(const std::vector<Problem>& problems, const std::vector<Target>& targets,
@@ -237,14 +318,9 @@ std::vector<Row> run_all(const std::vector<Problem>& problems, const std::vector
   const std::size_t total = problems.size() * targets.size() * settings.providers.size();
   for (const Problem& problem : problems) {
     for (const Target& target : targets) {
-      for (const Provider provider : settings.providers) {
-        rows.push_back(run_problem(problem, target, with_provider(settings, provider)));
-        if (!progress) continue;
-        const Row& row = rows.back();
-        std::string result = row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
-        if (row.gflops) result = fmt::format("{:.3f} ms, {:.1f} GFLOP/s", *row.median_s * 1e3, *row.gflops);
-        fmt::print(stderr, "[{}/{}] {} {} {} on {} ({}): {}\n", rows.size(), total, row.op, row.workload,
-                   row.dtype, row.device, row.impl, result);
+      for (Row& timed : run_providers(problem, target, settings)) {
+        rows.push_back(std::move(timed));
+        if (progress) print_progress(rows.back(), rows.size(), total);
       }
     }
   }

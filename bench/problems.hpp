@@ -1,6 +1,7 @@
 #pragma once
 // GEMM and conv problems, the devices to run them on, and running one on another into a Row.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,7 +61,7 @@ std::string_view to_string(Provider provider);  // "native", "vendor", "openblas
 struct RunSettings {
   TimingPolicy timing;
   CompileOptions compile;  // its impl follows `provider`
-  std::vector<Provider> providers{Provider::Native};  // what run_all and the suites run, in turn
+  std::vector<Provider> providers{Provider::Native};  // what run_providers runs, and so run_all and the suites
   Provider provider = Provider::Native;               // what run_problem runs
   bool verify = false;
   std::string no_verify_reason;  // set when verification was asked for but is out of reach (too slow on ref)
@@ -70,8 +71,26 @@ struct RunSettings {
 // `settings` set to run `provider`.
 RunSettings with_provider(RunSettings settings, Provider provider);
 
-// Never throws for device trouble: unsupported and failed runs come back as rows saying so.
+// One provider's run of a problem on a target, compiled and run once (`row` holds the compile and
+// first-run times), to be timed by `sample` and then checked by `verify` where the settings ask.
+// A run that could not start has no `sample`, and its row says why (unsupported, failed).
+struct Prepared {
+  Row row;
+  Sample sample;
+  std::function<void(Row&)> verify;
+};
+
+// settings.provider's run. Never throws for device trouble, as the functions below.
+Prepared prepare_problem(const Problem& problem, const Target& target, const RunSettings& settings);
+
+// settings.provider's row: prepared, timed, verified.
 Row run_problem(const Problem& problem, const Target& target, const RunSettings& settings);
+
+// The rows of every provider in settings.providers, in that order, timed together in turns
+// (measure_rounds) so that they share the host's conditions; one after another where their data
+// together would not fit in 80 % of the device's memory, and OpenBLAS on its own on more than
+// one thread.
+std::vector<Row> run_providers(const Problem& problem, const Target& target, const RunSettings& settings);
 
 // The parts of a row that every provider fills alike: the row's identity, the timing and rates,
 // and the verification.
@@ -79,11 +98,14 @@ Row row_for(const Problem& problem, const Target& target, const RunSettings& set
 void record_timing(Row& row, const Timing& timing, const Problem& problem);
 void record_verification(Row& row, const cases::Verification& v);
 
-// Every problem on every target with every impl, problem-major so that devices and providers sit
-// next to each other.
+// Every problem on every target with every impl (run_providers), problem-major so that devices
+// and providers sit next to each other.
 // With `progress`, one line per finished row goes to stderr.
 std::vector<Row> run_all(const std::vector<Problem>& problems, const std::vector<Target>& targets,
                          const RunSettings& settings, bool progress);
+
+// One line on stderr for a finished row, the `done`-th of `total`.
+void print_progress(const Row& row, std::size_t done, std::size_t total);
 
 bool any_failed(const std::vector<Row>& rows);
 

@@ -160,22 +160,23 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
   const std::size_t total = suite.problems.size() * targets.size() * settings.providers.size();
   for (const Problem& problem : suite.problems) {
     const double verify_s = problem.flops * ref_s_per_flop;
+    RunSettings these = settings;
+    if (verify_s > options.verify_limit_s)
+      these.no_verify_reason = fmt::format("the reference would take about {:.0f} s (limit {:g} s)", verify_s,
+                                           options.verify_limit_s);
     for (const Target& target : targets) {
-      for (const Provider provider : settings.providers) {
-        RunSettings one = with_provider(settings, provider);
-        if (verify_s > options.verify_limit_s)
-          one.no_verify_reason = fmt::format("the reference would take about {:.0f} s (limit {:g} s)", verify_s,
-                                             options.verify_limit_s);
-        const std::string skip = target.device ? planner.skip_reason(problem, target, ceilings[target.spec]) : "";
-        rows.push_back(skip.empty() ? run_problem(problem, target, one) : skipped_row(problem, target, one, skip));
-        planner.observe(rows.back());
-        if (!progress) continue;
-        const Row& row = rows.back();
-        std::string result = row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
-        if (row.median_s) result = fmt::format("{:.3f} ms", *row.median_s * 1e3);
-        if (row.gflops) result += fmt::format(", {:.1f} GFLOP/s", *row.gflops);
-        fmt::print(stderr, "[{}/{}] {} {} {} on {} ({}): {}\n", rows.size(), total, row.op, row.workload,
-                   row.dtype, row.device, row.impl, result);
+      const std::string skip = target.device ? planner.skip_reason(problem, target, ceilings[target.spec]) : "";
+      std::vector<Row> timed;
+      if (skip.empty()) {
+        timed = run_providers(problem, target, these);
+      } else {
+        for (const Provider provider : settings.providers)
+          timed.push_back(skipped_row(problem, target, with_provider(these, provider), skip));
+      }
+      for (Row& row : timed) {
+        planner.observe(row);
+        rows.push_back(std::move(row));
+        if (progress) print_progress(rows.back(), rows.size(), total);
       }
     }
   }

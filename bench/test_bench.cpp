@@ -3,9 +3,12 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "cli.hpp"
 #include "compare.hpp"
@@ -140,6 +143,56 @@ TEST_CASE("timing statistics") {
   CHECK(m.overhead >= 0.0);
 }
 
+TEST_CASE("timing: runs sampled together take turns, short ones rewarmed before each turn") {
+  const TimingPolicy policy{.warmup_s = 0.0, .min_samples = 3, .min_time_s = 4 * round_s, .max_time_s = 2.0};
+  std::string order;
+  const auto sleeper = [&](char name, double seconds) {
+    return [&order, name, seconds] {
+      order += name;
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+      return std::optional<double>();
+    };
+  };
+  const std::vector<Timing> t = measure_rounds({sleeper('a', 0.002), sleeper('b', 0.002)}, policy);
+  REQUIRE(t.size() == 2);
+  CAPTURE(order);
+  for (const Timing& one : t) {
+    CHECK(one.samples.size() >= 3);
+    CHECK(one.median_s >= 0.002);
+  }
+  // Several turns each, alternating, every one after the first opening with an untimed run.
+  CHECK(order.front() == 'a');
+  const auto runs_of = [&](char name) { return static_cast<std::size_t>(std::count(order.begin(), order.end(), name)); };
+  std::size_t later_turns_of_a = 0;
+  for (std::size_t i = 1; i < order.size(); ++i) later_turns_of_a += order[i - 1] == 'b' && order[i] == 'a';
+  CHECK(later_turns_of_a >= 1);
+  CHECK(runs_of('a') == t[0].samples.size() + later_turns_of_a);
+  // A run longer than a turn gets no untimed runs; one alone takes no turns.
+  order.clear();
+  const std::vector<Timing> long_runs = measure_rounds({sleeper('a', 1.2 * round_s), sleeper('b', 0.001)},
+                                                       {.warmup_s = 0.0, .min_samples = 2, .min_time_s = 0.0, .max_time_s = 2.0});
+  CHECK(runs_of('a') == long_runs[0].samples.size());
+  CHECK(long_runs[0].samples.size() == 2);
+  order.clear();
+  const Timing alone = measure(sleeper('a', 0.002), policy);
+  CHECK(runs_of('a') == alone.samples.size());
+  CHECK_FALSE(alone.error);
+  // A run that throws stops its own sampling, not the others'.
+  int calls = 0;
+  const std::vector<Timing> one_fails = measure_rounds(
+      {[&] {
+         if (++calls == 3) throw std::runtime_error("device lost");
+         return std::optional<double>();
+       },
+       sleeper('b', 0.001)},
+      {.warmup_s = 0.0, .min_samples = 5, .min_time_s = 0.0, .max_time_s = 1.0});
+  REQUIRE(one_fails[0].error);
+  CHECK_THROWS_WITH_AS(std::rethrow_exception(one_fails[0].error), "device lost", std::runtime_error);
+  CHECK(one_fails[0].samples.size() == 2);
+  CHECK_FALSE(one_fails[1].error);
+  CHECK(one_fails[1].samples.size() >= 5);
+}
+
 TEST_CASE("timing: device-event samples are the statistics when every run has one; host wall kept") {
   const TimingPolicy seven{.warmup_s = 0.0, .min_samples = 7, .min_time_s = 0.0, .max_time_s = 1.0};
   int runs = 0;
@@ -156,6 +209,35 @@ TEST_CASE("timing: device-event samples are the statistics when every run has on
   const Timing mixed = measure([&] { return ++runs == 3 ? std::nullopt : std::optional<double>(1.0); }, seven);
   CHECK(mixed.timer == "host");  // one run without a device time: the host clock for all
   CHECK(mixed.samples == mixed.host_samples);
+}
+
+TEST_CASE("providers in turns: a row each, in the order asked for, each verified") {
+  RunSettings settings{.timing = {.warmup_s = 0.0, .min_samples = 3, .min_time_s = 0.0, .max_time_s = 1.0},
+                       .providers = {Provider::OpenBlas, Provider::Native, Provider::Vendor},
+                       .verify = true};
+  const Problem p = gemm_problem({.m = 33, .n = 17, .k = 9});
+  // On 2 threads OpenBLAS runs on its own, after the others; its row keeps its place.
+  for (const Target& target : open_targets({"cpu:threads=1", "cpu:threads=2"})) {
+    const std::vector<Row> rows = run_providers(p, target, settings);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].impl == "openblas");
+    CHECK(rows[1].impl == "native");
+    CHECK(rows[2].impl == "vendor");
+    for (const Row& row : rows) {
+      CAPTURE(row.device);
+      CAPTURE(row.impl);
+      CAPTURE(row.reason);
+      if (row.status == "unsupported") continue;  // a build without oneDNN or OpenBLAS says so
+      CHECK(row.status == "ok");
+      CHECK(row.verified == true);
+      CHECK(row.samples >= 3);
+    }
+  }
+  // A device that could not be opened fails every provider's row, and nothing else.
+  const std::vector<Row> failed = run_providers(p, Target{.spec = "cpu:x", .backend = "cpu", .error = "no such device"},
+                                                settings);
+  REQUIRE(failed.size() == 3);
+  for (const Row& row : failed) CHECK((row.status == "failed" && row.reason == "no such device"));
 }
 
 TEST_CASE("rows: timer and host wall times in JSON and CSV; run_problem fills them per backend") {
@@ -206,7 +288,7 @@ TEST_CASE("openblas rows: verified against ref on cpu, with porta's inputs; unsu
   // Odd sizes, both transposes, a batch: a mismatch in any of them fails verification.
   for (const cases::GemmProblem& g : {cases::GemmProblem{.m = 37, .n = 29, .k = 41},
                                       cases::GemmProblem{.m = 16, .n = 33, .k = 7, .batch = 3, .trans_a = true, .trans_b = true}}) {
-    const Row row = run_openblas(gemm_problem(g), cpu, settings);
+    const Row row = run_problem(gemm_problem(g), cpu, settings);
     CAPTURE(row.workload);
     CAPTURE(row.reason);
     CHECK(row.impl == "openblas");
@@ -218,9 +300,9 @@ TEST_CASE("openblas rows: verified against ref on cpu, with porta's inputs; unsu
     CHECK(row.verified == true);
     CHECK(row.gflops > 0.0);
   }
-  const Row bf16 = run_openblas(gemm_problem({.m = 8, .n = 8, .k = 8, .dtype = DType::bf16}), cpu, settings);
+  const Row bf16 = run_problem(gemm_problem({.m = 8, .n = 8, .k = 8, .dtype = DType::bf16}), cpu, settings);
   CHECK(bf16.status == "unsupported");
-  const Row conv = run_openblas(conv_problem({.n = 1, .c = 2, .h = 5, .w = 5, .k = 3, .r = 3, .s = 3}, 1), cpu, settings);
+  const Row conv = run_problem(conv_problem({.n = 1, .c = 2, .h = 5, .w = 5, .k = 3, .r = 3, .s = 3}, 1), cpu, settings);
   CHECK(conv.status == "unsupported");
   CHECK(has(conv.reason, "not a GEMM"));
 }

@@ -31,37 +31,87 @@ std::optional<double> device_seconds(const Executable& exe) {
   return t.clock == RunClock::Device ? std::optional(t.seconds) : std::nullopt;
 }
 
-Timing measure(const Sample& run, const TimingPolicy& policy) {
-  const double warmup_start = steady_seconds();
-  while (steady_seconds() - warmup_start < policy.warmup_s) run();
+namespace {
 
+// One run's samples so far, and the time spent taking them (its turns, without the untimed runs).
+struct Series {
   std::vector<double> host, device;
-  host.reserve(1024);  // no allocation inside the loop in the common case
-  device.reserve(1024);
   bool all_device = true;
-  const double start = steady_seconds();
   double elapsed = 0.0;
+  bool done = false;
+  std::exception_ptr error;
+
+  Series() {
+    host.reserve(1024);  // no allocation inside the loop in the common case
+    device.reserve(1024);
+  }
+};
+
+Timing summarize_series(Series& s) {
+  const Timing on_host = summarize(s.host);
+  Timing t = s.all_device ? summarize(std::move(s.device)) : on_host;
+  if (s.all_device) t.timer = "device-event";
+  t.host_samples = std::move(s.host);
+  t.host_median_s = on_host.median_s;
+  t.host_min_s = on_host.min_s;
+  double inside = 0.0;
+  for (const double x : t.samples) inside += x;
+  if (inside > 0.0) t.overhead = std::max(0.0, s.elapsed - inside) / inside;
+  return t;
+}
+
+// One turn of `run`: an untimed run first where `rewarm` and its runs are shorter than a turn,
+// then samples until the turn's time is up or the series has what `policy` asks.
+void take_turn(const Sample& run, Series& s, const TimingPolicy& policy, bool rewarm) {
+  if (rewarm && !s.host.empty() && s.host.back() < round_s) run();
+  const double turn_start = steady_seconds();
   for (;;) {
     const double before = steady_seconds();
     const std::optional<double> on_device = run();
     const double after = steady_seconds();
-    host.push_back(after - before);
-    if (on_device) device.push_back(*on_device);
-    all_device = all_device && on_device;
-    elapsed = after - start;
-    const bool enough = static_cast<int>(host.size()) >= policy.min_samples && elapsed >= policy.min_time_s;
-    if (enough || elapsed >= policy.max_time_s) break;
+    s.host.push_back(after - before);
+    if (on_device) s.device.push_back(*on_device);
+    s.all_device = s.all_device && on_device;
+    const double elapsed = s.elapsed + (after - turn_start);
+    const bool enough = static_cast<int>(s.host.size()) >= policy.min_samples && elapsed >= policy.min_time_s;
+    s.done = enough || elapsed >= policy.max_time_s;
+    if (s.done || after - turn_start >= round_s) break;
   }
-  const Timing on_host = summarize(host);
-  Timing t = all_device ? summarize(std::move(device)) : on_host;
-  if (all_device) t.timer = "device-event";
-  t.host_samples = std::move(host);
-  t.host_median_s = on_host.median_s;
-  t.host_min_s = on_host.min_s;
-  double inside = 0.0;
-  for (const double s : t.samples) inside += s;
-  if (inside > 0.0) t.overhead = std::max(0.0, elapsed - inside) / inside;
-  return t;
+  s.elapsed += steady_seconds() - turn_start;
 }
+
+}  // namespace
+
+std::vector<Timing> measure_rounds(const std::vector<Sample>& runs, const TimingPolicy& policy) {
+  std::vector<Series> series(runs.size());
+  const auto guarded = [&](std::size_t i, const auto& body) {
+    try {
+      body();
+    } catch (...) {  // the run's series ends here; the others go on
+      series[i].error = std::current_exception();
+      series[i].done = true;
+    }
+  };
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    guarded(i, [&] {
+      const double warmup_start = steady_seconds();
+      while (steady_seconds() - warmup_start < policy.warmup_s) runs[i]();
+    });
+  for (bool all_done = false; !all_done;) {
+    all_done = true;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (!series[i].done) guarded(i, [&] { take_turn(runs[i], series[i], policy, runs.size() > 1); });
+      all_done = all_done && series[i].done;
+    }
+  }
+  std::vector<Timing> timings;
+  for (Series& s : series) {
+    timings.push_back(summarize_series(s));
+    timings.back().error = s.error;
+  }
+  return timings;
+}
+
+Timing measure(const Sample& run, const TimingPolicy& policy) { return measure_rounds({run}, policy).front(); }
 
 }  // namespace porta::bench

@@ -1,5 +1,6 @@
 #pragma once
 // How porta-bench turns repeated runs into numbers (the methodology in bench/README.md).
+#include <exception>
 #include <functional>
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@ struct Timing {
   // minus the sum of the samples, over that sum. With the host timer that is porta-bench's own
   // bookkeeping; with device events it also holds the host's launch and wait around the device work.
   double overhead = 0.0;
+  std::exception_ptr error;  // what a run threw (measure_rounds): its sampling stopped there
 };
 
 double steady_seconds();  // steady_clock now, in seconds (only differences mean anything)
@@ -43,6 +45,17 @@ using Sample = std::function<std::optional<double>()>;
 // Warms up by time, then samples `run` under `policy`. The caller times the first run itself,
 // because that one includes compilation and belongs in its own column.
 Timing measure(const Sample& run, const TimingPolicy& policy);
+
+// How long one of several runs sampled together takes its turn before the next (measure_rounds).
+inline constexpr double round_s = 0.05;
+
+// Samples several runs, each under `policy`, in turns of about round_s, so that all of them see
+// the same conditions of a shared host: its load moves their times together, and the ratios of
+// their medians compare like with like. Each warms up first. Where a run is shorter than a turn,
+// its data may sit in the caches, so an untimed run before each of its turns brings back what the
+// others' turns evicted. One run alone samples without pause, as `measure` does. A run that
+// throws stops there, its exception kept in its Timing, and the others go on.
+std::vector<Timing> measure_rounds(const std::vector<Sample>& runs, const TimingPolicy& policy);
 
 // The device-event time of `exe`'s last run, or nullopt where its backend measured it on the host.
 std::optional<double> device_seconds(const Executable& exe);
