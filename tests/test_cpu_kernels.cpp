@@ -137,16 +137,7 @@ TEST_SUITE("runtime") {
   }
 
   TEST_CASE("cpu micro-kernels, A by rows and columns: every kernel this CPU runs, over several tiles, every finish") {
-    std::vector<MicroKernel> kernels{generic_micro_kernel()};
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) kernels.push_back(avx2_micro_kernel());
-    if (__builtin_cpu_supports("avx512f"))
-      for (const MicroKernel& k : {avx512_micro_kernel(), avx512_narrow_micro_kernel(), avx512_seven_row_micro_kernel(),
-                                   avx512_pointwise_micro_kernel(), avx512_aliasing_micro_kernel(false),
-                                   avx512_aliasing_micro_kernel(true), avx512_four_row_micro_kernel(false),
-                                   avx512_four_row_micro_kernel(true)})
-        kernels.push_back(k);
-#endif
+    std::vector<MicroKernel> kernels = runnable_micro_kernels();
     // Each kernel's tail panel as a kernel of its own.
     for (std::size_t i = 0, n = kernels.size(); i < n; ++i)
       if (kernels[i].tail_nr > 0)
@@ -217,11 +208,7 @@ TEST_SUITE("runtime") {
   }
 
   TEST_CASE("cpu f16 runs: bit for bit the scalar conversions, in every instruction set this CPU has") {
-    std::vector<std::pair<const char*, VectorKernels>> sets{{"generic", generic_vector_kernels()}};
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) sets.emplace_back("avx2", avx2_vector_kernels());
-    if (__builtin_cpu_supports("avx512f")) sets.emplace_back("avx512", avx512_vector_kernels());
-#endif
+    const auto sets = runnable_vector_kernels();
     // Every f16 (test_dtype checks the scalar conversions against exact values).
     std::vector<std::uint16_t> halves(1 << 16);
     for (std::size_t h = 0; h < halves.size(); ++h) halves[h] = static_cast<std::uint16_t>(h);

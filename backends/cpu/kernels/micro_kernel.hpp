@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iterator>
 #include <string_view>
+#include <vector>
 
 #include "core/runtime/op_math.hpp"
 #include "porta/graph.hpp"
@@ -161,6 +162,12 @@ MicroKernel avx512_aliasing_micro_kernel(bool narrow);
 MicroKernel avx512_four_row_micro_kernel(bool narrow);
 MicroKernel avx2_micro_kernel();
 MicroKernel generic_micro_kernel();
+
+// Whether this build has the kernels of `isa` ("avx512", "avx2": the sets PORTA_CPU_KERNELS
+// names; "generic" always) and this CPU runs them.
+bool isa_runs(std::string_view isa);
+// Every micro-kernel this build has and this CPU runs, the generic one first: for tests.
+std::vector<MicroKernel> runnable_micro_kernels();
 
 // The widest kernel this CPU runs, chosen once. PORTA_CPU_ISA=avx2|generic caps the choice, so
 // tests can exercise the narrower kernels on a wider CPU; any other value but avx512 throws

@@ -11,14 +11,6 @@
 namespace porta::detail {
 namespace {
 
-bool cpu_has(std::string_view isa) {
-#if defined(__x86_64__)
-  if (isa == "avx512") return __builtin_cpu_supports("avx512f");
-  if (isa == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#endif
-  return isa == "generic";
-}
-
 struct KernelSet {
   MicroKernel wide, narrow, wide_aliasing, narrow_aliasing;
   std::vector<MicroKernel> for_filters;  // further candidates for convolutions
@@ -31,10 +23,10 @@ KernelSet choose() {
   const std::string_view limit = cap ? cap : "avx512";
   if (limit != "avx512" && limit != "avx2" && limit != "generic")
     throw Error(ErrorCode::InvalidArgument, "PORTA_CPU_ISA=" + std::string(limit) + ": expected avx512, avx2 or generic");
-  const bool allow_avx512 = limit == "avx512";
-  const bool allow_avx2 = allow_avx512 || limit == "avx2";
-#if defined(__x86_64__)
-  if (allow_avx512 && cpu_has("avx512")) {
+  [[maybe_unused]] const bool allow_avx512 = limit == "avx512";
+  [[maybe_unused]] const bool allow_avx2 = allow_avx512 || limit == "avx2";
+#if defined(PORTA_CPU_AVX512)
+  if (allow_avx512 && isa_runs("avx512")) {
     return {avx512_micro_kernel(),
             avx512_narrow_micro_kernel(),
             avx512_aliasing_micro_kernel(false),
@@ -43,8 +35,10 @@ KernelSet choose() {
             avx512_pointwise_micro_kernel(),
             {avx512_four_row_micro_kernel(false), avx512_four_row_micro_kernel(true)}};
   }
+#endif
   // The AVX2 and generic kernels read 6 rows: fewer than any L1 set has ways.
-  if (allow_avx2 && cpu_has("avx2")) {
+#if defined(PORTA_CPU_AVX2)
+  if (allow_avx2 && isa_runs("avx2")) {
     const MicroKernel avx2 = avx2_micro_kernel();
     return {avx2, avx2, avx2, avx2, {}, std::nullopt, {}};
   }
@@ -59,6 +53,31 @@ const KernelSet& kernels() {
 }
 
 }  // namespace
+
+bool isa_runs(std::string_view isa) {
+#if defined(PORTA_CPU_AVX512)
+  if (isa == "avx512") return __builtin_cpu_supports("avx512f");
+#endif
+#if defined(PORTA_CPU_AVX2)
+  if (isa == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+  return isa == "generic";
+}
+
+std::vector<MicroKernel> runnable_micro_kernels() {
+  std::vector<MicroKernel> all{generic_micro_kernel()};
+#if defined(PORTA_CPU_AVX2)
+  if (isa_runs("avx2")) all.push_back(avx2_micro_kernel());
+#endif
+#if defined(PORTA_CPU_AVX512)
+  if (isa_runs("avx512"))
+    all.insert(all.end(), {avx512_micro_kernel(), avx512_narrow_micro_kernel(), avx512_seven_row_micro_kernel(),
+                           avx512_pointwise_micro_kernel(), avx512_aliasing_micro_kernel(false),
+                           avx512_aliasing_micro_kernel(true), avx512_four_row_micro_kernel(false),
+                           avx512_four_row_micro_kernel(true)});
+#endif
+  return all;
+}
 
 const MicroKernel& gemm_micro_kernel() { return kernels().wide; }
 

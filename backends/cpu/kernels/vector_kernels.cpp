@@ -5,16 +5,19 @@
 #include "backends/cpu/kernels/vector_kernels.inc"
 
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "backends/cpu/kernels/micro_kernel.hpp"
 
 namespace porta::detail {
 namespace {
 
-VectorKernels choose() {
-#if defined(__x86_64__)
-  const std::string_view isa = gemm_micro_kernel().isa;
+VectorKernels kernels_of([[maybe_unused]] std::string_view isa) {
+#if defined(PORTA_CPU_AVX512)
   if (isa == "avx512") return avx512_vector_kernels();
+#endif
+#if defined(PORTA_CPU_AVX2)
   if (isa == "avx2") return avx2_vector_kernels();
 #endif
   return generic_vector_kernels();
@@ -23,8 +26,15 @@ VectorKernels choose() {
 }  // namespace
 
 const VectorKernels& vector_kernels() {
-  static const VectorKernels chosen = choose();
+  static const VectorKernels chosen = kernels_of(gemm_micro_kernel().isa);
   return chosen;
+}
+
+std::vector<std::pair<std::string_view, VectorKernels>> runnable_vector_kernels() {
+  std::vector<std::pair<std::string_view, VectorKernels>> all;
+  for (const std::string_view isa : {"generic", "avx2", "avx512"})
+    if (isa_runs(isa)) all.emplace_back(isa, kernels_of(isa));
+  return all;
 }
 
 ActivationRunFn activation_run(Activation act) {

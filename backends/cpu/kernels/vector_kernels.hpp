@@ -4,6 +4,10 @@
 // vector_kernels.inc, with a target attribute rather than -march, so that one binary runs well
 // on any x86-64 CPU: the baseline build's SSE code ran SiLU nine times slower than AVX-512 on
 // Zen 5. CPUID picks the set at run time, following the GEMM micro-kernel's choice.
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "backends/cpu/kernels/activation_run.hpp"
 #include "backends/cpu/kernels/depthwise_plane.hpp"
 #include "backends/cpu/kernels/depthwise_rows.hpp"
@@ -40,5 +44,7 @@ VectorKernels generic_vector_kernels();
 
 // The set for the instruction set of gemm_micro_kernel() (which PORTA_CPU_ISA caps), chosen once.
 const VectorKernels& vector_kernels();
+// Every set this build has and this CPU runs (isa_runs), named by its instruction set: for tests.
+std::vector<std::pair<std::string_view, VectorKernels>> runnable_vector_kernels();
 
 }  // namespace porta::detail
