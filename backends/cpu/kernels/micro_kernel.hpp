@@ -169,9 +169,9 @@ bool isa_runs(std::string_view isa);
 // Every micro-kernel this build has and this CPU runs, the generic one first: for tests.
 std::vector<MicroKernel> runnable_micro_kernels();
 
-// The widest kernel this CPU runs, chosen once. PORTA_CPU_ISA=avx2|generic caps the choice, so
-// tests can exercise the narrower kernels on a wider CPU; any other value but avx512 throws
-// InvalidArgument (the cpu device checks it when it opens).
+// The widest kernel this build has and this CPU runs (isa_runs), chosen once.
+// PORTA_CPU_ISA=avx2|generic caps the choice, so tests can exercise the narrower kernels on a wider
+// CPU; any other value but avx512 throws InvalidArgument (the cpu device checks it when it opens).
 const MicroKernel& gemm_micro_kernel();
 // The kernel for C with `columns` columns: a narrow one (fewer columns, more rows) where C has at
 // most its nr columns and the instruction set has one, else the wide one. With `rows_alias`, for
