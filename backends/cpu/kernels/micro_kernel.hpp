@@ -163,6 +163,8 @@ MicroKernel avx512_four_row_micro_kernel(bool narrow);
 MicroKernel avx2_micro_kernel();
 MicroKernel generic_micro_kernel();
 
+// The instruction sets of the kernels, widest first.
+inline constexpr std::string_view cpu_isas[] = {"avx512", "avx2", "generic"};
 // Whether this build has the kernels of `isa` ("avx512", "avx2": the sets PORTA_CPU_KERNELS
 // names; "generic" always) and this CPU runs them.
 bool isa_runs(std::string_view isa);

@@ -1,5 +1,8 @@
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -18,15 +21,10 @@ struct KernelSet {
   std::vector<MicroKernel> four_row;     // for a GEMM's last row panel, beside the aliasing kernels
 };
 
-KernelSet choose() {
-  const char* cap = std::getenv("PORTA_CPU_ISA");
-  const std::string_view limit = cap ? cap : "avx512";
-  if (limit != "avx512" && limit != "avx2" && limit != "generic")
-    throw Error(ErrorCode::InvalidArgument, "PORTA_CPU_ISA=" + std::string(limit) + ": expected avx512, avx2 or generic");
-  [[maybe_unused]] const bool allow_avx512 = limit == "avx512";
-  [[maybe_unused]] const bool allow_avx2 = allow_avx512 || limit == "avx2";
+// The kernels of `isa`, a set this build has.
+KernelSet set_of([[maybe_unused]] std::string_view isa) {
 #if defined(PORTA_CPU_AVX512)
-  if (allow_avx512 && isa_runs("avx512")) {
+  if (isa == "avx512") {
     return {avx512_micro_kernel(),
             avx512_narrow_micro_kernel(),
             avx512_aliasing_micro_kernel(false),
@@ -38,13 +36,23 @@ KernelSet choose() {
 #endif
   // The AVX2 and generic kernels read 6 rows: fewer than any L1 set has ways.
 #if defined(PORTA_CPU_AVX2)
-  if (allow_avx2 && isa_runs("avx2")) {
+  if (isa == "avx2") {
     const MicroKernel avx2 = avx2_micro_kernel();
     return {avx2, avx2, avx2, avx2, {}, std::nullopt, {}};
   }
 #endif
   const MicroKernel generic = generic_micro_kernel();
   return {generic, generic, generic, generic, {}, std::nullopt, {}};
+}
+
+// The widest set this build has and this CPU runs, at most PORTA_CPU_ISA's.
+KernelSet choose() {
+  const char* cap = std::getenv("PORTA_CPU_ISA");
+  const std::string_view limit = cap ? cap : cpu_isas[0];
+  const auto* const first = std::ranges::find(cpu_isas, limit);
+  if (first == std::end(cpu_isas))
+    throw Error(ErrorCode::InvalidArgument, "PORTA_CPU_ISA=" + std::string(limit) + ": expected avx512, avx2 or generic");
+  return set_of(*std::find_if(first, std::end(cpu_isas), isa_runs));  // generic always runs
 }
 
 const KernelSet& kernels() {
@@ -65,17 +73,19 @@ bool isa_runs(std::string_view isa) {
 }
 
 std::vector<MicroKernel> runnable_micro_kernels() {
-  std::vector<MicroKernel> all{generic_micro_kernel()};
-#if defined(PORTA_CPU_AVX2)
-  if (isa_runs("avx2")) all.push_back(avx2_micro_kernel());
-#endif
-#if defined(PORTA_CPU_AVX512)
-  if (isa_runs("avx512"))
-    all.insert(all.end(), {avx512_micro_kernel(), avx512_narrow_micro_kernel(), avx512_seven_row_micro_kernel(),
-                           avx512_pointwise_micro_kernel(), avx512_aliasing_micro_kernel(false),
-                           avx512_aliasing_micro_kernel(true), avx512_four_row_micro_kernel(false),
-                           avx512_four_row_micro_kernel(true)});
-#endif
+  std::vector<MicroKernel> all;
+  const auto add = [&all](const MicroKernel& kernel) {  // once each: AVX2's set is one kernel four times
+    if (std::ranges::none_of(all, [&](const MicroKernel& k) { return k.run_columns_a == kernel.run_columns_a; }))
+      all.push_back(kernel);
+  };
+  for (const std::string_view isa : cpu_isas | std::views::reverse) {
+    if (!isa_runs(isa)) continue;
+    const KernelSet set = set_of(isa);
+    for (const MicroKernel& kernel : {set.wide, set.narrow, set.wide_aliasing, set.narrow_aliasing}) add(kernel);
+    for (const MicroKernel& kernel : set.for_filters) add(kernel);
+    if (set.pointwise) add(*set.pointwise);
+    for (const MicroKernel& kernel : set.four_row) add(kernel);
+  }
   return all;
 }
 

@@ -4,6 +4,7 @@
 #define PORTA_ISA_VECTOR_FLOATS 4
 #include "backends/cpu/kernels/vector_kernels.inc"
 
+#include <ranges>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -32,7 +33,7 @@ const VectorKernels& vector_kernels() {
 
 std::vector<std::pair<std::string_view, VectorKernels>> runnable_vector_kernels() {
   std::vector<std::pair<std::string_view, VectorKernels>> all;
-  for (const std::string_view isa : {"generic", "avx2", "avx512"})
+  for (const std::string_view isa : cpu_isas | std::views::reverse)
     if (isa_runs(isa)) all.emplace_back(isa, kernels_of(isa));
   return all;
 }
