@@ -292,3 +292,23 @@ TEST_SUITE("runtime") {
 }
 
 }  // namespace porta::test
+
+// In the "ops" suite, so that each PORTA_CPU_ISA-capped ctest run checks the device it tests.
+TEST_SUITE("ops") {
+  TEST_CASE("cpu device: its arch and lanes are the kernels', and it names the CPU's set where that is wider") {
+    const Device cpu = Device::open("cpu");
+    const DeviceInfo& info = cpu.info();
+    const std::string_view isa = gemm_micro_kernel().isa;
+    CHECK(info.subgroup_size == (isa == "avx512" ? 16 : isa == "avx2" ? 8 : 4));
+#if defined(__x86_64__)
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const std::string_view widest = __builtin_cpu_supports("avx512f") ? "avx512" : avx2 ? "avx2" : "generic";
+    const auto label = [](std::string_view set) {
+      return std::string(set == "avx512" ? "AVX-512" : set == "avx2" ? "AVX2" : "baseline");
+    };
+    std::string expected = widest == "generic" ? "x86-64" : "x86-64 " + label(widest);
+    if (isa != widest) expected += ", " + label(isa) + " kernels";
+    CHECK(info.arch == expected);
+#endif
+  }
+}

@@ -2,6 +2,8 @@
 // ("cpu:threads=N"; default: every hardware thread).
 #include <charconv>
 #include <fstream>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include <tbb/task_arena.h>
@@ -25,13 +27,46 @@ std::string cpu_model_name() {
   return "unknown CPU";
 }
 
-// Float lanes of the widest vector unit this CPU has: the "subgroup" of a CPU.
-int simd_floats() {
+// Instruction sets as a device names them, and their float lanes: a CPU's "subgroup".
+struct IsaName {
+  std::string_view isa, label;
+  int floats;
+};
+constexpr IsaName isa_names[] = {{"avx512", "AVX-512", 16}, {"avx2", "AVX2", 8}, {"generic", "baseline", 4}};
+
+const IsaName& isa_name(std::string_view isa) {
+  for (const IsaName& name : isa_names)
+    if (name.isa == isa) return name;
+  return isa_names[2];
+}
+
+// The widest set this CPU has, whether or not this build compiled its kernels.
+std::string_view cpu_isa() {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) return 16;
-  if (__builtin_cpu_supports("avx2")) return 8;
+  if (__builtin_cpu_supports("avx512f")) return "avx512";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
 #endif
-  return 4;
+  return "generic";
+}
+
+// The CPU's set ("x86-64 AVX-512"), and the kernels' where PORTA_CPU_ISA or the build
+// (PORTA_CPU_KERNELS) leaves it unused ("x86-64 AVX-512, AVX2 kernels"), so that a result file
+// tells which code ran. The lanes are the kernels'.
+void describe_isa(DeviceInfo& info) {
+  const IsaName& cpu = isa_name(cpu_isa());
+  const IsaName* kernels = &cpu;
+  try {
+    kernels = &isa_name(gemm_micro_kernel().isa);
+  } catch (const Error&) {
+    // A malformed PORTA_CPU_ISA: listing the device still works; opening it reports the error.
+  }
+#if defined(__x86_64__)
+  info.arch = cpu.isa == "generic" ? "x86-64" : "x86-64 " + std::string(cpu.label);
+  if (kernels != &cpu) info.arch += ", " + std::string(kernels->label) + " kernels";
+#else
+  info.arch = "host";
+#endif
+  info.subgroup_size = kernels->floats;
 }
 
 int hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
@@ -42,14 +77,9 @@ DeviceInfo cpu_info(int threads, bool default_threads) {
   info.backend = "cpu";
   info.name = cpu_model_name();
   info.vendor = "host";
-#if defined(__x86_64__)
-  info.arch = __builtin_cpu_supports("avx512f") ? "x86-64 AVX-512" : __builtin_cpu_supports("avx2") ? "x86-64 AVX2" : "x86-64";
-#else
-  info.arch = "host";
-#endif
+  describe_isa(info);
   info.compute_units = hardware_threads();
   info.threads = threads;
-  info.subgroup_size = simd_floats();
   info.memory_total = host_memory_total();
   info.memory_free = host_memory_available();
   try {
