@@ -168,7 +168,7 @@ inline constexpr std::string_view cpu_isas[] = {"avx512", "avx2", "generic"};
 // Whether this build has the kernels of `isa` ("avx512", "avx2": the sets PORTA_CPU_KERNELS
 // names; "generic" always) and this CPU runs them.
 bool isa_runs(std::string_view isa);
-// Every micro-kernel this build has and this CPU runs, the generic one first: for tests.
+// Every micro-kernel this build has and this CPU runs: for tests.
 std::vector<MicroKernel> runnable_micro_kernels();
 
 // The widest kernel this build has and this CPU runs (isa_runs), chosen once.

@@ -2,7 +2,6 @@
 #include <cstdlib>
 #include <iterator>
 #include <optional>
-#include <ranges>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -78,7 +77,7 @@ std::vector<MicroKernel> runnable_micro_kernels() {
     if (std::ranges::none_of(all, [&](const MicroKernel& k) { return k.run_columns_a == kernel.run_columns_a; }))
       all.push_back(kernel);
   };
-  for (const std::string_view isa : cpu_isas | std::views::reverse) {
+  for (const std::string_view isa : cpu_isas) {
     if (!isa_runs(isa)) continue;
     const KernelSet set = set_of(isa);
     for (const MicroKernel& kernel : {set.wide, set.narrow, set.wide_aliasing, set.narrow_aliasing}) add(kernel);

@@ -4,7 +4,6 @@
 #define PORTA_ISA_VECTOR_FLOATS 4
 #include "backends/cpu/kernels/vector_kernels.inc"
 
-#include <ranges>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -33,7 +32,7 @@ const VectorKernels& vector_kernels() {
 
 std::vector<std::pair<std::string_view, VectorKernels>> runnable_vector_kernels() {
   std::vector<std::pair<std::string_view, VectorKernels>> all;
-  for (const std::string_view isa : cpu_isas | std::views::reverse)
+  for (const std::string_view isa : cpu_isas)
     if (isa_runs(isa)) all.emplace_back(isa, kernels_of(isa));
   return all;
 }
