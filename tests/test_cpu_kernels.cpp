@@ -295,6 +295,36 @@ TEST_SUITE("runtime") {
 
 // In the "ops" suite, so that each PORTA_CPU_ISA-capped ctest run checks the device it tests.
 TEST_SUITE("ops") {
+  TEST_CASE("cpu FMA probe: its chains compute what they count, in every instruction set this CPU has") {
+    for (const auto& [name, set] : runnable_vector_kernels()) {
+      CAPTURE(name);
+      const int lanes = name == "avx512" ? 16 : name == "avx2" ? 8 : 4;
+      CHECK(set.multiply_adds_per_step >= 8 * lanes);  // fewer vectors cannot cover two FMA units' latency
+      // Chain i starts at i; 0.99 per step moves each chain visibly toward 100, so a loop that ran
+      // fewer steps, or fewer chains, gives another sum.
+      for (const std::int64_t steps : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, std::int64_t{100}}) {
+        CAPTURE(steps);
+        double want = 0.0;
+        for (int i = 0; i < set.multiply_adds_per_step; ++i) {
+          double x = i;
+          for (std::int64_t s = 0; s < steps; ++s) x = x * 0.99 + 1.0;
+          want += x;
+        }
+        CHECK(set.multiply_add_chains(steps, 0.99f, 1.0f) == doctest::Approx(want).epsilon(1e-5));
+      }
+    }
+  }
+
+  TEST_CASE("cpu FMA probe: a positive rate on every thread count; ref has none") {
+    for (const char* spec : {"cpu:threads=1", "cpu:threads=2"}) {
+      CAPTURE(spec);
+      const double gflops = Device::open(spec).measure_fma_gflops();
+      CHECK(std::isfinite(gflops));
+      CHECK(gflops > 0.0);
+    }
+    test::check_error([] { Device::open("ref").measure_fma_gflops(); }, ErrorCode::Unsupported, {"'ref'", "no FMA probe"});
+  }
+
   TEST_CASE("cpu device: its arch and lanes are the kernels', and it names the CPU's set where that is wider") {
     const Device cpu = Device::open("cpu");
     const DeviceInfo& info = cpu.info();

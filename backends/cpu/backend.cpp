@@ -1,19 +1,25 @@
 // The CPU device: porta's kernels on oneTBB, in a task arena with the thread count of the spec
 // ("cpu:threads=N"; default: every hardware thread).
 #include <charconv>
+#include <chrono>
 #include <fstream>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
 #include "backends/cpu/kernels/cache_sizes.hpp"
 #include "backends/cpu/kernels/micro_kernel.hpp"
+#include "backends/cpu/kernels/vector_kernels.hpp"
 #include "backends/cpu/ops/ops.hpp"
 #ifdef PORTA_HAVE_ONEDNN
 #include "backends/cpu/vendor/onednn.hpp"
 #endif
+#include "core/runtime/fma_probe.hpp"
 #include "core/runtime/host_backend.hpp"
 #include "porta/error.hpp"
 
@@ -119,6 +125,40 @@ const HostVendorProvider* vendor_provider() {
 #endif
 }
 
+// The host device with porta's kernels in a task arena of the spec's threads.
+class CpuDevice final : public HostDevice {
+ public:
+  CpuDevice(DeviceInfo info, std::shared_ptr<tbb::task_arena> arena)
+      : HostDevice(std::move(info), cpu_kernels(), [arena](const std::function<void()>& body) { arena->execute(body); },
+                   vendor_provider(), &cpu_preparers(), cpu_conv_layout),
+        arena_(std::move(arena)) {}
+
+  // Each thread of the arena runs the chosen kernels' multiply-add chains, all at once, timed by
+  // the wall clock around them all.
+  double measure_fma_gflops() override {
+    const VectorKernels& kernels = vector_kernels();
+    const int threads = info().threads;
+    std::vector<float> sums(static_cast<std::size_t>(threads));
+    const auto run = [&](std::int64_t steps) {
+      const auto start = std::chrono::steady_clock::now();
+      arena_->execute([&] {
+        tbb::parallel_for(
+            0, threads,
+            [&](int t) { sums[static_cast<std::size_t>(t)] = kernels.multiply_add_chains(steps, fma_scale, fma_shift); },
+            tbb::static_partitioner{});
+      });
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    const double gflops = fma_probe_gflops(run, 2.0 * kernels.multiply_adds_per_step * threads);
+    run(fma_check_steps);
+    for (const float sum : sums) check_fma_chains(sum, kernels.multiply_adds_per_step, info().spec);
+    return gflops;
+  }
+
+ private:
+  std::shared_ptr<tbb::task_arena> arena_;
+};
+
 class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
@@ -130,10 +170,8 @@ class CpuBackend final : public Backend {
     // A malformed PORTA_CPU_CACHES or PORTA_CPU_ISA fails here, not in the middle of a run.
     host_cache_sizes();
     gemm_micro_kernel();
-    auto arena = std::make_shared<tbb::task_arena>(threads);
-    auto execute = [arena](const std::function<void()>& body) { arena->execute(body); };
-    return std::make_shared<HostDevice>(cpu_info(threads, spec.option("threads") == nullptr), cpu_kernels(), execute,
-                                        vendor_provider(), &cpu_preparers(), cpu_conv_layout);
+    return std::make_shared<CpuDevice>(cpu_info(threads, spec.option("threads") == nullptr),
+                                       std::make_shared<tbb::task_arena>(threads));
   }
 };
 

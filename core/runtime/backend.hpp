@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "porta/device.hpp"
+#include "porta/error.hpp"
 #include "porta/executable.hpp"
 #include "porta/graph.hpp"
 
@@ -83,6 +84,11 @@ class DeviceImpl {
   virtual std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) = 0;
   virtual std::unique_ptr<Program> prepare(std::shared_ptr<const CompiledGraph> graph) = 0;
   virtual std::size_t alignment() const { return 256; }  // of every planned tensor offset
+  // Device::measure_fma_gflops; a backend without the probe keeps this default.
+  virtual double measure_fma_gflops() {
+    throw Error(ErrorCode::Unsupported, "device '" + info().spec + "': the " + info().backend +
+                                            " backend has no FMA probe");
+  }
 };
 
 class Backend {

@@ -44,6 +44,8 @@ Layout Device::preferred_layout(const Graph& graph, const Node& conv, const Comp
   return impl_->preferred_layout(graph, conv, options);
 }
 
+double Device::measure_fma_gflops() const { return impl_->measure_fma_gflops(); }
+
 Executable Device::compile(const Graph& graph, const CompileOptions& options) const {
   return Executable(std::make_unique<detail::ExecutableImpl>(impl_, detail::compile_graph(graph, *impl_, options)));
 }

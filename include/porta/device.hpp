@@ -88,6 +88,12 @@ class Device {
   // when CompileOptions::layout is unset.
   Layout preferred_layout(const Graph& graph, const Node& conv, const CompileOptions& options = {}) const;
 
+  // The rate of f32 multiply-adds this device reaches on registers alone, in GFLOP/s (two flops
+  // each), on every thread or compute unit it has: the arithmetic ceiling of its own kernels,
+  // which compute f16 and bf16 in f32 too. Matrix units are not counted, so a GEMM on them can beat
+  // it. The fastest of a few runs of about 20 ms. Throws Unsupported where the backend has no probe.
+  double measure_fma_gflops() const;
+
   // Validates, orders, plans memory and prepares kernels. Throws Unsupported listing every node
   // this device cannot run; it never falls back to another device.
   Executable compile(const Graph& graph, const CompileOptions& options = {}) const;

@@ -2,6 +2,7 @@
 #define PORTA_ISA_TARGET
 #define PORTA_ISA_KERNELS generic_vector_kernels
 #define PORTA_ISA_VECTOR_FLOATS 4
+#define PORTA_ISA_MULTIPLY_ADD(a, b, c) ((a) * (b) + (c))  // x86-64's baseline has no FMA
 #include "backends/cpu/kernels/vector_kernels.inc"
 
 #include <string_view>

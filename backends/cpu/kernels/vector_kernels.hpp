@@ -4,6 +4,7 @@
 // vector_kernels.inc, with a target attribute rather than -march, so that one binary runs well
 // on any x86-64 CPU: the baseline build's SSE code ran SiLU nine times slower than AVX-512 on
 // Zen 5. CPUID picks the set at run time, following the GEMM micro-kernel's choice.
+#include <cstdint>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -36,6 +37,10 @@ struct VectorKernels {
   GemvRowsFn gemv_rows;
   DealRunsFn deal_runs;
   PackRowsFn pack_rows;
+  // The FMA probe's loop: `steps` steps of multiply_adds_per_step independent acc = acc * scale +
+  // shift, on registers; returns the sum of the results.
+  float (*multiply_add_chains)(std::int64_t steps, float scale, float shift);
+  int multiply_adds_per_step;
 };
 
 VectorKernels avx512_vector_kernels();
