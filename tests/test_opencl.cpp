@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -124,6 +125,13 @@ TEST_SUITE("opencl") {
       for (const NodeTiming& t : exe.node_timings()) nodes += t.seconds;
       CHECK(nodes <= exe.last_run_time().seconds * 1.0001);  // the span holds every node and the gaps
     }
+  }
+
+  TEST_CASE("opencl FMA probe: a positive rate, from chains that computed what it counts") {
+    if (!first_opencl_device()) return;
+    const double gflops = Device::open("opencl:0").measure_fma_gflops();  // throws where the chains' sum is wrong
+    CHECK(std::isfinite(gflops));
+    CHECK(gflops > 0.0);
   }
 
   TEST_CASE("opencl program cache: cold build, warm load, and bad files rebuilt") {

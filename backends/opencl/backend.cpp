@@ -3,14 +3,17 @@
 // (case-insensitive), e.g. "opencl:name=pthread" for PoCL's CPU device.
 #include <algorithm>
 #include <cctype>
+#include <span>
 
 #include "backends/opencl/backend.hpp"
 
 #include "backends/opencl/buffer.hpp"
+#include "backends/opencl/cl_error.hpp"
 #include "backends/opencl/graph_program.hpp"
 #ifdef PORTA_HAVE_CLBLAST
 #include "backends/opencl/vendor/clblast.hpp"
 #endif
+#include "core/runtime/fma_probe.hpp"
 #include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
@@ -45,6 +48,45 @@ class OpenClDevice final : public DeviceImpl {
   }
 
   std::size_t alignment() const override { return device_->description.alignment; }
+
+  // kernels/fma_probe.cl on 1024 work items per compute unit, enough to fill a GPU's schedulers;
+  // timed by profiling events. A CPU device's work items run vectors of its SIMD width, as many as
+  // the cpu backend's probe and for the same reasons (backends/cpu/kernels/vector_kernels.inc).
+  double measure_fma_gflops() override {
+    const int width = device_->description.is_cpu ? std::clamp(info().subgroup_size, 1, 16) : 1;
+    const int chains = width >= 16 ? 24 : 12;
+    const std::size_t items = 1024 * static_cast<std::size_t>(std::max(1, info().compute_units));
+    ClBuffer sums(device_, items * sizeof(float));
+    const ClProgram program = programs_.cache().get(
+        KernelPrograms::source("fma_probe"),
+        programs_.options("fma_probe", DType::f32) + " -DFMA_WIDTH=" + std::to_string(width) +
+            " -DFMA_CHAINS=" + std::to_string(chains));
+    cl_int status = CL_SUCCESS;
+    const ClKernel kernel(clCreateKernel(program.get(), "multiply_add_chains", &status));
+    check_cl(status, "clCreateKernel");
+    const cl_mem sums_mem = sums.mem();
+    const float scale = fma_scale, shift = fma_shift;
+    check_cl(clSetKernelArg(kernel.get(), 0, sizeof sums_mem, &sums_mem), "clSetKernelArg");
+    check_cl(clSetKernelArg(kernel.get(), 2, sizeof scale, &scale), "clSetKernelArg");
+    check_cl(clSetKernelArg(kernel.get(), 3, sizeof shift, &shift), "clSetKernelArg");
+    const auto run = [&](std::int64_t steps) {
+      const cl_long steps_arg = steps;
+      check_cl(clSetKernelArg(kernel.get(), 1, sizeof steps_arg, &steps_arg), "clSetKernelArg");
+      cl_event event = nullptr;
+      check_cl(clEnqueueNDRangeKernel(device_->queue.get(), kernel.get(), 1, nullptr, &items, nullptr, 0, nullptr, &event),
+               "clEnqueueNDRangeKernel");
+      const ClEvent done(event);
+      check_cl(clFinish(device_->queue.get()), "clFinish");
+      return static_cast<double>(profiling_ns(done, CL_PROFILING_COMMAND_END) -
+                                 profiling_ns(done, CL_PROFILING_COMMAND_START)) * 1e-9;
+    };
+    const double gflops = fma_probe_gflops(run, 2.0 * chains * width * static_cast<double>(items));
+    run(fma_check_steps);
+    float first = 0.0f;
+    sums.read(0, std::as_writable_bytes(std::span(&first, 1)));
+    check_fma_chains(first, chains * width, info().spec);
+    return gflops;
+  }
 
  private:
   std::shared_ptr<ClDevice> device_;

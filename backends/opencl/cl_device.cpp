@@ -14,4 +14,10 @@ ClDevice::ClDevice(ClDeviceDescription d) : description(std::move(d)) {
   check_cl(status, "clCreateCommandQueue");
 }
 
+cl_ulong profiling_ns(const ClEvent& event, cl_profiling_info what) {
+  cl_ulong ns = 0;
+  check_cl(clGetEventProfilingInfo(event.get(), what, sizeof ns, &ns, nullptr), "clGetEventProfilingInfo");
+  return ns;
+}
+
 }  // namespace porta::detail

@@ -15,4 +15,7 @@ struct ClDevice {
   const DeviceInfo& info() const noexcept { return description.info; }
 };
 
+// A profiled command's time stamp `what` (CL_PROFILING_COMMAND_START, _END), in nanoseconds.
+cl_ulong profiling_ns(const ClEvent& event, cl_profiling_info what);
+
 }  // namespace porta::detail

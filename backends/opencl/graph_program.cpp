@@ -34,12 +34,6 @@ ClGraphProgram::ClGraphProgram(std::shared_ptr<const ClDevice> device, std::shar
 
 namespace {
 
-cl_ulong profiling_ns(const ClEvent& event, cl_profiling_info what) {
-  cl_ulong ns = 0;
-  check_cl(clGetEventProfilingInfo(event.get(), what, sizeof ns, &ns, nullptr), "clGetEventProfilingInfo");
-  return ns;
-}
-
 ClEvent enqueue_marker(cl_command_queue queue) {
   cl_event event = nullptr;
   check_cl(clEnqueueMarkerWithWaitList(queue, 0, nullptr, &event), "clEnqueueMarkerWithWaitList");
