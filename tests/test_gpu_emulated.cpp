@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "core/compile/compile.hpp"
@@ -165,6 +166,12 @@ TEST_CASE("emulated gpu: every run is timed by events on its stream, eager, capt
   Executable exe = compile_on(device, g);
   cases::set_random_inputs(exe, g, 3);
   check_run_times(exe, RunClock::Device);
+}
+
+TEST_CASE("emulated gpu: the FMA probe's threads compute what it counts, at a positive rate") {
+  const double gflops = open_emulated()->measure_fma_gflops();  // throws where a thread's chains sum wrong
+  CHECK(std::isfinite(gflops));
+  CHECK(gflops > 0.0);
 }
 
 TEST_CASE("emulated gpu: out of memory says how much was asked and how much is free") {

@@ -1,10 +1,15 @@
 // The GPU backend ("cuda" or "hip", by build): device enumeration and description from the
 // runtime's device properties, buffers and programs. With no driver or no device it has zero
 // devices and says why; nothing here aborts.
+#include <algorithm>
+#include <span>
+
+#include "backends/gpu/ops/ops.hpp"
 #include "backends/gpu/runtime/buffer.hpp"
 #include "backends/gpu/runtime/check.hpp"
 #include "backends/gpu/runtime/program.hpp"
 #include "backends/gpu/runtime/vendor.hpp"
+#include "core/runtime/fma_probe.hpp"
 #include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
@@ -132,6 +137,38 @@ class GpuDevice final : public DeviceImpl {
 
   std::unique_ptr<Program> prepare(std::shared_ptr<const CompiledGraph> graph) override {
     return std::make_unique<GpuProgram>(context_, std::move(graph), graphs_, vendor_.get());
+  }
+
+  // ops/fma_probe.cu on 8 blocks of 256 threads per multiprocessor, enough warps to keep each
+  // scheduler issuing; timed by events on a stream of its own.
+  double measure_fma_gflops() override {
+    context_->make_current();
+    const gpu::DeviceLimits& limits = context_->limits();
+    gpu::FmaProbeArgs args{.scale = fma_scale, .shift = fma_shift};
+    args.threads = static_cast<unsigned>(std::min(256, limits.max_threads_per_block));
+    args.blocks = static_cast<unsigned>(std::clamp<std::int64_t>(8 * limits.compute_units, 1, limits.max_grid[0]));
+    GpuBuffer sums(context_, std::size_t{args.blocks} * args.threads * sizeof(float));
+    args.sums = reinterpret_cast<float*>(sums.data());
+    const Stream stream(*context_);
+    const Event start = make_event(*context_), end = make_event(*context_);
+    const auto run = [&](std::int64_t steps) {
+      args.steps = steps;
+      check(gpuEventRecord(start.get(), stream.get()), info_.spec, "recording an event");
+      launch_fma_probe(args, stream.get());
+      check(gpuGetLastError(), info_.spec, "launching the FMA probe");
+      check(gpuEventRecord(end.get(), stream.get()), info_.spec, "recording an event");
+      stream.synchronize(*context_, "running the FMA probe");
+      float ms = 0.0f;
+      check(gpuEventElapsedTime(&ms, start.get(), end.get()), info_.spec, "reading the FMA probe's time");
+      return ms * 1e-3;
+    };
+    const double gflops =
+        fma_probe_gflops(run, 2.0 * gpu::fma_probe_chains * static_cast<double>(args.blocks) * args.threads);
+    run(fma_check_steps);
+    float first = 0.0f;
+    sums.read(0, std::as_writable_bytes(std::span(&first, 1)));
+    check_fma_chains(first, gpu::fma_probe_chains, info_.spec);
+    return gflops;
   }
 
  private:

@@ -18,5 +18,6 @@ void launch_softmax(const gpu::RowArgs& args, const gpu::DeviceLimits& limits, g
 void launch_transpose(const gpu::TransposeArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_gemm(const gpu::GemmArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_conv2d(const gpu::ConvArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_fma_probe(const gpu::FmaProbeArgs& args, gpuStream_t stream);
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

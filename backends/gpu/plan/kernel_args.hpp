@@ -163,4 +163,15 @@ struct EpilogueArgs {
   void* y = nullptr;
 };
 
+// The FMA probe (ops/fma_probe.cu): `blocks` x `threads` threads, each running fma_probe_chains
+// chains for `steps` steps and writing their sum to sums[its index]. Sixteen chains cover an FMA
+// unit's latency within one warp; the many warps of each multiprocessor do the rest.
+inline constexpr int fma_probe_chains = 16;
+struct FmaProbeArgs {
+  float* sums = nullptr;
+  std::int64_t steps = 0;
+  float scale = 0.0f, shift = 0.0f;
+  unsigned blocks = 1, threads = 1;
+};
+
 }  // namespace porta::detail::gpu
