@@ -11,6 +11,7 @@ namespace {
 
 constexpr const char* stream_op = "stream";
 constexpr const char* launch_op = "launch";
+constexpr const char* fma_op = "fma";
 constexpr const char* gemm_probe_prefix = "peak/";
 constexpr float stream_scalar = 0.4f;  // BabelStream's
 
@@ -65,9 +66,22 @@ std::optional<double> best(const std::map<std::string, double>& m, std::initiali
 
 std::optional<double> Ceilings::bandwidth_gbs() const { return best(stream_gbs, {"copy", "mul", "add"}); }
 
-std::optional<double> Ceilings::compute_gflops(const std::string& dtype) const {
+std::optional<double> Ceilings::gemm_gflops(const std::string& dtype) const {
   const auto it = gflops.find(dtype);
   return it == gflops.end() ? std::nullopt : std::optional(it->second);
+}
+
+std::optional<double> Ceilings::compute_gflops(const std::string& dtype) const {
+  const std::optional<double> gemm = gemm_gflops(dtype);
+  if (!gemm || !fma_gflops) return gemm ? gemm : fma_gflops;
+  return std::max(*gemm, *fma_gflops);
+}
+
+std::map<std::string, double> Ceilings::compute_ceilings() const {
+  std::map<std::string, double> all;
+  for (const auto& [dtype, rate] : gflops) all[dtype] = *compute_gflops(dtype);
+  if (fma_gflops && all.empty()) all["f32"] = *fma_gflops;
+  return all;
 }
 
 std::vector<Problem> peak_problems(bool full, const std::vector<DType>& dtypes) {
@@ -75,8 +89,8 @@ std::vector<Problem> peak_problems(bool full, const std::vector<DType>& dtypes) 
   const std::int64_t n = full ? std::int64_t{1} << 25 : std::int64_t{1} << 24;
   for (const char* kernel : {"copy", "mul", "add", "triad"})
     if (full || std::string(kernel) != "triad") problems.push_back(stream_problem(kernel, n, DType::f32));
-  // The compute ceiling is the best rate of porta's own GEMM: a lower bound of the FMA peak that
-  // every backend can measure the same way. Larger sizes are skipped where the time estimate says so.
+  // The GEMM probes: the compute ceiling where the FMA probe is missing or slower (matrix units).
+  // Larger sizes are skipped where the time estimate says so.
   for (const DType dtype : dtypes)
     for (const std::int64_t size : {512, 1024, 2048, 4096})
       problems.push_back(gemm_problem({.m = size, .n = size, .k = size, .dtype = dtype},
@@ -85,8 +99,24 @@ std::vector<Problem> peak_problems(bool full, const std::vector<DType>& dtypes) 
   return problems;
 }
 
+Row fma_probe_row(const Target& target) {
+  Row row{.op = fma_op, .workload = "f32 multiply-add chains", .params = Json::object(), .device = target.spec,
+          .backend = target.backend, .dtype = "f32"};
+  if (!target.device) {
+    row.status = "failed";
+    row.reason = target.error;
+    return row;
+  }
+  try {
+    row.gflops = target.device->measure_fma_gflops();
+  } catch (...) {
+    record_exception(row, std::current_exception());
+  }
+  return row;
+}
+
 bool is_probe(const Row& row) {
-  return row.op == stream_op || row.op == launch_op ||
+  return row.op == stream_op || row.op == launch_op || row.op == fma_op ||
          (row.op == "gemm" && row.workload.rfind(gemm_probe_prefix, 0) == 0);
 }
 
@@ -98,6 +128,7 @@ Ceilings ceilings_from_rows(const std::vector<Row>& rows, const std::string& dev
     if (row.device != device || row.impl != "native" || row.status != "ok" || !is_probe(row)) continue;
     // Launch latency is what the host waits for a one-element run: its wall time, not the kernel's.
     if (row.op == launch_op && row.host_median_s) c.launch_s = *row.host_median_s;
+    if (row.op == fma_op && row.gflops) c.fma_gflops = std::max(c.fma_gflops.value_or(0.0), *row.gflops);
     if (!row.min_s || *row.min_s <= 0.0) continue;
     if (row.op == stream_op) c.stream_gbs[row.workload] = std::max(c.stream_gbs[row.workload], row.bytes / *row.min_s * 1e-9);
     if (row.op == "gemm") c.gflops[row.dtype] = std::max(c.gflops[row.dtype], row.flops / *row.min_s * 1e-9);
@@ -110,6 +141,7 @@ Json to_json(const Ceilings& c) {
   j["stream_gbs"] = c.stream_gbs;
   j["bandwidth_gbs"] = c.bandwidth_gbs() ? Json(*c.bandwidth_gbs()) : Json(nullptr);
   j["gflops"] = c.gflops;
+  j["fma_gflops"] = c.fma_gflops ? Json(*c.fma_gflops) : Json(nullptr);
   j["launch_s"] = c.launch_s ? Json(*c.launch_s) : Json(nullptr);
   j["source"] = c.source;
   return j;
@@ -125,6 +157,7 @@ Ceilings ceilings_from_json(const Json& j) {
         if (v.is_number()) target[k] = v.get<double>();
   }
   if (j.contains("launch_s") && j["launch_s"].is_number()) c.launch_s = j["launch_s"].get<double>();
+  if (j.contains("fma_gflops") && j["fma_gflops"].is_number()) c.fma_gflops = j["fma_gflops"].get<double>();
   if (j.contains("source") && j["source"].is_string()) c.source = j["source"].get<std::string>();
   return c;
 }

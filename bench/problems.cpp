@@ -179,9 +179,6 @@ void record_verification(Row& row, const cases::Verification& v) {
   }
 }
 
-namespace {
-
-// A row that ends with what compiling or running it threw: unsupported where porta says so.
 void record_exception(Row& row, const std::exception_ptr& thrown) {
   row.status = "failed";
   try {
@@ -195,6 +192,8 @@ void record_exception(Row& row, const std::exception_ptr& thrown) {
     row.reason = "an exception that is not a std::exception";
   }
 }
+
+namespace {
 
 // Times the prepared runs together, then lets go of them (their executables' memory) before each
 // is verified, since verification compiles two more.

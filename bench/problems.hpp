@@ -1,6 +1,7 @@
 #pragma once
 // GEMM and conv problems, the devices to run them on, and running one on another into a Row.
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <string>
@@ -97,6 +98,8 @@ std::vector<Row> run_providers(const Problem& problem, const Target& target, con
 Row row_for(const Problem& problem, const Target& target, const RunSettings& settings);
 void record_timing(Row& row, const Timing& timing, const Problem& problem);
 void record_verification(Row& row, const cases::Verification& v);
+// A row that ends with what compiling or running it threw: unsupported where porta says so.
+void record_exception(Row& row, const std::exception_ptr& thrown);
 
 // Every problem on every target with every impl (run_providers), problem-major so that devices
 // and providers sit next to each other.

@@ -87,7 +87,7 @@ Merged merge(const std::vector<ResultsInput>& inputs) {
                .ai = number_of(row, "ai"),
                .pct_peak = number_of(row, "pct_peak"),
                .dtype = text_of(row, "dtype")};
-      if (op == "stream" || op == "launch") continue;  // their numbers are the ceilings
+      if (op == "stream" || op == "launch" || op == "fma") continue;  // their numbers are the ceilings
       if (std::find(m.problems.begin(), m.problems.end(), pt.problem) == m.problems.end()) m.problems.push_back(pt.problem);
       m.points.push_back(std::move(pt));
     }
@@ -129,7 +129,7 @@ std::string devices_section(const Merged& m) {
                   "<th>bandwidth GB/s</th><th>compute GFLOP/s</th><th>launch &micro;s</th><th>measured by</th></tr>";
   for (const Platform& p : m.platforms) {
     std::string compute;
-    for (const auto& [dtype, g] : p.ceilings.gflops) compute += fmt::format("{}{} {}", compute.empty() ? "" : ", ", dtype, rate_text(g));
+    for (const auto& [dtype, g] : p.ceilings.compute_ceilings()) compute += fmt::format("{}{} {}", compute.empty() ? "" : ", ", dtype, rate_text(g));
     const auto bw = p.ceilings.bandwidth_gbs();
     h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=num>{}</td><td>{}</td><td class=num>{}</td><td>{}</td></tr>",
                      escape(p.label), escape(p.name), escape(p.backend), bw ? rate_text(*bw) : "-",
@@ -188,16 +188,17 @@ std::string bars_section(const Merged& m) {
 std::string roofline_svg(const Merged& m, std::size_t platform) {
   const Platform& pf = m.platforms[platform];
   const std::optional<double> bw = pf.ceilings.bandwidth_gbs();
+  const std::map<std::string, double> compute = pf.ceilings.compute_ceilings();
   std::vector<const Point*> pts;
   for (const Point& p : m.points)
     if (p.platform == platform && p.status == "ok" && p.ai && p.gflops && *p.ai > 0 && *p.gflops > 0) pts.push_back(&p);
-  if (pts.empty() && pf.ceilings.gflops.empty()) return {};
+  if (pts.empty() && compute.empty()) return {};
   double x0 = 0.1, x1 = 100.0, y0 = 1e30, y1 = 0.0;
   for (const Point* p : pts) {
     x0 = std::min(x0, *p->ai / 2), x1 = std::max(x1, *p->ai * 2);
     y0 = std::min(y0, *p->gflops / 2), y1 = std::max(y1, *p->gflops * 2);
   }
-  for (const auto& [dtype, g] : pf.ceilings.gflops) {
+  for (const auto& [dtype, g] : compute) {
     y1 = std::max(y1, g * 2), y0 = std::min(y0, g / 20);
     if (bw) x1 = std::max(x1, g / *bw * 4);
   }
@@ -219,14 +220,14 @@ std::string roofline_svg(const Merged& m, std::size_t platform) {
   s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte)</text>", L + W / 2, T + H + 34);
   s += fmt::format("<text transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\">GFLOP/s</text>", T + H / 2);
   std::vector<std::string> dtypes;
-  for (const auto& [dtype, g] : pf.ceilings.gflops) dtypes.push_back(dtype);
+  for (const auto& [dtype, g] : compute) dtypes.push_back(dtype);
   for (const Point* p : pts)
     if (std::find(dtypes.begin(), dtypes.end(), p->dtype) == dtypes.end()) dtypes.push_back(p->dtype);
   const auto dtype_colour = [&](const std::string& d) {
     return colour(static_cast<std::size_t>(std::find(dtypes.begin(), dtypes.end(), d) - dtypes.begin()));
   };
   std::vector<std::pair<double, std::string>> labels;  // compute ceilings' labels, kept apart below
-  for (const auto& [dtype, g] : pf.ceilings.gflops) {
+  for (const auto& [dtype, g] : compute) {
     const double ridge = bw ? g / *bw : x0;
     if (bw) s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" class=\"roof\"/>", X(x0),
                              Y(*bw * x0), X(std::max(ridge, x0)), Y(g));
@@ -239,7 +240,7 @@ std::string roofline_svg(const Merged& m, std::size_t platform) {
   for (std::size_t i = 1; i < labels.size(); ++i) labels[i].first = std::max(labels[i].first, labels[i - 1].first + 14);
   for (const auto& [y, text] : labels) s += fmt::format(fmt::runtime(text), y);
   if (bw) {
-    const double ridge = pf.ceilings.gflops.empty() ? x1 : pf.ceilings.gflops.begin()->second / *bw;
+    const double ridge = compute.empty() ? x1 : compute.begin()->second / *bw;
     const double at = std::sqrt(x0 * std::clamp(ridge, x0, x1));
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"roof-label\">{} GB/s</text>", X(at) + 8, Y(*bw * at) + 6,
                      rate_text(*bw));

@@ -67,7 +67,7 @@ class Planner {
   double estimate_s(const Problem& problem, const Target& target, const Ceilings& ceilings) const {
     const std::string dtype(to_string(problem.dtype));
     const auto seen = best_gflops_.find(key(target.spec, problem.op, dtype));
-    const std::optional<double> rate = seen != best_gflops_.end() ? seen->second : ceilings.compute_gflops(dtype);
+    const std::optional<double> rate = seen != best_gflops_.end() ? seen->second : ceilings.gemm_gflops(dtype);
     double s = rate && *rate > 0.0 ? problem.flops / (*rate * 1e9) : 0.0;
     if (const auto bandwidth = ceilings.bandwidth_gbs()) s = std::max(s, problem.bytes / (*bandwidth * 1e9));
     return s;
@@ -86,7 +86,8 @@ Row skipped_row(const Problem& problem, const Target& target, const RunSettings&
   return row;
 }
 
-// The short probes, unverified, before the suite: enough for % of peak and the roofline. A GEMM
+// The short probes, unverified, before the suite: enough for % of peak and the roofline. The FMA
+// probe runs first, then the others; a GEMM
 // probe runs only while the best rate so far says it takes under 50 ms, so a fast device gets the
 // large sizes it needs to reach its peak and a slow one is not held up.
 Ceilings measure_ceilings(const Target& target, const std::vector<DType>& dtypes, const RunSettings& settings,
@@ -95,10 +96,10 @@ Ceilings measure_ceilings(const Target& target, const std::vector<DType>& dtypes
   probe.verify = false;
   probe.timing = {.warmup_s = 0.05, .min_samples = 5, .min_time_s = 0.2, .max_time_s = settings.timing.max_time_s};
   if (progress) fmt::print(stderr, "measuring the ceilings of {} ...\n", target.spec);
-  std::vector<Row> rows;
+  std::vector<Row> rows{fma_probe_row(target)};
   for (const Problem& p : peak_problems(false, dtypes)) {
     if (p.op == "gemm") {
-      const auto rate = ceilings_from_rows(rows, target.spec, "").compute_gflops(std::string(to_string(p.dtype)));
+      const auto rate = ceilings_from_rows(rows, target.spec, "").gemm_gflops(std::string(to_string(p.dtype)));
       if (rate && p.flops / (*rate * 1e9) > 0.05) continue;
     }
     rows.push_back(run_problem(p, target, probe));
@@ -158,6 +159,8 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
   const double ref_s_per_flop = ref_seconds_per_flop(settings.seed);
   Planner planner(settings.timing, options.budget_s);
   const std::size_t total = suite.problems.size() * targets.size() * settings.providers.size();
+  if (suite.is_peak)
+    for (const Target& t : targets) rows.push_back(fma_probe_row(t));
   for (const Problem& problem : suite.problems) {
     const double verify_s = problem.flops * ref_s_per_flop;
     RunSettings these = settings;

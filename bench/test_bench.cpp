@@ -382,6 +382,44 @@ TEST_CASE("roofline placement") {
   CHECK(!unknown.pct_peak);
 }
 
+TEST_CASE("compute ceilings: the faster of the GEMM and FMA probes; time estimates keep the GEMM's") {
+  Ceilings c;
+  CHECK(c.compute_ceilings().empty());
+  c.fma_gflops = 80.0;
+  CHECK(c.compute_ceilings() == std::map<std::string, double>{{"f32", 80.0}});  // the FMA probe alone
+  c.gflops = {{"f32", 70.0}, {"f16", 300.0}};  // f16 on matrix units beats the f32 FMA probe
+  CHECK(*c.compute_gflops("f32") == 80.0);
+  CHECK(*c.compute_gflops("f16") == 300.0);
+  CHECK(*c.compute_gflops("bf16") == 80.0);  // computed in f32 where no GEMM probe ran
+  CHECK(*c.gemm_gflops("f32") == 70.0);
+  CHECK(!c.gemm_gflops("bf16"));
+  CHECK(c.compute_ceilings() == std::map<std::string, double>{{"f16", 300.0}, {"f32", 80.0}});
+  const Ceilings back = ceilings_from_json(to_json(c));
+  CHECK(back.fma_gflops == c.fma_gflops);
+  CHECK(back.gflops == c.gflops);
+
+  Row fma{.op = "fma", .workload = "f32 multiply-add chains", .device = "cpu", .dtype = "f32"};
+  fma.gflops = 90.0;
+  CHECK(is_probe(fma));
+  CHECK(ceilings_from_rows({fma}, "cpu", "").fma_gflops == 90.0);
+  CHECK(!ceilings_from_rows({fma}, "opencl:0", "").fma_gflops);
+}
+
+TEST_CASE("FMA probe rows: a rate on the cpu device; unsupported on ref, failed where the device did not open") {
+  const std::vector<Target> targets = open_targets({"cpu:threads=1", "ref"});
+  const Row cpu = fma_probe_row(targets[0]);
+  CHECK(cpu.status == "ok");
+  REQUIRE(cpu.gflops);
+  CHECK(*cpu.gflops > 0.0);
+  const Row ref = fma_probe_row(targets[1]);
+  CHECK(ref.status == "unsupported");
+  CHECK(ref.reason.find("no FMA probe") != std::string::npos);
+  CHECK(!ref.gflops);
+  const Row missing = fma_probe_row(Target{.spec = "cpu:x", .backend = "cpu", .error = "no such device"});
+  CHECK(missing.status == "failed");
+  CHECK(missing.reason == "no such device");
+}
+
 TEST_CASE("report: portability is the harmonic mean of efficiencies, 0 where a platform has no result") {
   const auto doc = [](const std::string& host, double native, std::optional<double> vendor) {
     Json env{{"hostname", host},
