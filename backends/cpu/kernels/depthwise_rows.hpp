@@ -327,6 +327,53 @@ template <int W, int Stride>
   return depthwise_chunks<W, block_vecs<W>(4, 1), 0, Stride>(a, y, a.c_begin, inside_begin, inside_end);
 }
 
+// Chunks of channels c0 and c0 + W * Vecs, block by block across a stride-1 row: each block of
+// columns runs the first chunk, then the second over the same pixels, whose next cache line the
+// first has just brought in.
+template <int W, int Vecs, int Pixels, int S>
+[[gnu::always_inline]] inline void depthwise_pair_blocks(const DepthwiseRows& a, const float* const* rows,
+                                                         std::int64_t c0, float* y, std::int64_t& ow,
+                                                         std::int64_t inside_begin, std::int64_t inside_end) {
+  for (; ow + Pixels <= a.q; ow += Pixels) {
+    if (c0 == a.c_begin && rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
+    if (ow >= inside_begin && ow + Pixels <= inside_end) {
+      depthwise_block_of<W, Vecs, Pixels, S, 1, false, 1>(a, rows, ow, c0, y);
+      depthwise_block_of<W, Vecs, Pixels, S, 1, false, 1>(a, rows, ow, c0 + W * Vecs, y);
+    } else {
+      depthwise_block_of<W, Vecs, Pixels, S, 1, true, 1>(a, rows, ow, c0, y);
+      depthwise_block_of<W, Vecs, Pixels, S, 1, true, 1>(a, rows, ow, c0 + W * Vecs, y);
+    }
+  }
+}
+
+// The channel width of a pair of chunks of 3x3 stride-1 blocks across (depthwise_chunk_pairs_body).
+template <int W> inline constexpr std::int64_t depthwise_pair_channels = 2 * W * block_vecs<W>(2, 3);
+
+// A 3x3 band at stride 1 and dilation 1 whose channels are pairs of chunks (a multiple of
+// depthwise_pair_channels), each pair block by block (depthwise_pair_blocks) rather than chunk
+// after chunk over the row, for layers that stream one-row bands from memory. Under AVX2 a chunk
+// is 16 channels, one cache line of a pixel: 8x32x112x112 read every other line of each input
+// row in each of its two passes.
+template <int W>
+[[gnu::always_inline]] inline void depthwise_chunk_pairs_body(const DepthwiseRows& a, float* y) {
+  constexpr int vecs = block_vecs<W>(2, 3);
+  static_assert(!block_fits<W>(vecs, 8, 3), "blocks of 8 pixels would be the better tiling");
+  const std::int64_t inside_begin = std::min(a.q, a.pad_left);
+  const std::int64_t inside_end = std::max(inside_begin, std::min(a.q, a.width - 2 + a.pad_left));
+  for (std::int64_t i = 0; i < a.out_rows; ++i) {
+    const float* const* rows = a.rows + i * 3;
+    float* y_row = y + i * a.q * a.k;
+    for (std::int64_t c0 = a.c_begin; c0 < a.c_end; c0 += depthwise_pair_channels<W>) {
+      std::int64_t ow = 0;
+      depthwise_pair_blocks<W, vecs, 4, 3>(a, rows, c0, y_row, ow, inside_begin, inside_end);
+      depthwise_pair_blocks<W, vecs, 3, 3>(a, rows, c0, y_row, ow, inside_begin, inside_end);
+      depthwise_pair_blocks<W, vecs, 2, 3>(a, rows, c0, y_row, ow, inside_begin, inside_end);
+      depthwise_pair_blocks<W, vecs, 1, 0>(a, rows, c0, y_row, ow, inside_begin, inside_end);
+    }
+    depthwise_finish(a, y, i, a.c_begin, a.c_end - a.c_begin);
+  }
+}
+
 // Any band. Each Stride is a function of its own, which the caller picks (vector_kernels.inc):
 // with the stride-2 blocks in the unit-stride function, inlined or only called from it, GCC
 // allocated registers worse in the unit-stride blocks and they ran 10-17 % slower.

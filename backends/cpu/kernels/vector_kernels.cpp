@@ -19,7 +19,12 @@ VectorKernels kernels_of([[maybe_unused]] std::string_view isa) {
   if (isa == "avx512") return avx512_vector_kernels();
 #endif
 #if defined(PORTA_CPU_AVX2)
-  if (isa == "avx2") return avx2_vector_kernels();
+  if (isa == "avx2") {
+    VectorKernels avx2 = avx2_vector_kernels();
+    avx2.depthwise_chunk_pairs = avx2_depthwise_chunk_pairs;
+    avx2.depthwise_pair_channels = depthwise_pair_channels<8>;
+    return avx2;
+  }
 #endif
   return generic_vector_kernels();
 }

@@ -25,6 +25,10 @@ struct VectorKernels {
   // Either runs any band; bands of stride 2 run faster through the second (depthwise_rows_body).
   DepthwiseRowsFn depthwise_rows, depthwise_rows_stride2;
   bool depthwise_row_pairs;  // whether depthwise_rows_stride2 runs rows in pairs where asked
+  // A 3x3 stride-1 band whose channels are pairs of chunks, run block by block
+  // (depthwise_chunk_pairs_body), `depthwise_pair_channels` wide; null where the set has none.
+  DepthwiseRowsFn depthwise_chunk_pairs = nullptr;
+  std::int64_t depthwise_pair_channels = 0;
   DepthwisePlaneFn depthwise_plane;
   ActivationRunFn sigmoid, silu;
   BiasActivateChannelsFn bias_activate_channels;
@@ -42,6 +46,8 @@ struct VectorKernels {
   float (*multiply_add_chains)(std::int64_t steps, float scale, float shift);
   int multiply_adds_per_step;
 };
+
+void avx2_depthwise_chunk_pairs(const DepthwiseRows& band, float* y);
 
 VectorKernels avx512_vector_kernels();
 VectorKernels avx2_vector_kernels();
