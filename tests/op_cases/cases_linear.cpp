@@ -277,12 +277,12 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
        {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 40}, true},
       {"depthwise_c40_stride2_row_pairs_odd", {1, 40, 17, 19}, {40, 1, 3, 3},
        {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 40}},
-      // 3x3 stride-1 layers that stream under the tests' caches, whose channels are pairs of chunks
-      // (AVX2: 16 + 16, run block by block): 64 + 32 channels over 14 columns (4 + 4 + 4 + 2),
-      // padded; 64 over 11 (4 + 4 + 3) with SiLU, which the kernel applies row by row.
-      {"depthwise_c96_3x3_chunk_pairs_q14", {2, 96, 6, 14}, {96, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 96}, true},
-      {"depthwise_c64_3x3_chunk_pairs_silu", {1, 64, 7, 11}, {64, 1, 3, 3},
-       {.pad = {1, 1, 1, 1}, .groups = 64, .activation = A::Silu}, true},
+      // 3x3 stride-1 layers of 32 channels that stream under the tests' caches (AVX2: two chunks of
+      // 16, run block by block): over 14 columns (4 + 4 + 4 + 2), padded; over 11 (4 + 4 + 3) with
+      // SiLU, which the kernel applies row by row.
+      {"depthwise_c32_3x3_chunk_pair_q14", {2, 32, 9, 14}, {32, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 32}, true},
+      {"depthwise_c32_3x3_chunk_pair_silu", {1, 32, 13, 11}, {32, 1, 3, 3},
+       {.pad = {1, 1, 1, 1}, .groups = 32, .activation = A::Silu}, true},
       {"depthwise_c72_stride3_q9", {1, 72, 5, 26}, {72, 1, 3, 3},
        {.stride = {3, 3}, .pad = {1, 1, 1, 1}, .groups = 72}},
       // General blocks (dilated): 4 + 4 + 2 columns over 32 + 8 channels.

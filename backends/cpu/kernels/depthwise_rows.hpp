@@ -328,8 +328,8 @@ template <int W, int Stride>
 }
 
 // Chunks of channels c0 and c0 + W * Vecs, block by block across a stride-1 row: each block of
-// columns runs the first chunk, then the second over the same pixels, whose next cache line the
-// first has just brought in.
+// columns runs the first chunk, then the second over the same pixels, whose next cache line came
+// in with the first's.
 template <int W, int Vecs, int Pixels, int S>
 [[gnu::always_inline]] inline void depthwise_pair_blocks(const DepthwiseRows& a, const float* const* rows,
                                                          std::int64_t c0, float* y, std::int64_t& ow,
@@ -346,16 +346,16 @@ template <int W, int Vecs, int Pixels, int S>
   }
 }
 
-// The channel width of a pair of chunks of 3x3 stride-1 blocks across (depthwise_chunk_pairs_body).
+// The channels of two chunks of 3x3 stride-1 blocks across (depthwise_chunk_pair_body).
 template <int W> inline constexpr std::int64_t depthwise_pair_channels = 2 * W * block_vecs<W>(2, 3);
 
-// A 3x3 band at stride 1 and dilation 1 whose channels are pairs of chunks (a multiple of
-// depthwise_pair_channels), each pair block by block (depthwise_pair_blocks) rather than chunk
-// after chunk over the row, for layers that stream one-row bands from memory. Under AVX2 a chunk
-// is 16 channels, one cache line of a pixel: 8x32x112x112 read every other line of each input
-// row in each of its two passes.
+// A 3x3 band at stride 1 and dilation 1 of depthwise_pair_channels channels, c_begin to c_end:
+// its two chunks block by block (depthwise_pair_blocks) rather than one after the other over the
+// row, for layers that stream one-row bands from memory. Under AVX2 a chunk is 16 channels, one
+// cache line of a pixel: 8x32x112x112 read every other line of each input row in each of its two
+// passes.
 template <int W>
-[[gnu::always_inline]] inline void depthwise_chunk_pairs_body(const DepthwiseRows& a, float* y) {
+[[gnu::always_inline]] inline void depthwise_chunk_pair_body(const DepthwiseRows& a, float* y) {
   constexpr int vecs = block_vecs<W>(2, 3);
   static_assert(!block_fits<W>(vecs, 8, 3), "blocks of 8 pixels would be the better tiling");
   const std::int64_t inside_begin = std::min(a.q, a.pad_left);
@@ -363,14 +363,12 @@ template <int W>
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
     const float* const* rows = a.rows + i * 3;
     float* y_row = y + i * a.q * a.k;
-    for (std::int64_t c0 = a.c_begin; c0 < a.c_end; c0 += depthwise_pair_channels<W>) {
-      std::int64_t ow = 0;
-      depthwise_pair_blocks<W, vecs, 4, 3>(a, rows, c0, y_row, ow, inside_begin, inside_end);
-      depthwise_pair_blocks<W, vecs, 3, 3>(a, rows, c0, y_row, ow, inside_begin, inside_end);
-      depthwise_pair_blocks<W, vecs, 2, 3>(a, rows, c0, y_row, ow, inside_begin, inside_end);
-      depthwise_pair_blocks<W, vecs, 1, 0>(a, rows, c0, y_row, ow, inside_begin, inside_end);
-    }
-    depthwise_finish(a, y, i, a.c_begin, a.c_end - a.c_begin);
+    std::int64_t ow = 0;
+    depthwise_pair_blocks<W, vecs, 4, 3>(a, rows, a.c_begin, y_row, ow, inside_begin, inside_end);
+    depthwise_pair_blocks<W, vecs, 3, 3>(a, rows, a.c_begin, y_row, ow, inside_begin, inside_end);
+    depthwise_pair_blocks<W, vecs, 2, 3>(a, rows, a.c_begin, y_row, ow, inside_begin, inside_end);
+    depthwise_pair_blocks<W, vecs, 1, 0>(a, rows, a.c_begin, y_row, ow, inside_begin, inside_end);
+    depthwise_finish(a, y, i, a.c_begin, depthwise_pair_channels<W>);
   }
 }
 

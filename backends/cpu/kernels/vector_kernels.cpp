@@ -21,7 +21,7 @@ VectorKernels kernels_of([[maybe_unused]] std::string_view isa) {
 #if defined(PORTA_CPU_AVX2)
   if (isa == "avx2") {
     VectorKernels avx2 = avx2_vector_kernels();
-    avx2.depthwise_chunk_pairs = avx2_depthwise_chunk_pairs;
+    avx2.depthwise_chunk_pair = avx2_depthwise_chunk_pair;
     avx2.depthwise_pair_channels = depthwise_pair_channels<8>;
     return avx2;
   }

@@ -25,9 +25,9 @@ struct VectorKernels {
   // Either runs any band; bands of stride 2 run faster through the second (depthwise_rows_body).
   DepthwiseRowsFn depthwise_rows, depthwise_rows_stride2;
   bool depthwise_row_pairs;  // whether depthwise_rows_stride2 runs rows in pairs where asked
-  // A 3x3 stride-1 band whose channels are pairs of chunks, run block by block
-  // (depthwise_chunk_pairs_body), `depthwise_pair_channels` wide; null where the set has none.
-  DepthwiseRowsFn depthwise_chunk_pairs = nullptr;
+  // A 3x3 stride-1 band of two chunks of channels, run block by block (depthwise_chunk_pair_body),
+  // `depthwise_pair_channels` wide; null where the set has none.
+  DepthwiseRowsFn depthwise_chunk_pair = nullptr;
   std::int64_t depthwise_pair_channels = 0;
   DepthwisePlaneFn depthwise_plane;
   ActivationRunFn sigmoid, silu;
@@ -47,7 +47,7 @@ struct VectorKernels {
   int multiply_adds_per_step;
 };
 
-void avx2_depthwise_chunk_pairs(const DepthwiseRows& band, float* y);
+void avx2_depthwise_chunk_pair(const DepthwiseRows& band, float* y);
 
 VectorKernels avx512_vector_kernels();
 VectorKernels avx2_vector_kernels();

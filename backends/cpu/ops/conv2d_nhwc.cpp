@@ -426,12 +426,13 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   // band's new input rows as it runs; then only a range's first task and an image's first band
   // ask for their own rows before they start.
   const bool fetch_next = streams && groups == 1 && d.k >= 16;
-  // Streaming 3x3 stride-1 bands whose channels are pairs of chunks run them block by block,
-  // where the instruction set has such a kernel (AVX2: 8x32x112x112 on 1 thread, 0.60 -> 0.85
-  // of oneDNN in session 30's trial).
+  // A streaming 3x3 stride-1 layer of two chunks of channels runs them block by block, where the
+  // instruction set has such a kernel (AVX2, 32 channels: 8x32x112x112 0.60 -> 0.88-0.95 of
+  // oneDNN on 1 thread). Run so over 15 pairs, 8x480x14x14 took 1.6x as long: 1.1 ms -> 1.9.
   const VectorKernels& vk = vector_kernels();
-  const bool chunk_pairs = streams && vk.depthwise_chunk_pairs && d.r == 3 && d.s == 3 && stride_h == 1 &&
-                           op.p.stride[1] == 1 && op.p.dilation[0] == 1 && op.p.dilation[1] == 1;
+  const bool chunk_pair = streams && vk.depthwise_chunk_pair && d.k == vk.depthwise_pair_channels && d.r == 3 &&
+                          d.s == 3 && stride_h == 1 && op.p.stride[1] == 1 && op.p.dilation[0] == 1 &&
+                          op.p.dilation[1] == 1;
   const auto run = [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(rows_per_band * d.r));
     std::vector<const float*> ahead(static_cast<std::size_t>(rows_per_band * stride_h + span_h));
@@ -466,7 +467,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
                                .act = exp_based ? op.p.activation : Activation::None, .ahead = ahead.data(),
                                .ahead_count = ahead_count, .row_pairs = row_pairs && rows_per_band > 1};
       float* y = op.y.data() + y_index;
-      (chunk_pairs && (c_end - c_begin) % vk.depthwise_pair_channels == 0 ? vk.depthwise_chunk_pairs : sweep)(args, y);
+      (chunk_pair ? vk.depthwise_chunk_pair : sweep)(args, y);
       const std::int64_t pixels = out_rows * d.q, width = c_end - c_begin;
       if (!exp_based)
         finish(y + c_begin, residual ? residual + c_begin : nullptr, pixels, width, d.k,
