@@ -351,9 +351,8 @@ template <int W> inline constexpr std::int64_t depthwise_pair_channels = 2 * W *
 
 // A 3x3 band at stride 1 and dilation 1 of depthwise_pair_channels channels, c_begin to c_end:
 // its two chunks block by block (depthwise_pair_blocks) rather than one after the other over the
-// row, for layers that stream one-row bands from memory. Under AVX2 a chunk is 16 channels, one
-// cache line of a pixel: 8x32x112x112 read every other line of each input row in each of its two
-// passes.
+// row. Under AVX2 a chunk is 16 channels, one cache line of a pixel: streaming one-row bands,
+// 8x32x112x112 read every other line of each input row in each of its two passes.
 template <int W>
 [[gnu::always_inline]] inline void depthwise_chunk_pair_body(const DepthwiseRows& a, float* y) {
   constexpr int vecs = block_vecs<W>(2, 3);
