@@ -378,8 +378,15 @@ struct DepthwiseTaps final : HostNodeState {
 // image's output rows and groups of 64 channels, run by the vectorised band kernel.
 void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const ConvDims& d = op.d;
-  const DepthwiseRowsFn sweep =
-      op.p.stride[1] == 2 ? vector_kernels().depthwise_rows_stride2 : vector_kernels().depthwise_rows;
+  // A 3x3 stride-1 layer of two chunks of channels runs them block by block, where the
+  // instruction set has such a kernel (AVX2, 32 channels; of oneDNN's rate on 1 thread: streaming
+  // 8x32x112x112 0.60 -> 0.88-0.95, in bands 1x32x112x112 0.81-0.84 -> 0.89, 2x32x56x56 0.90 ->
+  // 0.95). Run so over 15 pairs, 8x480x14x14 took 1.6x as long: 1.1 ms -> 1.9.
+  const VectorKernels& vk = vector_kernels();
+  const bool chunk_pair = vk.depthwise_chunk_pair && d.k == vk.depthwise_pair_channels && d.r == 3 && d.s == 3 &&
+                          op.p.stride[0] == 1 && op.p.stride[1] == 1 && op.p.dilation[0] == 1 && op.p.dilation[1] == 1;
+  const DepthwiseRowsFn sweep = chunk_pair ? vk.depthwise_chunk_pair
+                                : op.p.stride[1] == 2 ? vk.depthwise_rows_stride2 : vk.depthwise_rows;
   // Sigmoid and SiLU, bound by arithmetic, run in the kernel on each row of a channel chunk as
   // soon as it is computed, in L1 (8x480x14x14 3x3 with bias and SiLU 27 -> 44 GFLOP/s, 1T);
   // the cheap epilogues in one pass over the band (in the kernel, 64 channels at a time, they ran
@@ -426,14 +433,6 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   // band's new input rows as it runs; then only a range's first task and an image's first band
   // ask for their own rows before they start.
   const bool fetch_next = streams && groups == 1 && d.k >= 16;
-  // A 3x3 stride-1 layer of two chunks of channels runs them block by block, where the
-  // instruction set has such a kernel (AVX2, 32 channels; of oneDNN's rate on 1 thread: streaming
-  // 8x32x112x112 0.60 -> 0.88-0.95, in bands 1x32x112x112 0.81-0.84 -> 0.89, 2x32x56x56 0.90 ->
-  // 0.95). Run so over 15 pairs, 8x480x14x14 took 1.6x as long: 1.1 ms -> 1.9.
-  const VectorKernels& vk = vector_kernels();
-  const bool chunk_pair = vk.depthwise_chunk_pair && d.k == vk.depthwise_pair_channels && d.r == 3 &&
-                          d.s == 3 && stride_h == 1 && op.p.stride[1] == 1 && op.p.dilation[0] == 1 &&
-                          op.p.dilation[1] == 1;
   const auto run = [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(rows_per_band * d.r));
     std::vector<const float*> ahead(static_cast<std::size_t>(rows_per_band * stride_h + span_h));
@@ -468,7 +467,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
                                .act = exp_based ? op.p.activation : Activation::None, .ahead = ahead.data(),
                                .ahead_count = ahead_count, .row_pairs = row_pairs && rows_per_band > 1};
       float* y = op.y.data() + y_index;
-      (chunk_pair ? vk.depthwise_chunk_pair : sweep)(args, y);
+      sweep(args, y);
       const std::int64_t pixels = out_rows * d.q, width = c_end - c_begin;
       if (!exp_based)
         finish(y + c_begin, residual ? residual + c_begin : nullptr, pixels, width, d.k,
