@@ -80,7 +80,7 @@ std::optional<double> Ceilings::compute_gflops(const std::string& dtype) const {
 std::map<std::string, double> Ceilings::compute_ceilings() const {
   std::map<std::string, double> all;
   for (const auto& [dtype, rate] : gflops) all[dtype] = *compute_gflops(dtype);
-  if (fma_gflops && all.empty()) all["f32"] = *fma_gflops;
+  if (fma_gflops) all["f32"] = *compute_gflops("f32");
   return all;
 }
 

@@ -29,7 +29,7 @@ struct Ceilings {
   // The compute ceiling of `dtype`: the faster of its GEMM probe and the FMA probe, since porta's
   // kernels compute every dtype in f32 but on matrix units, where only a GEMM shows the rate.
   std::optional<double> compute_gflops(const std::string& dtype) const;
-  // compute_gflops of each dtype measured (f32 where only the FMA probe ran).
+  // compute_gflops of each dtype measured, f32's wherever the FMA probe ran.
   std::map<std::string, double> compute_ceilings() const;
   // The GEMM probe's rate alone: what a suite's time estimates use, a rate kernels reach.
   std::optional<double> gemm_gflops(const std::string& dtype) const;

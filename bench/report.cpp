@@ -129,7 +129,8 @@ std::string devices_section(const Merged& m) {
                   "<th>bandwidth GB/s</th><th>compute GFLOP/s</th><th>launch &micro;s</th><th>measured by</th></tr>";
   for (const Platform& p : m.platforms) {
     std::string compute;
-    for (const auto& [dtype, g] : p.ceilings.compute_ceilings()) compute += fmt::format("{}{} {}", compute.empty() ? "" : ", ", dtype, rate_text(g));
+    for (const auto& [dtype, g] : p.ceilings.compute_ceilings())
+      compute += fmt::format("{}{} {}", compute.empty() ? "" : ", ", dtype, rate_text(g));
     const auto bw = p.ceilings.bandwidth_gbs();
     h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=num>{}</td><td>{}</td><td class=num>{}</td><td>{}</td></tr>",
                      escape(p.label), escape(p.name), escape(p.backend), bw ? rate_text(*bw) : "-",

@@ -87,9 +87,9 @@ Row skipped_row(const Problem& problem, const Target& target, const RunSettings&
 }
 
 // The short probes, unverified, before the suite: enough for % of peak and the roofline. The FMA
-// probe runs first, then the others; a GEMM
-// probe runs only while the best rate so far says it takes under 50 ms, so a fast device gets the
-// large sizes it needs to reach its peak and a slow one is not held up.
+// probe runs first, then the others; a GEMM probe runs only while the best rate so far says it
+// takes under 50 ms, so a fast device gets the large sizes it needs to reach its peak and a slow
+// one is not held up.
 Ceilings measure_ceilings(const Target& target, const std::vector<DType>& dtypes, const RunSettings& settings,
                           bool progress) {
   RunSettings probe = with_provider(settings, Provider::Native);
@@ -97,6 +97,8 @@ Ceilings measure_ceilings(const Target& target, const std::vector<DType>& dtypes
   probe.timing = {.warmup_s = 0.05, .min_samples = 5, .min_time_s = 0.2, .max_time_s = settings.timing.max_time_s};
   if (progress) fmt::print(stderr, "measuring the ceilings of {} ...\n", target.spec);
   std::vector<Row> rows{fma_probe_row(target)};
+  if (rows.front().status == "failed")  // unsupported is expected where a backend has no probe
+    fmt::print(stderr, "porta-bench: the FMA probe failed on {}: {}\n", target.spec, single_line(rows.front().reason));
   for (const Problem& p : peak_problems(false, dtypes)) {
     if (p.op == "gemm") {
       const auto rate = ceilings_from_rows(rows, target.spec, "").gemm_gflops(std::string(to_string(p.dtype)));
@@ -158,7 +160,8 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
       if (t.device && !ceilings.count(t.spec)) ceilings[t.spec] = measure_ceilings(t, suite.dtypes, settings, progress);
   const double ref_s_per_flop = ref_seconds_per_flop(settings.seed);
   Planner planner(settings.timing, options.budget_s);
-  const std::size_t total = suite.problems.size() * targets.size() * settings.providers.size();
+  const std::size_t total =
+      suite.problems.size() * targets.size() * settings.providers.size() + (suite.is_peak ? targets.size() : 0);
   if (suite.is_peak)
     for (const Target& t : targets) rows.push_back(fma_probe_row(t));
   for (const Problem& problem : suite.problems) {

@@ -394,6 +394,8 @@ TEST_CASE("compute ceilings: the faster of the GEMM and FMA probes; time estimat
   CHECK(*c.gemm_gflops("f32") == 70.0);
   CHECK(!c.gemm_gflops("bf16"));
   CHECK(c.compute_ceilings() == std::map<std::string, double>{{"f16", 300.0}, {"f32", 80.0}});
+  c.gflops.erase("f32");  // a suite of f16 alone: f32's ceiling is the FMA probe's
+  CHECK(c.compute_ceilings() == std::map<std::string, double>{{"f16", 300.0}, {"f32", 80.0}});
   const Ceilings back = ceilings_from_json(to_json(c));
   CHECK(back.fma_gflops == c.fma_gflops);
   CHECK(back.gflops == c.gflops);

@@ -19,6 +19,7 @@
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/scratch_pool.hpp"
 #include "backends/cpu/kernels/vector_kernels.hpp"
+#include "core/runtime/fma_probe.hpp"
 #include "core/runtime/op_math.hpp"
 #include "op_cases/verify.hpp"
 #include "test_util.hpp"
@@ -300,17 +301,12 @@ TEST_SUITE("ops") {
       CAPTURE(name);
       const int lanes = name == "avx512" ? 16 : name == "avx2" ? 8 : 4;
       CHECK(set.multiply_adds_per_step >= 8 * lanes);  // fewer vectors cannot cover two FMA units' latency
-      // Chain i starts at i; 0.99 per step moves each chain visibly toward 100, so a loop that ran
+      // Chain i starts at i, and each step moves it visibly (fma_probe.hpp), so a loop that ran
       // fewer steps, or fewer chains, gives another sum.
       for (const std::int64_t steps : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, std::int64_t{100}}) {
         CAPTURE(steps);
-        double want = 0.0;
-        for (int i = 0; i < set.multiply_adds_per_step; ++i) {
-          double x = i;
-          for (std::int64_t s = 0; s < steps; ++s) x = x * 0.99 + 1.0;
-          want += x;
-        }
-        CHECK(set.multiply_add_chains(steps, 0.99f, 1.0f) == doctest::Approx(want).epsilon(1e-5));
+        const double want = fma_chains_sum(set.multiply_adds_per_step, steps);
+        CHECK(set.multiply_add_chains(steps, fma_scale, fma_shift) == doctest::Approx(want).epsilon(1e-5));
       }
     }
   }
@@ -322,7 +318,8 @@ TEST_SUITE("ops") {
       CHECK(std::isfinite(gflops));
       CHECK(gflops > 0.0);
     }
-    test::check_error([] { Device::open("ref").measure_fma_gflops(); }, ErrorCode::Unsupported, {"'ref'", "no FMA probe"});
+    test::check_error([] { Device::open("ref").measure_fma_gflops(); }, ErrorCode::Unsupported,
+                      {"'ref'", "no FMA probe"});
   }
 
   TEST_CASE("cpu device: its arch and lanes are the kernels', and it names the CPU's set where that is wider") {

@@ -139,19 +139,19 @@ class CpuDevice final : public HostDevice {
     const VectorKernels& kernels = vector_kernels();
     const int threads = info().threads;
     std::vector<float> sums(static_cast<std::size_t>(threads));
+    const auto chains = [&](int t, std::int64_t steps) {
+      sums[static_cast<std::size_t>(t)] = kernels.multiply_add_chains(steps, fma_scale, fma_shift);
+    };
     const auto run = [&](std::int64_t steps) {
       const auto start = std::chrono::steady_clock::now();
       arena_->execute([&] {
-        tbb::parallel_for(
-            0, threads,
-            [&](int t) { sums[static_cast<std::size_t>(t)] = kernels.multiply_add_chains(steps, fma_scale, fma_shift); },
-            tbb::static_partitioner{});
+        tbb::parallel_for(0, threads, [&](int t) { chains(t, steps); }, tbb::static_partitioner{});
       });
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     const double gflops = fma_probe_gflops(run, 2.0 * kernels.multiply_adds_per_step * threads);
     run(fma_check_steps);
-    for (const float sum : sums) check_fma_chains(sum, kernels.multiply_adds_per_step, info().spec);
+    check_fma_chains(sums, kernels.multiply_adds_per_step, info().spec);
     return gflops;
   }
 

@@ -3,6 +3,7 @@
 // devices and says why; nothing here aborts.
 #include <algorithm>
 #include <span>
+#include <vector>
 
 #include "backends/gpu/ops/ops.hpp"
 #include "backends/gpu/runtime/buffer.hpp"
@@ -165,9 +166,9 @@ class GpuDevice final : public DeviceImpl {
     const double gflops =
         fma_probe_gflops(run, 2.0 * gpu::fma_probe_chains * static_cast<double>(args.blocks) * args.threads);
     run(fma_check_steps);
-    float first = 0.0f;
-    sums.read(0, std::as_writable_bytes(std::span(&first, 1)));
-    check_fma_chains(first, gpu::fma_probe_chains, info_.spec);
+    std::vector<float> results(std::size_t{args.blocks} * args.threads);
+    sums.read(0, std::as_writable_bytes(std::span(results)));
+    check_fma_chains(results, gpu::fma_probe_chains, info_.spec);
     return gflops;
   }
 

@@ -2,8 +2,10 @@
 // "opencl:<index>", or "opencl:name=<text>" for the first device whose name contains <text>
 // (case-insensitive), e.g. "opencl:name=pthread" for PoCL's CPU device.
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <span>
+#include <vector>
 
 #include "backends/opencl/backend.hpp"
 
@@ -53,7 +55,8 @@ class OpenClDevice final : public DeviceImpl {
   // timed by profiling events. A CPU device's work items run vectors of its SIMD width, as many as
   // the cpu backend's probe and for the same reasons (backends/cpu/kernels/vector_kernels.inc).
   double measure_fma_gflops() override {
-    const int width = device_->description.is_cpu ? std::clamp(info().subgroup_size, 1, 16) : 1;
+    const auto simd = static_cast<unsigned>(std::clamp(info().subgroup_size, 1, 16));  // an OpenCL vector width:
+    const int width = device_->description.is_cpu ? static_cast<int>(std::bit_floor(simd)) : 1;  // 1, 2, 4, 8, 16
     const int chains = width >= 16 ? 24 : 12;
     const std::size_t items = 1024 * static_cast<std::size_t>(std::max(1, info().compute_units));
     ClBuffer sums(device_, items * sizeof(float));
@@ -73,8 +76,9 @@ class OpenClDevice final : public DeviceImpl {
       const cl_long steps_arg = steps;
       check_cl(clSetKernelArg(kernel.get(), 1, sizeof steps_arg, &steps_arg), "clSetKernelArg");
       cl_event event = nullptr;
-      check_cl(clEnqueueNDRangeKernel(device_->queue.get(), kernel.get(), 1, nullptr, &items, nullptr, 0, nullptr, &event),
-               "clEnqueueNDRangeKernel");
+      check_cl(
+          clEnqueueNDRangeKernel(device_->queue.get(), kernel.get(), 1, nullptr, &items, nullptr, 0, nullptr, &event),
+          "clEnqueueNDRangeKernel");
       const ClEvent done(event);
       check_cl(clFinish(device_->queue.get()), "clFinish");
       return static_cast<double>(profiling_ns(done, CL_PROFILING_COMMAND_END) -
@@ -82,9 +86,9 @@ class OpenClDevice final : public DeviceImpl {
     };
     const double gflops = fma_probe_gflops(run, 2.0 * chains * width * static_cast<double>(items));
     run(fma_check_steps);
-    float first = 0.0f;
-    sums.read(0, std::as_writable_bytes(std::span(&first, 1)));
-    check_fma_chains(first, chains * width, info().spec);
+    std::vector<float> results(items);
+    sums.read(0, std::as_writable_bytes(std::span(results)));
+    check_fma_chains(results, chains * width, info().spec);
     return gflops;
   }
 

@@ -283,6 +283,8 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"depthwise_c32_3x3_chunk_pair_q14", {2, 32, 9, 14}, {32, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 32}, true},
       {"depthwise_c32_3x3_chunk_pair_silu", {1, 32, 13, 11}, {32, 1, 3, 3},
        {.pad = {1, 1, 1, 1}, .groups = 32, .activation = A::Silu}, true},
+      // Two columns wide, padded unevenly (1 left, 2 right): 3 output columns, each reading padding.
+      {"depthwise_c32_3x3_chunk_pair_w2", {1, 32, 5, 2}, {32, 1, 3, 3}, {.pad = {1, 1, 0, 2}, .groups = 32}},
       {"depthwise_c72_stride3_q9", {1, 72, 5, 26}, {72, 1, 3, 3},
        {.stride = {3, 3}, .pad = {1, 1, 1, 1}, .groups = 72}},
       // General blocks (dilated): 4 + 4 + 2 columns over 32 + 8 channels.

@@ -329,13 +329,14 @@ template <int W, int Stride>
 
 // Chunks of channels c0 and c0 + W * Vecs, block by block across a stride-1 row: each block of
 // columns runs the first chunk, then the second over the same pixels, whose next cache line came
-// in with the first's.
+// in with the first's. depthwise_blocks' stride-1 path, not a parameter of it: see
+// depthwise_chunk_pair_avx2.cpp.
 template <int W, int Vecs, int Pixels, int S>
 [[gnu::always_inline]] inline void depthwise_pair_blocks(const DepthwiseRows& a, const float* const* rows,
                                                          std::int64_t c0, float* y, std::int64_t& ow,
                                                          std::int64_t inside_begin, std::int64_t inside_end) {
   for (; ow + Pixels <= a.q; ow += Pixels) {
-    if (c0 == a.c_begin && rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
+    if (rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
     if (ow >= inside_begin && ow + Pixels <= inside_end) {
       depthwise_block_of<W, Vecs, Pixels, S, 1, false, 1>(a, rows, ow, c0, y);
       depthwise_block_of<W, Vecs, Pixels, S, 1, false, 1>(a, rows, ow, c0 + W * Vecs, y);
@@ -349,7 +350,8 @@ template <int W, int Vecs, int Pixels, int S>
 // The channels of two chunks of 3x3 stride-1 blocks across (depthwise_chunk_pair_body).
 template <int W> inline constexpr std::int64_t depthwise_pair_channels = 2 * W * block_vecs<W>(2, 3);
 
-// A 3x3 band at stride 1 and dilation 1 of depthwise_pair_channels channels, c_begin to c_end:
+// A 3x3 band at stride 1 and dilation 1 of depthwise_pair_channels channels from c_begin (the
+// caller's choice: nothing here reads the band's filter size, stride, dilation or c_end):
 // its two chunks block by block (depthwise_pair_blocks) rather than one after the other over the
 // row. Under AVX2 a chunk is 16 channels, one cache line of a pixel: streaming one-row bands,
 // 8x32x112x112 read every other line of each input row in each of its two passes.

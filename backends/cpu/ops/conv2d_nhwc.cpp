@@ -380,8 +380,8 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const ConvDims& d = op.d;
   // A 3x3 stride-1 layer of two chunks of channels runs them block by block, where the
   // instruction set has such a kernel (AVX2, 32 channels; of oneDNN's rate on 1 thread: streaming
-  // 8x32x112x112 0.60 -> 0.88-0.95, in bands 1x32x112x112 0.81-0.84 -> 0.89, 2x32x56x56 0.90 ->
-  // 0.95). Run so over 15 pairs, 8x480x14x14 took 1.6x as long: 1.1 ms -> 1.9.
+  // 8x32x112x112 0.58-0.61 -> 0.86-0.87, in bands 1x32x112x112 0.80-0.82 -> 0.89; Zen 1). Run so
+  // over 15 pairs, 8x480x14x14 took 1.9 ms against 1.1.
   const VectorKernels& vk = vector_kernels();
   const bool chunk_pair = vk.depthwise_chunk_pair && d.k == vk.depthwise_pair_channels && d.r == 3 && d.s == 3 &&
                           op.p.stride[0] == 1 && op.p.stride[1] == 1 && op.p.dilation[0] == 1 && op.p.dilation[1] == 1;
