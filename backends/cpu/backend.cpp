@@ -149,10 +149,9 @@ class CpuDevice final : public HostDevice {
       });
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
-    const double gflops = fma_probe_gflops(run, 2.0 * kernels.multiply_adds_per_step * threads);
-    run(fma_check_steps);
-    check_fma_chains(sums, kernels.multiply_adds_per_step, info().spec);
-    return gflops;
+    return measure_fma_probe({.run = run, .sums = [&] { return sums; }, .chains = kernels.multiply_adds_per_step,
+                              .flops_per_step = 2.0 * kernels.multiply_adds_per_step * threads},
+                             info().spec);
   }
 
  private:

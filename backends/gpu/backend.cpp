@@ -163,13 +163,15 @@ class GpuDevice final : public DeviceImpl {
       check(gpuEventElapsedTime(&ms, start.get(), end.get()), info_.spec, "reading the FMA probe's time");
       return ms * 1e-3;
     };
-    const double gflops =
-        fma_probe_gflops(run, 2.0 * gpu::fma_probe_chains * static_cast<double>(args.blocks) * args.threads);
-    run(fma_check_steps);
-    std::vector<float> results(std::size_t{args.blocks} * args.threads);
-    sums.read(0, std::as_writable_bytes(std::span(results)));
-    check_fma_chains(results, gpu::fma_probe_chains, info_.spec);
-    return gflops;
+    const std::size_t threads = std::size_t{args.blocks} * args.threads;
+    const auto results = [&] {
+      std::vector<float> values(threads);
+      sums.read(0, std::as_writable_bytes(std::span(values)));
+      return values;
+    };
+    return measure_fma_probe({.run = run, .sums = results, .chains = gpu::fma_probe_chains,
+                              .flops_per_step = 2.0 * gpu::fma_probe_chains * static_cast<double>(threads)},
+                             info_.spec);
   }
 
  private:

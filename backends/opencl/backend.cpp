@@ -53,11 +53,11 @@ class OpenClDevice final : public DeviceImpl {
 
   // kernels/fma_probe.cl on 1024 work items per compute unit, enough to fill a GPU's schedulers;
   // timed by profiling events. A CPU device's work items run vectors of its SIMD width, as many as
-  // the cpu backend's probe and for the same reasons (backends/cpu/kernels/vector_kernels.inc).
+  // the cpu backend's probe (fma_probe_vectors).
   double measure_fma_gflops() override {
     const auto simd = static_cast<unsigned>(std::clamp(info().subgroup_size, 1, 16));  // an OpenCL vector width:
     const int width = device_->description.is_cpu ? static_cast<int>(std::bit_floor(simd)) : 1;  // 1, 2, 4, 8, 16
-    const int chains = width >= 16 ? 24 : 12;
+    const int chains = fma_probe_vectors(width);
     const std::size_t items = 1024 * static_cast<std::size_t>(std::max(1, info().compute_units));
     ClBuffer sums(device_, items * sizeof(float));
     const ClProgram program = programs_.cache().get(
@@ -84,12 +84,14 @@ class OpenClDevice final : public DeviceImpl {
       return static_cast<double>(profiling_ns(done, CL_PROFILING_COMMAND_END) -
                                  profiling_ns(done, CL_PROFILING_COMMAND_START)) * 1e-9;
     };
-    const double gflops = fma_probe_gflops(run, 2.0 * chains * width * static_cast<double>(items));
-    run(fma_check_steps);
-    std::vector<float> results(items);
-    sums.read(0, std::as_writable_bytes(std::span(results)));
-    check_fma_chains(results, chains * width, info().spec);
-    return gflops;
+    const auto results = [&] {
+      std::vector<float> values(items);
+      sums.read(0, std::as_writable_bytes(std::span(values)));
+      return values;
+    };
+    return measure_fma_probe({.run = run, .sums = results, .chains = chains * width,
+                              .flops_per_step = 2.0 * chains * width * static_cast<double>(items)},
+                             info().spec);
   }
 
  private:
