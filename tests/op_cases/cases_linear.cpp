@@ -277,14 +277,16 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
        {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 40}, true},
       {"depthwise_c40_stride2_row_pairs_odd", {1, 40, 17, 19}, {40, 1, 3, 3},
        {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 40}},
-      // 3x3 stride-1 layers of 32 channels that stream under the tests' caches (AVX2: two chunks of
-      // 16, run block by block): over 14 columns (4 + 4 + 4 + 2), padded; over 11 (4 + 4 + 3) with
-      // SiLU, which the kernel applies row by row.
-      {"depthwise_c32_3x3_chunk_pair_q14", {2, 32, 9, 14}, {32, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 32}, true},
-      {"depthwise_c32_3x3_chunk_pair_silu", {1, 32, 13, 11}, {32, 1, 3, 3},
+      // Pixel-major bands (AVX2: every chunk of 16 channels of a block before the next block; all
+      // 5x5 stride-1 layers above too): 3x3 layers of 32 channels that stream under the tests'
+      // caches, over 14 columns (4 + 4 + 4 + 2), padded, and over 11 (4 + 4 + 3) with SiLU, which
+      // the kernel applies row by row; two columns wide, padded unevenly (1 left, 2 right), so
+      // that each of the 3 output columns reads padding; 48 channels over 33 columns (4 x 8 + 1).
+      {"depthwise_c32_3x3_pixel_major_q14", {2, 32, 9, 14}, {32, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 32}, true},
+      {"depthwise_c32_3x3_pixel_major_silu", {1, 32, 13, 11}, {32, 1, 3, 3},
        {.pad = {1, 1, 1, 1}, .groups = 32, .activation = A::Silu}, true},
-      // Two columns wide, padded unevenly (1 left, 2 right): 3 output columns, each reading padding.
-      {"depthwise_c32_3x3_chunk_pair_w2", {1, 32, 5, 2}, {32, 1, 3, 3}, {.pad = {1, 1, 0, 2}, .groups = 32}},
+      {"depthwise_c32_3x3_pixel_major_w2", {1, 32, 5, 2}, {32, 1, 3, 3}, {.pad = {1, 1, 0, 2}, .groups = 32}},
+      {"depthwise_c48_3x3_pixel_major_q33", {1, 48, 4, 33}, {48, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 48}, true},
       {"depthwise_c72_stride3_q9", {1, 72, 5, 26}, {72, 1, 3, 3},
        {.stride = {3, 3}, .pad = {1, 1, 1, 1}, .groups = 72}},
       // General blocks (dilated): 4 + 4 + 2 columns over 32 + 8 channels.
@@ -352,6 +354,9 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
               {.pad = {1, 1, 1, 1}, .groups = 136, .activation = A::Silu}, true},
              {"residual_depthwise_relu_c72_stride2", {2, 72, 9, 7}, {72, 1, 5, 5},
               {.stride = {2, 2}, .pad = {2, 2, 2, 2}, .groups = 72, .activation = A::Relu}, true},
+             // A pixel-major 5x5 band (AVX2), its groups of 64 + 16 channels on 4 threads.
+             {"residual_depthwise_silu_c80_5x5", {1, 80, 6, 9}, {80, 1, 5, 5},
+              {.pad = {2, 2, 2, 2}, .groups = 80, .activation = A::Silu}, true},
              // A 3x3 /2 layer that streams under the tests' caches, its rows in pairs on 1 and 4 threads
              // (on 4, in channel groups of 64 + 16): SiLU and the residual on both rows of a pair, over
              // 13 columns (8 checked, 4 unchecked, 1).

@@ -201,11 +201,29 @@ template <int W>
 }
 
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
-// into the horizontal padding.
-template <int W, int Vecs, int Pixels, int S, int Stride, int Out>
+// into the horizontal padding. With AllChunks, each block runs chunk c0 and every later one to
+// c_end, over the same columns (depthwise_pixel_major_body).
+template <int W, int Vecs, int Pixels, int S, int Stride, int Out, bool AllChunks>
 [[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                     float* y, std::int64_t& ow, std::int64_t end,
                                                     std::int64_t inside_begin, std::int64_t inside_end) {
+  if constexpr (AllChunks) {
+    for (; ow + Pixels <= end; ow += Pixels) {
+      if constexpr (Stride == 1) {
+        if (rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
+      } else {
+        if (rows == a.rows) fetch_chunk_rows_ahead<W>(a, ow, Pixels, c0, a.c_end - c0);
+      }
+      if (ow >= inside_begin && ow + Pixels <= inside_end) {
+        for (std::int64_t c = c0; c < a.c_end; c += W * Vecs)
+          depthwise_block_of<W, Vecs, Pixels, S, Stride, false, Out>(a, rows, ow, c, y);
+      } else {
+        for (std::int64_t c = c0; c < a.c_end; c += W * Vecs)
+          depthwise_block_of<W, Vecs, Pixels, S, Stride, true, Out>(a, rows, ow, c, y);
+      }
+    }
+    return;
+  }
   for (; ow + Pixels <= end; ow += Pixels) {
     if constexpr (Stride == 1) {
       if (c0 == a.c_begin && rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
@@ -229,7 +247,7 @@ template <int W, int Vecs, int Pixels, int S, int Stride, int Out>
 // Otherwise general blocks of 4 and one of the 3, 2 or 1 columns left (singles at the edges of 7
 // columns ran 10 % slower). Blocks of Out rows count their sums and taps Out times against the
 // registers, and take their last column alone across.
-template <int W, int Vecs, int S, int Stride, int Out>
+template <int W, int Vecs, int S, int Stride, int Out, bool AllChunks = false>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                      float* y, std::int64_t q, std::int64_t inside_begin,
                                                      std::int64_t inside_end) {
@@ -237,20 +255,20 @@ template <int W, int Vecs, int S, int Stride, int Out>
   if constexpr (S > 0) {
     if constexpr (block_fits<W>(Vecs, 8 * Out, S * Out)) {
       if (q % 8 == 0 || q % 7 != 0)
-        depthwise_blocks<W, Vecs, 8, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 7, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 4, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+        depthwise_blocks<W, Vecs, 8, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 7, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 4, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     } else {
-      depthwise_blocks<W, Vecs, 4, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 3, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 4, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 3, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     }
-    depthwise_blocks<W, Vecs, 2, S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   } else {
-    depthwise_blocks<W, Vecs, 4, 0, Stride, 1>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<W, Vecs, 3, 0, Stride, 1>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<W, Vecs, 2, 0, Stride, 1>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 4, 0, Stride, 1, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 3, 0, Stride, 1, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, 0, Stride, 1, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   }
-  depthwise_blocks<W, Vecs, 1, Out == 1 ? 0 : S, Stride, Out>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+  depthwise_blocks<W, Vecs, 1, Out == 1 ? 0 : S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
 }
 
 // The epilogue over channels [c0, c0 + width) of output row i, just computed.
@@ -327,49 +345,33 @@ template <int W, int Stride>
   return depthwise_chunks<W, block_vecs<W>(4, 1), 0, Stride>(a, y, a.c_begin, inside_begin, inside_end);
 }
 
-// Chunks of channels c0 and c0 + W * Vecs, block by block across a stride-1 row: each block of
-// columns runs the first chunk, then the second over the same pixels, whose next cache line came
-// in with the first's. depthwise_blocks' stride-1 path, not a parameter of it: see
-// depthwise_chunk_pair_avx2.cpp.
-template <int W, int Vecs, int Pixels, int S>
-[[gnu::always_inline]] inline void depthwise_pair_blocks(const DepthwiseRows& a, const float* const* rows,
-                                                         std::int64_t c0, float* y, std::int64_t& ow,
-                                                         std::int64_t inside_begin, std::int64_t inside_end) {
-  for (; ow + Pixels <= a.q; ow += Pixels) {
-    if (rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
-    if (ow >= inside_begin && ow + Pixels <= inside_end) {
-      depthwise_block_of<W, Vecs, Pixels, S, 1, false, 1>(a, rows, ow, c0, y);
-      depthwise_block_of<W, Vecs, Pixels, S, 1, false, 1>(a, rows, ow, c0 + W * Vecs, y);
-    } else {
-      depthwise_block_of<W, Vecs, Pixels, S, 1, true, 1>(a, rows, ow, c0, y);
-      depthwise_block_of<W, Vecs, Pixels, S, 1, true, 1>(a, rows, ow, c0 + W * Vecs, y);
-    }
-  }
-}
+// The channels of a chunk of a pixel-major band (depthwise_pixel_major_body): its range of
+// channels must be a multiple of them.
+template <int W> inline constexpr std::int64_t depthwise_pixel_major_channels = W * block_vecs<W>(2, 3);
 
-// The channels of two chunks of 3x3 stride-1 blocks across (depthwise_chunk_pair_body).
-template <int W> inline constexpr std::int64_t depthwise_pair_channels = 2 * W * block_vecs<W>(2, 3);
-
-// A 3x3 band at stride 1 and dilation 1 of depthwise_pair_channels channels from c_begin (the
-// caller's choice: nothing here reads the band's filter size, stride, dilation or c_end):
-// its two chunks block by block (depthwise_pair_blocks) rather than one after the other over the
-// row. Under AVX2 a chunk is 16 channels, one cache line of a pixel: streaming one-row bands,
-// 8x32x112x112 read every other line of each input row in each of its two passes.
+// A band at stride 1 and dilation 1 of a filter 3 or 5 taps across, its chunks of channels
+// block by block: each block of columns runs every chunk before the next block, rather than each
+// chunk over the band's rows before the next chunk. A pixel's channels are then read one line
+// after the next, as hardware prefetchers follow best, where chunk by chunk each row read one
+// line in every k / 16 (AVX2), from L3 in a band of rows that fits L2. The caller's choice: it
+// reads neither the band's stride nor its dilation, and c_end - c_begin must be a multiple of
+// depthwise_pixel_major_channels<W>.
 template <int W>
-[[gnu::always_inline]] inline void depthwise_chunk_pair_body(const DepthwiseRows& a, float* y) {
-  constexpr int vecs = block_vecs<W>(2, 3);
-  static_assert(!block_fits<W>(vecs, 8, 3), "blocks of 8 pixels would be the better tiling");
+[[gnu::always_inline]] inline void depthwise_pixel_major_body(const DepthwiseRows& a, float* y) {
+  static_assert(depthwise_pixel_major_channels<W> % (W * block_vecs<W>(2, 5)) == 0);
+  // Output columns [inside_begin, inside_end) read no horizontal padding (depthwise_rows_body's
+  // at stride 1: computed there by a shared function, its blocks ran slower).
   const std::int64_t inside_begin = std::min(a.q, a.pad_left);
-  const std::int64_t inside_end = std::max(inside_begin, std::min(a.q, a.width - 2 + a.pad_left));
+  const std::int64_t inside_end = std::max(inside_begin, std::min(a.q, a.width - a.taps_w + 1 + a.pad_left));
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
-    const float* const* rows = a.rows + i * 3;
+    const float* const* rows = a.rows + i * a.taps_h;
     float* y_row = y + i * a.q * a.k;
-    std::int64_t ow = 0;
-    depthwise_pair_blocks<W, vecs, 4, 3>(a, rows, a.c_begin, y_row, ow, inside_begin, inside_end);
-    depthwise_pair_blocks<W, vecs, 3, 3>(a, rows, a.c_begin, y_row, ow, inside_begin, inside_end);
-    depthwise_pair_blocks<W, vecs, 2, 3>(a, rows, a.c_begin, y_row, ow, inside_begin, inside_end);
-    depthwise_pair_blocks<W, vecs, 1, 0>(a, rows, a.c_begin, y_row, ow, inside_begin, inside_end);
-    depthwise_finish(a, y, i, a.c_begin, depthwise_pair_channels<W>);
+    if (a.taps_w == 3) {
+      depthwise_columns<W, block_vecs<W>(2, 3), 3, 1, 1, true>(a, rows, a.c_begin, y_row, a.q, inside_begin, inside_end);
+    } else {
+      depthwise_columns<W, block_vecs<W>(2, 5), 5, 1, 1, true>(a, rows, a.c_begin, y_row, a.q, inside_begin, inside_end);
+    }
+    depthwise_finish(a, y, i, a.c_begin, a.c_end - a.c_begin);
   }
 }
 

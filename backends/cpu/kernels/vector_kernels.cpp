@@ -21,8 +21,8 @@ VectorKernels kernels_of([[maybe_unused]] std::string_view isa) {
 #if defined(PORTA_CPU_AVX2)
   if (isa == "avx2") {
     VectorKernels avx2 = avx2_vector_kernels();
-    avx2.depthwise_chunk_pair = avx2_depthwise_chunk_pair;
-    avx2.depthwise_pair_channels = depthwise_pair_channels<8>;
+    avx2.depthwise_pixel_major = avx2_depthwise_pixel_major;
+    avx2.depthwise_pixel_major_channels = depthwise_pixel_major_channels<8>;
     return avx2;
   }
 #endif

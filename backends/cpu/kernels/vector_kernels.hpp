@@ -25,10 +25,11 @@ struct VectorKernels {
   // Either runs any band; bands of stride 2 run faster through the second (depthwise_rows_body).
   DepthwiseRowsFn depthwise_rows, depthwise_rows_stride2;
   bool depthwise_row_pairs;  // whether depthwise_rows_stride2 runs rows in pairs where asked
-  // A 3x3 stride-1 band of two chunks of channels, run block by block (depthwise_chunk_pair_body),
-  // `depthwise_pair_channels` wide; null where the set has none.
-  DepthwiseRowsFn depthwise_chunk_pair = nullptr;
-  std::int64_t depthwise_pair_channels = 0;
+  // A stride-1 band of 3 or 5 taps across, its chunks of channels block by block
+  // (depthwise_pixel_major_body), over a multiple of `depthwise_pixel_major_channels`; null where
+  // the set has none.
+  DepthwiseRowsFn depthwise_pixel_major = nullptr;
+  std::int64_t depthwise_pixel_major_channels = 0;
   DepthwisePlaneFn depthwise_plane;
   ActivationRunFn sigmoid, silu;
   BiasActivateChannelsFn bias_activate_channels;
@@ -47,7 +48,7 @@ struct VectorKernels {
   int multiply_adds_per_step;
 };
 
-void avx2_depthwise_chunk_pair(const DepthwiseRows& band, float* y);
+void avx2_depthwise_pixel_major(const DepthwiseRows& band, float* y);
 
 VectorKernels avx512_vector_kernels();
 VectorKernels avx2_vector_kernels();

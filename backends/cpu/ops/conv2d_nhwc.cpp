@@ -378,20 +378,12 @@ struct DepthwiseTaps final : HostNodeState {
 // image's output rows and groups of 64 channels, run by the vectorised band kernel.
 void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const ConvDims& d = op.d;
-  // A 3x3 stride-1 layer of two chunks of channels runs them block by block, where the
-  // instruction set has such a kernel (AVX2, 32 channels; of oneDNN's rate on 1 thread: streaming
-  // 8x32x112x112 0.58-0.61 -> 0.86-0.87, in bands 1x32x112x112 0.80-0.82 -> 0.89; Zen 1). Run so
-  // over 15 pairs, 8x480x14x14 took 1.9 ms against 1.1.
-  const VectorKernels& vk = vector_kernels();
-  const bool chunk_pair = vk.depthwise_chunk_pair && d.k == vk.depthwise_pair_channels && d.r == 3 && d.s == 3 &&
-                          op.p.stride[0] == 1 && op.p.stride[1] == 1 && op.p.dilation[0] == 1 && op.p.dilation[1] == 1;
-  const DepthwiseRowsFn sweep = chunk_pair ? vk.depthwise_chunk_pair
-                                : op.p.stride[1] == 2 ? vk.depthwise_rows_stride2 : vk.depthwise_rows;
   // Sigmoid and SiLU, bound by arithmetic, run in the kernel on each row of a channel chunk as
   // soon as it is computed, in L1 (8x480x14x14 3x3 with bias and SiLU 27 -> 44 GFLOP/s, 1T);
   // the cheap epilogues in one pass over the band (in the kernel, 64 channels at a time, they ran
   // 5-18 % slower).
-  const BiasActivatePixelsFn finish = vector_kernels().bias_activate_pixels;
+  const VectorKernels& vk = vector_kernels();
+  const BiasActivatePixelsFn finish = vk.bias_activate_pixels;
   const bool exp_based = op.p.activation == Activation::Sigmoid || op.p.activation == Activation::Silu;
   const std::int64_t stride_h = op.p.stride[0], span_h = (d.r - 1) * op.p.dilation[0] + 1;
   const std::int64_t row_bytes = d.w * d.c * std::int64_t{sizeof(float)};
@@ -416,9 +408,23 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   // Streaming 3x3 /2 layers run in bands of two rows, which the kernel computes as pairs that
   // read their shared input row once (DepthwiseRows::row_pairs), where it can: under AVX2, two-row
   // bands of single rows ran 11 % slower than one-row bands (8x96x112x112, 1 thread).
-  const bool row_pairs = streams && vector_kernels().depthwise_row_pairs && d.r == 3 && d.s == 3 && stride_h == 2 &&
+  const bool row_pairs = streams && vk.depthwise_row_pairs && d.r == 3 && d.s == 3 && stride_h == 2 &&
                          op.p.stride[1] == 2 && span_h == 3 && op.p.dilation[1] == 1;
   const std::int64_t band_rows = streams ? (row_pairs ? 2 : 1) : std::clamp<std::int64_t>(fitting, 1, d.p);
+  // Stride-1 bands run pixel-major where the instruction set has such a kernel (AVX2; native /
+  // oneDNN, Zen 1, medians of 3-4 turns on 1 thread): all 5x5 ones, whose chunk-major passes read
+  // half a cache line each (1x672x14x14 0.96 -> 1.25, 1x1152x7x7 1.11 -> 1.60, 8x240x28x28
+  // 1.07-1.12 -> 1.30-1.39); 3x3 ones of up to 32 channels (8x32x112x112 0.58-0.64 -> 0.90-0.93),
+  // and in cache where a block's input, 3 rows of 6 pixels, fits half of L1 (1x144x56x56 0.67-0.82
+  // -> 0.84-1.17). Wider or streaming 3x3 layers ran slower so (1x480x14x14 on 2 threads 56 -> 66
+  // us; 8x480x14x14 1.10-1.15 -> 0.95-1.05, 8x144x56x56 1.17-1.35 -> 1.09-1.15).
+  const bool pixel_major =
+      vk.depthwise_pixel_major && d.k % vk.depthwise_pixel_major_channels == 0 && op.p.stride[1] == 1 &&
+      op.p.dilation[1] == 1 &&
+      (d.s == 5 || (d.s == 3 && (d.k <= 32 || (!streams && d.r * (4 + 2) * d.k * std::int64_t{sizeof(float)} <=
+                                                                cache.l1 / 2))));
+  const DepthwiseRowsFn sweep = pixel_major ? vk.depthwise_pixel_major
+                                : op.p.stride[1] == 2 ? vk.depthwise_rows_stride2 : vk.depthwise_rows;
   // At least 4 tasks a thread to balance: bands split into groups of 64 channels, or into more
   // bands where too few channels remain.
   const std::int64_t min_tasks = threads == 1 ? 1 : 4 * threads;
