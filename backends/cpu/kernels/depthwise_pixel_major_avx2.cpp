@@ -1,13 +1,28 @@
 // The AVX2 depthwise kernel for pixel-major bands (depthwise_pixel_major_body), in a file of its
 // own: added to vector_kernels_avx2.cpp, even as a function that nothing else called, a kernel
 // like it changed how GCC compiled the other depthwise kernels there, and stride-1 layers that
-// never ran it ran 5-25 % slower (docs/benchmarks.md, session 30).
+// never ran it ran 5-25 % slower (docs/benchmarks.md, session 30). Each filter width is a
+// function of its own, and so is a 3x3 band of exactly two chunks (32 channels), unrolled.
 #include "backends/cpu/kernels/vector_kernels.hpp"
 
 namespace porta::detail {
+namespace {
 
-__attribute__((target("avx2,fma"))) void avx2_depthwise_pixel_major(const DepthwiseRows& band, float* y) {
-  depthwise_pixel_major_body<8>(band, y);
+template <int S, int Chunks>
+[[gnu::noinline]] __attribute__((target("avx2,fma"))) void pixel_major(const DepthwiseRows& band, float* y) {
+  depthwise_pixel_major_body<8, S, Chunks>(band, y);
+}
+
+}  // namespace
+
+void avx2_depthwise_pixel_major(const DepthwiseRows& band, float* y) {
+  if (band.taps_w == 5) {
+    pixel_major<5, 0>(band, y);
+  } else if (band.c_end - band.c_begin == 2 * depthwise_pixel_major_channels<8>) {
+    pixel_major<3, 2>(band, y);
+  } else {
+    pixel_major<3, 0>(band, y);
+  }
 }
 
 }  // namespace porta::detail

@@ -200,14 +200,28 @@ template <int W>
       prefetch_floats(a.ahead[r] + column * a.k + c0, c_end - c0);
 }
 
+// One block of columns over chunk c0 and every later one to c_end, or with Chunks = 2 over c0
+// and the next alone, unrolled: 32-channel 3x3 layers ran 10-25 % slower as a loop (Zen 1).
+template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out, int Chunks>
+[[gnu::always_inline]] inline void depthwise_block_chunks(const DepthwiseRows& a, const float* const* rows,
+                                                          std::int64_t ow, std::int64_t c0, float* y) {
+  if constexpr (Chunks == 2) {
+    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c0, y);
+    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c0 + W * Vecs, y);
+  } else {
+    for (std::int64_t c = c0; c < a.c_end; c += W * Vecs)
+      depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c, y);
+  }
+}
+
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
-// into the horizontal padding. With AllChunks, each block runs chunk c0 and every later one to
-// c_end, over the same columns (depthwise_pixel_major_body).
-template <int W, int Vecs, int Pixels, int S, int Stride, int Out, bool AllChunks>
+// into the horizontal padding. Chunks other than 1 run more chunks from c0 in each block
+// (depthwise_block_chunks: 0 all to c_end, 2 two), for depthwise_pixel_major_body.
+template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks>
 [[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                     float* y, std::int64_t& ow, std::int64_t end,
                                                     std::int64_t inside_begin, std::int64_t inside_end) {
-  if constexpr (AllChunks) {
+  if constexpr (Chunks != 1) {
     for (; ow + Pixels <= end; ow += Pixels) {
       if constexpr (Stride == 1) {
         if (rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
@@ -215,11 +229,9 @@ template <int W, int Vecs, int Pixels, int S, int Stride, int Out, bool AllChunk
         if (rows == a.rows) fetch_chunk_rows_ahead<W>(a, ow, Pixels, c0, a.c_end - c0);
       }
       if (ow >= inside_begin && ow + Pixels <= inside_end) {
-        for (std::int64_t c = c0; c < a.c_end; c += W * Vecs)
-          depthwise_block_of<W, Vecs, Pixels, S, Stride, false, Out>(a, rows, ow, c, y);
+        depthwise_block_chunks<W, Vecs, Pixels, S, Stride, false, Out, Chunks>(a, rows, ow, c0, y);
       } else {
-        for (std::int64_t c = c0; c < a.c_end; c += W * Vecs)
-          depthwise_block_of<W, Vecs, Pixels, S, Stride, true, Out>(a, rows, ow, c, y);
+        depthwise_block_chunks<W, Vecs, Pixels, S, Stride, true, Out, Chunks>(a, rows, ow, c0, y);
       }
     }
     return;
@@ -247,7 +259,7 @@ template <int W, int Vecs, int Pixels, int S, int Stride, int Out, bool AllChunk
 // Otherwise general blocks of 4 and one of the 3, 2 or 1 columns left (singles at the edges of 7
 // columns ran 10 % slower). Blocks of Out rows count their sums and taps Out times against the
 // registers, and take their last column alone across.
-template <int W, int Vecs, int S, int Stride, int Out, bool AllChunks = false>
+template <int W, int Vecs, int S, int Stride, int Out, int Chunks = 1>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                      float* y, std::int64_t q, std::int64_t inside_begin,
                                                      std::int64_t inside_end) {
@@ -255,20 +267,20 @@ template <int W, int Vecs, int S, int Stride, int Out, bool AllChunks = false>
   if constexpr (S > 0) {
     if constexpr (block_fits<W>(Vecs, 8 * Out, S * Out)) {
       if (q % 8 == 0 || q % 7 != 0)
-        depthwise_blocks<W, Vecs, 8, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 7, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 4, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+        depthwise_blocks<W, Vecs, 8, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 7, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 4, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     } else {
-      depthwise_blocks<W, Vecs, 4, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 3, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 4, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 3, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     }
-    depthwise_blocks<W, Vecs, 2, S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   } else {
-    depthwise_blocks<W, Vecs, 4, 0, Stride, 1, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<W, Vecs, 3, 0, Stride, 1, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<W, Vecs, 2, 0, Stride, 1, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 4, 0, Stride, 1, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 3, 0, Stride, 1, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, 0, Stride, 1, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   }
-  depthwise_blocks<W, Vecs, 1, Out == 1 ? 0 : S, Stride, Out, AllChunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+  depthwise_blocks<W, Vecs, 1, Out == 1 ? 0 : S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
 }
 
 // The epilogue over channels [c0, c0 + width) of output row i, just computed.
@@ -349,28 +361,24 @@ template <int W, int Stride>
 // channels must be a multiple of them.
 template <int W> inline constexpr std::int64_t depthwise_pixel_major_channels = W * block_vecs<W>(2, 3);
 
-// A band at stride 1 and dilation 1 of a filter 3 or 5 taps across, its chunks of channels
+// A band at stride 1 and dilation 1 of a filter S = 3 or 5 taps across, its chunks of channels
 // block by block: each block of columns runs every chunk before the next block, rather than each
 // chunk over the band's rows before the next chunk. A pixel's channels are then read one line
-// after the next, as hardware prefetchers follow best, where chunk by chunk each row read one
-// line in every k / 16 (AVX2), from L3 in a band of rows that fits L2. The caller's choice: it
-// reads neither the band's stride nor its dilation, and c_end - c_begin must be a multiple of
-// depthwise_pixel_major_channels<W>.
-template <int W>
+// after the next, where chunk by chunk each row read one line in every k / 16 (AVX2), or half a
+// line in every k / 8 (AVX2, 5x5). The caller's choice: it reads neither the band's stride nor its
+// dilation, and c_end - c_begin must be a multiple of depthwise_pixel_major_channels<W>, or with
+// Chunks = 2 exactly two chunks.
+template <int W, int S, int Chunks>
 [[gnu::always_inline]] inline void depthwise_pixel_major_body(const DepthwiseRows& a, float* y) {
-  static_assert(depthwise_pixel_major_channels<W> % (W * block_vecs<W>(2, 5)) == 0);
+  constexpr int vecs = block_vecs<W>(2, S);
+  static_assert(depthwise_pixel_major_channels<W> % (W * vecs) == 0);
   // Output columns [inside_begin, inside_end) read no horizontal padding (depthwise_rows_body's
   // at stride 1: computed there by a shared function, its blocks ran slower).
   const std::int64_t inside_begin = std::min(a.q, a.pad_left);
-  const std::int64_t inside_end = std::max(inside_begin, std::min(a.q, a.width - a.taps_w + 1 + a.pad_left));
+  const std::int64_t inside_end = std::max(inside_begin, std::min(a.q, a.width - S + 1 + a.pad_left));
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
-    const float* const* rows = a.rows + i * a.taps_h;
-    float* y_row = y + i * a.q * a.k;
-    if (a.taps_w == 3) {
-      depthwise_columns<W, block_vecs<W>(2, 3), 3, 1, 1, true>(a, rows, a.c_begin, y_row, a.q, inside_begin, inside_end);
-    } else {
-      depthwise_columns<W, block_vecs<W>(2, 5), 5, 1, 1, true>(a, rows, a.c_begin, y_row, a.q, inside_begin, inside_end);
-    }
+    depthwise_columns<W, vecs, S, 1, 1, Chunks>(a, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k, a.q,
+                                             inside_begin, inside_end);
     depthwise_finish(a, y, i, a.c_begin, a.c_end - a.c_begin);
   }
 }
