@@ -277,16 +277,19 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
        {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 40}, true},
       {"depthwise_c40_stride2_row_pairs_odd", {1, 40, 17, 19}, {40, 1, 3, 3},
        {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 40}},
-      // Pixel-major bands (AVX2: every chunk of 16 channels of a block before the next block; all
-      // 5x5 stride-1 layers above too): 3x3 layers of 32 channels that stream under the tests'
-      // caches, over 14 columns (4 + 4 + 4 + 2), padded, and over 11 (4 + 4 + 3) with SiLU, which
-      // the kernel applies row by row; two columns wide, padded unevenly (1 left, 2 right), so
-      // that each of the 3 output columns reads padding; 48 channels over 33 columns (4 x 8 + 1).
+      // Pixel-major bands (AVX2: every chunk of a block, 16 channels at 3x3 and 8 at 5x5, before the
+      // next block; the 5x5 stride-1 cases above too): 3x3 layers of 32 channels, unrolled, over 14
+      // columns (4 + 4 + 4 + 2), padded, and over 11 (4 + 4 + 3) with SiLU, which the kernel applies
+      // row by row; two columns wide, padded unevenly (1 left, 2 right), so that each of the 3
+      // output columns reads padding. 48 channels over 33 columns (8 blocks of 4 + 1) and 96 with a
+      // bias (on more threads, groups of 64 and 32 channels, the second unrolled), both in cache
+      // under the machine's caches only: under the tests' they stream and run chunk-major.
       {"depthwise_c32_3x3_pixel_major_q14", {2, 32, 9, 14}, {32, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 32}, true},
       {"depthwise_c32_3x3_pixel_major_silu", {1, 32, 13, 11}, {32, 1, 3, 3},
        {.pad = {1, 1, 1, 1}, .groups = 32, .activation = A::Silu}, true},
       {"depthwise_c32_3x3_pixel_major_w2", {1, 32, 5, 2}, {32, 1, 3, 3}, {.pad = {1, 1, 0, 2}, .groups = 32}},
       {"depthwise_c48_3x3_pixel_major_q33", {1, 48, 4, 33}, {48, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 48}, true},
+      {"depthwise_c96_3x3_pixel_major_bias", {1, 96, 5, 9}, {96, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 96}, true},
       {"depthwise_c72_stride3_q9", {1, 72, 5, 26}, {72, 1, 3, 3},
        {.stride = {3, 3}, .pad = {1, 1, 1, 1}, .groups = 72}},
       // General blocks (dilated): 4 + 4 + 2 columns over 32 + 8 channels.

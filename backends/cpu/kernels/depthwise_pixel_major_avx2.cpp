@@ -1,8 +1,9 @@
 // The AVX2 depthwise kernel for pixel-major bands (depthwise_pixel_major_body), in a file of its
 // own: added to vector_kernels_avx2.cpp, even as a function that nothing else called, a kernel
 // like it changed how GCC compiled the other depthwise kernels there, and stride-1 layers that
-// never ran it ran 5-25 % slower (docs/benchmarks.md, session 30). Each filter width is a
-// function of its own, and so is a 3x3 band of exactly two chunks (32 channels), unrolled.
+// never ran it ran 5-25 % slower (docs/benchmarks.md, session 30). A 3x3 band of exactly two
+// chunks (32 channels) runs them unrolled: as a loop of chunks, 32-channel layers ran 10-25 %
+// slower.
 #include "backends/cpu/kernels/vector_kernels.hpp"
 
 namespace porta::detail {

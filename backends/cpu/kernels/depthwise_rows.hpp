@@ -8,8 +8,9 @@
 // Channels are contiguous in both, so the sums of a chunk of channels stay in vector registers
 // over every tap; a chunk runs over every row of the band before the next, so that the input
 // lines it shares between rows come from L1 (or, with row_pairs, two rows at a time that load
-// their shared input row once). Compiled per instruction set (vector_kernels.hpp), in vectors of
-// its width W, in blocks sized for its registers.
+// their shared input row once), except in pixel-major bands (depthwise_pixel_major_body).
+// Compiled per instruction set (vector_kernels.hpp), in vectors of its width W, in blocks sized for
+// its registers.
 #include <algorithm>
 #include <cstdint>
 
@@ -222,12 +223,9 @@ template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks>
                                                     float* y, std::int64_t& ow, std::int64_t end,
                                                     std::int64_t inside_begin, std::int64_t inside_end) {
   if constexpr (Chunks != 1) {
+    static_assert(Stride == 1);
     for (; ow + Pixels <= end; ow += Pixels) {
-      if constexpr (Stride == 1) {
-        if (rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
-      } else {
-        if (rows == a.rows) fetch_chunk_rows_ahead<W>(a, ow, Pixels, c0, a.c_end - c0);
-      }
+      if (rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
       if (ow >= inside_begin && ow + Pixels <= inside_end) {
         depthwise_block_chunks<W, Vecs, Pixels, S, Stride, false, Out, Chunks>(a, rows, ow, c0, y);
       } else {
@@ -250,7 +248,8 @@ template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks>
   }
 }
 
-// The columns of one chunk of channels, in blocks across the whole row, the padding checked in
+// The columns of one chunk of channels (or with Chunks other than 1, of more chunks from c0 in
+// each block: depthwise_blocks), in blocks across the whole row, the padding checked in
 // the blocks at its edges. Each sum is a chain of as many FMAs as the filter has taps, so a block
 // of few pixels waits on their latency: a row runs in as few blocks as fit. With S, the filter's
 // width, a compile-time one: blocks of S taps across of 8, 7 and 4 pixels where 8 fit the
@@ -357,23 +356,23 @@ template <int W, int Stride>
   return depthwise_chunks<W, block_vecs<W>(4, 1), 0, Stride>(a, y, a.c_begin, inside_begin, inside_end);
 }
 
-// The channels of a chunk of a pixel-major band (depthwise_pixel_major_body): its range of
-// channels must be a multiple of them.
+// The unit of a pixel-major band's range of channels (depthwise_pixel_major_body): a chunk of
+// 3 taps across, which chunks of 5 divide (AVX2: 16 and 8 channels).
 template <int W> inline constexpr std::int64_t depthwise_pixel_major_channels = W * block_vecs<W>(2, 3);
 
 // A band at stride 1 and dilation 1 of a filter S = 3 or 5 taps across, its chunks of channels
 // block by block: each block of columns runs every chunk before the next block, rather than each
 // chunk over the band's rows before the next chunk. A pixel's channels are then read one line
-// after the next, where chunk by chunk each row read one line in every k / 16 (AVX2), or half a
-// line in every k / 8 (AVX2, 5x5). The caller's choice: it reads neither the band's stride nor its
-// dilation, and c_end - c_begin must be a multiple of depthwise_pixel_major_channels<W>, or with
-// Chunks = 2 exactly two chunks.
+// after the next, where chunk by chunk a row's pass read one of a pixel's k / 16 lines (AVX2), or
+// half of one (5x5). The epilogue runs on each output row over the band's channels. The caller's
+// choice: nothing here checks the band's stride, dilation or taps_w; c_end - c_begin must be a
+// multiple of depthwise_pixel_major_channels<W>, or with Chunks = 2 exactly two chunks.
 template <int W, int S, int Chunks>
 [[gnu::always_inline]] inline void depthwise_pixel_major_body(const DepthwiseRows& a, float* y) {
   constexpr int vecs = block_vecs<W>(2, S);
   static_assert(depthwise_pixel_major_channels<W> % (W * vecs) == 0);
-  // Output columns [inside_begin, inside_end) read no horizontal padding (depthwise_rows_body's
-  // at stride 1: computed there by a shared function, its blocks ran slower).
+  // Output columns [inside_begin, inside_end) read no horizontal padding: depthwise_rows_body's
+  // at stride 1 and dilation 1, written out (a helper shared with it changed its registers).
   const std::int64_t inside_begin = std::min(a.q, a.pad_left);
   const std::int64_t inside_end = std::max(inside_begin, std::min(a.q, a.width - S + 1 + a.pad_left));
   for (std::int64_t i = 0; i < a.out_rows; ++i) {

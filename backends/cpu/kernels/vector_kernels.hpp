@@ -25,7 +25,7 @@ struct VectorKernels {
   // Either runs any band; bands of stride 2 run faster through the second (depthwise_rows_body).
   DepthwiseRowsFn depthwise_rows, depthwise_rows_stride2;
   bool depthwise_row_pairs;  // whether depthwise_rows_stride2 runs rows in pairs where asked
-  // A stride-1 band of 3 or 5 taps across, its chunks of channels block by block
+  // A band of stride 1, dilation 1 and 3 or 5 taps across, its chunks of channels block by block
   // (depthwise_pixel_major_body), over a multiple of `depthwise_pixel_major_channels`; null where
   // the set has none.
   DepthwiseRowsFn depthwise_pixel_major = nullptr;

@@ -379,9 +379,10 @@ struct DepthwiseTaps final : HostNodeState {
 void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const ConvDims& d = op.d;
   // Sigmoid and SiLU, bound by arithmetic, run in the kernel on each row of a channel chunk as
-  // soon as it is computed, in L1 (8x480x14x14 3x3 with bias and SiLU 27 -> 44 GFLOP/s, 1T);
-  // the cheap epilogues in one pass over the band (in the kernel, 64 channels at a time, they ran
-  // 5-18 % slower).
+  // soon as it is computed, in L1 (8x480x14x14 3x3 with bias and SiLU 27 -> 44 GFLOP/s, 1T; in
+  // pixel-major bands, on each row of the band's channels, not measured apart); the cheap
+  // epilogues in one pass over the band (in the kernel, 64 channels at a time, they ran 5-18 %
+  // slower).
   const VectorKernels& vk = vector_kernels();
   const BiasActivatePixelsFn finish = vk.bias_activate_pixels;
   const bool exp_based = op.p.activation == Activation::Sigmoid || op.p.activation == Activation::Silu;
@@ -411,13 +412,14 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const bool row_pairs = streams && vk.depthwise_row_pairs && d.r == 3 && d.s == 3 && stride_h == 2 &&
                          op.p.stride[1] == 2 && span_h == 3 && op.p.dilation[1] == 1;
   const std::int64_t band_rows = streams ? (row_pairs ? 2 : 1) : std::clamp<std::int64_t>(fitting, 1, d.p);
-  // Stride-1 bands run pixel-major where the instruction set has such a kernel (AVX2; native /
-  // oneDNN, Zen 1, medians of 3-4 turns on 1 thread): all 5x5 ones, whose chunk-major passes read
-  // half a cache line each (1x672x14x14 0.96 -> 1.25, 1x1152x7x7 1.11 -> 1.60, 8x240x28x28
-  // 1.07-1.12 -> 1.30-1.39); 3x3 ones of up to 32 channels (8x32x112x112 0.58-0.64 -> 0.90-0.93),
-  // and in cache where a block's input, 3 rows of 6 pixels, fits half of L1 (1x144x56x56 0.67-0.82
-  // -> 0.84-1.17). Wider or streaming 3x3 layers ran slower so (1x480x14x14 on 2 threads 56 -> 66
-  // us; 8x480x14x14 1.10-1.15 -> 0.95-1.05, 8x144x56x56 1.17-1.35 -> 1.09-1.15).
+  // Bands of filters 3 or 5 wide, at stride 1 and dilation 1 across, run pixel-major where the
+  // instruction set has such a kernel (AVX2; native / oneDNN on 1 thread, Zen 1, docs/benchmarks.md
+  // session 32): all 5 wide, whose chunk-major passes read half a cache line each (1x672x14x14
+  // 0.93 -> 1.27, 8x240x28x28 1.14 -> 1.28); 3 wide of up to 32 channels (as session 31's chunk
+  // pair: chunk-major, 8x32x112x112 ran at 0.58-0.64); and 3 wide in cache where a block's input,
+  // d.r rows of 6 pixels of k channels, fits half of L1 (1x144x56x56 0.75 -> 0.96). Wider or
+  // streaming 3-wide layers ran slower so (1x480x14x14 on 2 threads 56 -> 66 us, 8x480x14x14
+  // 1.10-1.15 -> 0.95-1.05).
   const bool pixel_major =
       vk.depthwise_pixel_major && d.k % vk.depthwise_pixel_major_channels == 0 && op.p.stride[1] == 1 &&
       op.p.dilation[1] == 1 &&
