@@ -1,8 +1,10 @@
 // The CPU device: porta's kernels on oneTBB, in a task arena with the thread count of the spec
 // ("cpu:threads=N"; default: every hardware thread).
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <fstream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -149,9 +151,10 @@ class CpuDevice final : public HostDevice {
       });
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
-    return measure_fma_probe({.run = run, .sums = [&] { return sums; }, .chains = kernels.multiply_adds_per_step,
-                              .flops_per_step = 2.0 * kernels.multiply_adds_per_step * threads},
-                             info().spec);
+    const auto read_sums = [&](std::span<float> out) { std::ranges::copy(sums, out.begin()); };
+    return measure_fma_probe(
+        {.run = run, .read_sums = read_sums, .chains = kernels.multiply_adds_per_step, .threads = threads},
+        info().spec);
   }
 
  private:

@@ -163,14 +163,9 @@ class GpuDevice final : public DeviceImpl {
       check(gpuEventElapsedTime(&ms, start.get(), end.get()), info_.spec, "reading the FMA probe's time");
       return ms * 1e-3;
     };
-    const std::size_t threads = std::size_t{args.blocks} * args.threads;
-    const auto results = [&] {
-      std::vector<float> values(threads);
-      sums.read(0, std::as_writable_bytes(std::span(values)));
-      return values;
-    };
-    return measure_fma_probe({.run = run, .sums = results, .chains = gpu::fma_probe_chains,
-                              .flops_per_step = 2.0 * gpu::fma_probe_chains * static_cast<double>(threads)},
+    const auto read_sums = [&](std::span<float> out) { sums.read(0, std::as_writable_bytes(out)); };
+    return measure_fma_probe({.run = run, .read_sums = read_sums, .chains = gpu::fma_probe_chains,
+                              .threads = std::int64_t{args.blocks} * args.threads},
                              info_.spec);
   }
 

@@ -84,13 +84,9 @@ class OpenClDevice final : public DeviceImpl {
       return static_cast<double>(profiling_ns(done, CL_PROFILING_COMMAND_END) -
                                  profiling_ns(done, CL_PROFILING_COMMAND_START)) * 1e-9;
     };
-    const auto results = [&] {
-      std::vector<float> values(items);
-      sums.read(0, std::as_writable_bytes(std::span(values)));
-      return values;
-    };
-    return measure_fma_probe({.run = run, .sums = results, .chains = chains * width,
-                              .flops_per_step = 2.0 * chains * width * static_cast<double>(items)},
+    const auto read_sums = [&](std::span<float> out) { sums.read(0, std::as_writable_bytes(out)); };
+    return measure_fma_probe({.run = run, .read_sums = read_sums, .chains = chains * width,
+                              .threads = static_cast<std::int64_t>(items)},
                              info().spec);
   }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "porta/error.hpp"
 
@@ -25,9 +26,11 @@ double measure_fma_probe(const FmaProbe& probe, std::string_view device) {
   double seconds = timed(steps);
   for (; seconds < long_enough_s; seconds = timed(steps)) steps *= 2;
   for (int i = 0; i < 4; ++i) seconds = std::min(seconds, timed(steps));
-  const double gflops = probe.flops_per_step * static_cast<double>(steps) / seconds * 1e-9;
+  const double flops_per_step = 2.0 * probe.chains * static_cast<double>(probe.threads);
+  const double gflops = flops_per_step * static_cast<double>(steps) / seconds * 1e-9;
   probe.run(fma_check_steps);
-  const std::vector<float> sums = probe.sums();
+  std::vector<float> sums(static_cast<std::size_t>(probe.threads));
+  probe.read_sums(sums);
   const double want = fma_chains_sum(probe.chains, fma_check_steps);
   for (std::size_t i = 0; i < sums.size(); ++i)
     if (!(std::abs(sums[i] - want) <= 1e-5 * want))

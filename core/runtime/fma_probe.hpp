@@ -4,8 +4,8 @@
 // chain i of every thread or lane starting at i, and returns the seconds a run took.
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string_view>
-#include <vector>
 
 namespace porta::detail {
 
@@ -20,17 +20,17 @@ inline constexpr std::int64_t fma_check_steps = 100;
 // registers with the scale and shift (24 of AVX-512's 32, 12 of 16).
 constexpr int fma_probe_vectors(int lanes) { return lanes >= 16 ? 24 : 12; }
 
-// A backend's probe.
+// A backend's probe: `threads` threads (or lanes) of `chains` scalar chains each.
 struct FmaProbe {
   // Runs every thread's chains for `steps` steps and returns the seconds it took, by the device's
   // own clock.
   std::function<double(std::int64_t steps)> run;
-  std::function<std::vector<float>()> sums;  // each thread's (or lane's) sum after the last run
-  int chains = 0;                            // scalar chains a sum adds up
-  double flops_per_step = 0.0;               // of all threads together
+  std::function<void(std::span<float> sums)> read_sums;  // each thread's sum after the last run
+  int chains = 0;
+  std::int64_t threads = 0;
 };
 
-// The rate of `probe`, in GFLOP/s. The steps double until one run takes 20 ms (a clock tick or a
+// The rate of `probe`, in GFLOP/s (a step is 2 * chains * threads flops). The steps double until one run takes 20 ms (a clock tick or a
 // launch is then noise), and the fastest of 5 such runs is the rate: a ceiling is what the device
 // can reach. Then a run of fma_check_steps must leave every sum at fma_chains_sum's value: the
 // flops counted must be the flops run. Throws Internal where a sum is wrong, and where a run takes

@@ -201,12 +201,15 @@ template <int W>
       prefetch_floats(a.ahead[r] + column * a.k + c0, c_end - c0);
 }
 
-// One block of columns over chunk c0 and every later one to c_end, or with Chunks = 2 over c0
-// and the next alone, unrolled: 32-channel 3x3 layers ran 10-25 % slower as a loop (Zen 1).
+// One block of columns over chunk c0 (Chunks = 1); over c0 and the next, unrolled (Chunks = 2:
+// 32-channel 3x3 layers ran 10-25 % slower as a loop, Zen 1); or over c0 and every later chunk to
+// c_end (Chunks = 0).
 template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out, int Chunks>
 [[gnu::always_inline]] inline void depthwise_block_chunks(const DepthwiseRows& a, const float* const* rows,
                                                           std::int64_t ow, std::int64_t c0, float* y) {
-  if constexpr (Chunks == 2) {
+  if constexpr (Chunks == 1) {
+    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c0, y);
+  } else if constexpr (Chunks == 2) {
     depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c0, y);
     depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c0 + W * Vecs, y);
   } else {
@@ -217,33 +220,23 @@ template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out,
 
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
 // into the horizontal padding. Chunks other than 1 run more chunks from c0 in each block
-// (depthwise_block_chunks: 0 all to c_end, 2 two), for depthwise_pixel_major_body.
+// (depthwise_block_chunks), for depthwise_pixel_major_body.
 template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks>
 [[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                     float* y, std::int64_t& ow, std::int64_t end,
                                                     std::int64_t inside_begin, std::int64_t inside_end) {
-  if constexpr (Chunks != 1) {
-    static_assert(Stride == 1);
-    for (; ow + Pixels <= end; ow += Pixels) {
-      if (rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
-      if (ow >= inside_begin && ow + Pixels <= inside_end) {
-        depthwise_block_chunks<W, Vecs, Pixels, S, Stride, false, Out, Chunks>(a, rows, ow, c0, y);
-      } else {
-        depthwise_block_chunks<W, Vecs, Pixels, S, Stride, true, Out, Chunks>(a, rows, ow, c0, y);
-      }
-    }
-    return;
-  }
+  static_assert(Chunks == 1 || Stride == 1);
   for (; ow + Pixels <= end; ow += Pixels) {
     if constexpr (Stride == 1) {
-      if (c0 == a.c_begin && rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
+      // The first chunk's blocks ask for the next rows; a pixel-major block runs from c_begin.
+      if ((Chunks != 1 || c0 == a.c_begin) && rows == a.rows) fetch_rows_ahead(a, ow, Pixels);
     } else {
       if (rows == a.rows) fetch_chunk_rows_ahead<W>(a, ow, Pixels, c0, W * Vecs);
     }
     if (ow >= inside_begin && ow + Pixels <= inside_end) {
-      depthwise_block_of<W, Vecs, Pixels, S, Stride, false, Out>(a, rows, ow, c0, y);
+      depthwise_block_chunks<W, Vecs, Pixels, S, Stride, false, Out, Chunks>(a, rows, ow, c0, y);
     } else {
-      depthwise_block_of<W, Vecs, Pixels, S, Stride, true, Out>(a, rows, ow, c0, y);
+      depthwise_block_chunks<W, Vecs, Pixels, S, Stride, true, Out, Chunks>(a, rows, ow, c0, y);
     }
   }
 }

@@ -420,11 +420,10 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   // d.r rows of 6 pixels of k channels, fits half of L1 (1x144x56x56 0.75 -> 0.96). Wider or
   // streaming 3-wide layers ran slower so (1x480x14x14 on 2 threads 56 -> 66 us, 8x480x14x14
   // 1.10-1.15 -> 0.95-1.05).
-  const bool pixel_major =
-      vk.depthwise_pixel_major && d.k % vk.depthwise_pixel_major_channels == 0 && op.p.stride[1] == 1 &&
-      op.p.dilation[1] == 1 &&
-      (d.s == 5 || (d.s == 3 && (d.k <= 32 || (!streams && d.r * (4 + 2) * d.k * std::int64_t{sizeof(float)} <=
-                                                                cache.l1 / 2))));
+  const bool block_in_l1 = d.r * (4 + 2) * d.k * std::int64_t{sizeof(float)} <= cache.l1 / 2;
+  const bool pixel_major = vk.depthwise_pixel_major && d.k % vk.depthwise_pixel_major_channels == 0 &&
+                           op.p.stride[1] == 1 && op.p.dilation[1] == 1 &&
+                           (d.s == 5 || (d.s == 3 && (d.k <= 32 || (!streams && block_in_l1))));
   const DepthwiseRowsFn sweep = pixel_major ? vk.depthwise_pixel_major
                                 : op.p.stride[1] == 2 ? vk.depthwise_rows_stride2 : vk.depthwise_rows;
   // At least 4 tasks a thread to balance: bands split into groups of 64 channels, or into more
