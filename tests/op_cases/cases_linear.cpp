@@ -360,6 +360,13 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              // A pixel-major 5x5 band (AVX2), its groups of 64 + 16 channels on 4 threads.
              {"residual_depthwise_silu_c80_5x5", {1, 80, 6, 9}, {80, 1, 5, 5},
               {.pad = {2, 2, 2, 2}, .groups = 80, .activation = A::Silu}, true},
+             // Pixel-major bands (AVX2) of layers that stream under the tests' caches, whose sums take
+             // bias, residual and activation in registers and go to y past the caches: ReLU6 at 3x3
+             // over 32 channels, ReLU at 5x5 over 48.
+             {"residual_depthwise_relu6_c32_streamed", {2, 32, 9, 14}, {32, 1, 3, 3},
+              {.pad = {1, 1, 1, 1}, .groups = 32, .activation = A::Relu6}, true},
+             {"residual_depthwise_relu_c48_5x5_streamed", {2, 48, 8, 12}, {48, 1, 5, 5},
+              {.pad = {2, 2, 2, 2}, .groups = 48, .activation = A::Relu}, true},
              // A 3x3 /2 layer that streams under the tests' caches, its rows in pairs on 1 and 4 threads
              // (on 4, in channel groups of 64 + 16): SiLU and the residual on both rows of a pair, over
              // 13 columns (8 checked, 4 unchecked, 1).

@@ -40,6 +40,10 @@ struct DepthwiseRows {
   // thread, where a row read its input from L2 at 74 GFLOP/s and a pair at 110. In cache, in
   // chunks of one vector, 8x240x28x28 ran 17 % slower.
   bool row_pairs;
+  // Whether a pixel-major band finishes its sums in registers, the epilogue above with act None,
+  // Relu or Relu6, and writes them past the caches (stream_vector): stores read each line of y
+  // from memory before they write it, a third of a streaming layer's traffic. y aligned to a vector.
+  bool stream;
 };
 
 using DepthwiseRowsFn = void (*)(const DepthwiseRows& band, float* y);
@@ -80,10 +84,41 @@ template <int W, int Pixels, int Vecs>
     for (int v = 0; v < Vecs; ++v) store_vector<W>(y + p * k + W * v, sum[p][v]);
 }
 
+// A block's sums (channels [c0, c0 + W * Vecs) of output columns [ow, ow + Pixels) of a row)
+// finished in registers and written past the caches (DepthwiseRows::stream).
+template <int W, int Pixels, int Vecs>
+[[gnu::always_inline]] inline void stream_sums(const DepthwiseRows& a,
+                                               typename FloatVector<W>::type (&sum)[Pixels][Vecs], float* y,
+                                               std::int64_t ow, std::int64_t c0) {
+  using V = typename FloatVector<W>::type;
+#pragma GCC unroll 8
+  for (int p = 0; p < Pixels; ++p)
+#pragma GCC unroll 4
+    for (int v = 0; v < Vecs; ++v) {
+      const std::int64_t at = (ow + p) * a.k + c0 + W * v;
+      V& s = sum[p][v];
+      V more;
+      if (a.bias) {
+        load_vector<W>(more, a.bias + c0 + W * v);
+        s += more;
+      }
+      if (a.residual) {
+        load_vector<W>(more, a.residual + at);
+        s += more;
+      }
+      switch (a.act) {
+        case Activation::Relu: s = s > 0.0f ? s : 0.0f; break;
+        case Activation::Relu6: s = s < 0.0f ? 0.0f : (s > 6.0f ? 6.0f : s); break;  // as clip: NaN stays
+        default: break;
+      }
+      stream_vector<W>(y + at, s);
+    }
+}
+
 // Channels [c0, c0 + W * Vecs) of output columns [ow, ow + Pixels): every sum in a register
 // over all taps, each tap's weights loaded once for the block. `Checked` skips taps that fall
-// in the horizontal padding; unchecked blocks lie where none does.
-template <int W, int Vecs, int Pixels, bool Checked>
+// in the horizontal padding; unchecked blocks lie where none does. `Stream`: stream_sums.
+template <int W, int Vecs, int Pixels, bool Checked, bool Stream = false>
 [[gnu::always_inline]] inline void depthwise_block(const DepthwiseRows& a, const float* const* rows, std::int64_t ow,
                                                    std::int64_t c0, float* y) {
   using V = typename FloatVector<W>::type;
@@ -109,7 +144,11 @@ template <int W, int Vecs, int Pixels, bool Checked>
       }
     }
   }
-  store_sums<W>(sum, y + ow * a.k + c0, a.k);
+  if constexpr (Stream) {
+    stream_sums<W>(a, sum, y, ow, c0);
+  } else {
+    store_sums<W>(sum, y + ow * a.k + c0, a.k);
+  }
 }
 
 // The same for dilation 1, S taps across and a compile-time stride: input column j of the block
@@ -118,8 +157,8 @@ template <int W, int Vecs, int Pixels, bool Checked>
 // not multiplies). `Checked` skips input columns in the horizontal padding.
 // With Out = 2, output rows i and i + 1 of a square S x S filter at a vertical stride of 2
 // (rows_in_pairs): their S + 2 input rows, the second's row r the first's r + 2, are read once for
-// both (the second's rows start at rows + S, and y + q * k is its output).
-template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out>
+// both (the second's rows start at rows + S, and y + q * k is its output). `Stream`: stream_sums.
+template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out, bool Stream = false>
 [[gnu::always_inline]] inline void depthwise_block_across(const DepthwiseRows& a, const float* const* rows,
                                                           std::int64_t ow, std::int64_t c0, float* y) {
   using V = typename FloatVector<W>::type;
@@ -163,20 +202,25 @@ template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out>
 #pragma GCC unroll 7
     for (int h = 0; h < S + 2; ++h) input_row(h, h < S ? rows[h] : rows[S + h - 2]);
   }
+  if constexpr (Stream) {
+    static_assert(Out == 1);
+    stream_sums<W>(a, sum[0], y, ow, c0);
+  } else {
 #pragma GCC unroll 2
-  for (int o = 0; o < Out; ++o) store_sums<W>(sum[o], y + (o * a.q + ow) * a.k + c0, a.k);
+    for (int o = 0; o < Out; ++o) store_sums<W>(sum[o], y + (o * a.q + ow) * a.k + c0, a.k);
+  }
 }
 
 // One block of Out output rows: S taps across at a compile-time stride, or with S = 0 the general
 // one (of one row).
-template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out>
+template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out, bool Stream>
 [[gnu::always_inline]] inline void depthwise_block_of(const DepthwiseRows& a, const float* const* rows, std::int64_t ow,
                                                       std::int64_t c0, float* y) {
   if constexpr (S > 0) {
-    depthwise_block_across<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c0, y);
+    depthwise_block_across<W, Vecs, Pixels, S, Stride, Checked, Out, Stream>(a, rows, ow, c0, y);
   } else {
     static_assert(Out == 1);
-    depthwise_block<W, Vecs, Pixels, Checked>(a, rows, ow, c0, y);
+    depthwise_block<W, Vecs, Pixels, Checked, Stream>(a, rows, ow, c0, y);
   }
 }
 
@@ -204,24 +248,25 @@ template <int W>
 // One block of columns over chunk c0 (Chunks = 1); over c0 and the next, unrolled (Chunks = 2:
 // 32-channel 3x3 layers ran 10-25 % slower as a loop, Zen 1); or over c0 and every later chunk to
 // c_end (Chunks = 0).
-template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out, int Chunks>
+template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out, int Chunks, bool Stream>
 [[gnu::always_inline]] inline void depthwise_block_chunks(const DepthwiseRows& a, const float* const* rows,
                                                           std::int64_t ow, std::int64_t c0, float* y) {
   if constexpr (Chunks == 1) {
-    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c0, y);
+    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Stream>(a, rows, ow, c0, y);
   } else if constexpr (Chunks == 2) {
-    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c0, y);
-    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c0 + W * Vecs, y);
+    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Stream>(a, rows, ow, c0, y);
+    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Stream>(a, rows, ow, c0 + W * Vecs, y);
   } else {
     for (std::int64_t c = c0; c < a.c_end; c += W * Vecs)
-      depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out>(a, rows, ow, c, y);
+      depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Stream>(a, rows, ow, c, y);
   }
 }
 
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
 // into the horizontal padding. Chunks other than 1 run more chunks from c0 in each block
-// (depthwise_block_chunks), for depthwise_pixel_major_body.
-template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks>
+// (depthwise_block_chunks), and Stream finishes their sums in registers (stream_sums), for
+// depthwise_pixel_major_body.
+template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks, bool Stream>
 [[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                     float* y, std::int64_t& ow, std::int64_t end,
                                                     std::int64_t inside_begin, std::int64_t inside_end) {
@@ -234,9 +279,9 @@ template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks>
       if (rows == a.rows) fetch_chunk_rows_ahead<W>(a, ow, Pixels, c0, W * Vecs);
     }
     if (ow >= inside_begin && ow + Pixels <= inside_end) {
-      depthwise_block_chunks<W, Vecs, Pixels, S, Stride, false, Out, Chunks>(a, rows, ow, c0, y);
+      depthwise_block_chunks<W, Vecs, Pixels, S, Stride, false, Out, Chunks, Stream>(a, rows, ow, c0, y);
     } else {
-      depthwise_block_chunks<W, Vecs, Pixels, S, Stride, true, Out, Chunks>(a, rows, ow, c0, y);
+      depthwise_block_chunks<W, Vecs, Pixels, S, Stride, true, Out, Chunks, Stream>(a, rows, ow, c0, y);
     }
   }
 }
@@ -251,7 +296,7 @@ template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks>
 // Otherwise general blocks of 4 and one of the 3, 2 or 1 columns left (singles at the edges of 7
 // columns ran 10 % slower). Blocks of Out rows count their sums and taps Out times against the
 // registers, and take their last column alone across.
-template <int W, int Vecs, int S, int Stride, int Out, int Chunks = 1>
+template <int W, int Vecs, int S, int Stride, int Out, int Chunks = 1, bool Stream = false>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                      float* y, std::int64_t q, std::int64_t inside_begin,
                                                      std::int64_t inside_end) {
@@ -259,20 +304,21 @@ template <int W, int Vecs, int S, int Stride, int Out, int Chunks = 1>
   if constexpr (S > 0) {
     if constexpr (block_fits<W>(Vecs, 8 * Out, S * Out)) {
       if (q % 8 == 0 || q % 7 != 0)
-        depthwise_blocks<W, Vecs, 8, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 7, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 4, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+        depthwise_blocks<W, Vecs, 8, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 7, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 4, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     } else {
-      depthwise_blocks<W, Vecs, 4, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 3, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 4, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 3, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     }
-    depthwise_blocks<W, Vecs, 2, S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   } else {
-    depthwise_blocks<W, Vecs, 4, 0, Stride, 1, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<W, Vecs, 3, 0, Stride, 1, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<W, Vecs, 2, 0, Stride, 1, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 4, 0, Stride, 1, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 3, 0, Stride, 1, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, 0, Stride, 1, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   }
-  depthwise_blocks<W, Vecs, 1, Out == 1 ? 0 : S, Stride, Out, Chunks>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+  depthwise_blocks<W, Vecs, 1, Out == 1 ? 0 : S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin,
+                                                                             inside_end);
 }
 
 // The epilogue over channels [c0, c0 + width) of output row i, just computed.
@@ -357,10 +403,11 @@ template <int W> inline constexpr std::int64_t depthwise_pixel_major_channels = 
 // block by block: each block of columns runs every chunk before the next block, rather than each
 // chunk over the band's rows before the next chunk. A pixel's channels are then read one line
 // after the next, where chunk by chunk a row's pass read one of a pixel's k / 16 lines (AVX2), or
-// half of one (5x5). The epilogue runs on each output row over the band's channels. The caller's
-// choice: nothing here checks the band's stride, dilation or taps_w; c_end - c_begin must be a
-// multiple of depthwise_pixel_major_channels<W>, or with Chunks = 2 exactly two chunks.
-template <int W, int S, int Chunks>
+// half of one (5x5). The epilogue runs on each output row over the band's channels, or with
+// Stream (DepthwiseRows::stream) on each block's sums in registers. The caller's choice: nothing
+// here checks the band's stride, dilation, taps_w or stream; c_end - c_begin must be a multiple of
+// depthwise_pixel_major_channels<W>, or with Chunks = 2 exactly two chunks.
+template <int W, int S, int Chunks, bool Stream>
 [[gnu::always_inline]] inline void depthwise_pixel_major_body(const DepthwiseRows& a, float* y) {
   constexpr int vecs = block_vecs<W>(2, S);
   static_assert(depthwise_pixel_major_channels<W> % (W * vecs) == 0);
@@ -369,9 +416,16 @@ template <int W, int S, int Chunks>
   const std::int64_t inside_begin = std::min(a.q, a.pad_left);
   const std::int64_t inside_end = std::max(inside_begin, std::min(a.q, a.width - S + 1 + a.pad_left));
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
-    depthwise_columns<W, vecs, S, 1, 1, Chunks>(a, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k, a.q,
-                                             inside_begin, inside_end);
-    depthwise_finish(a, y, i, a.c_begin, a.c_end - a.c_begin);
+    if constexpr (Stream) {
+      DepthwiseRows row = a;  // with the residual of row i, for stream_sums
+      if (a.residual) row.residual = a.residual + i * a.q * a.k;
+      depthwise_columns<W, vecs, S, 1, 1, Chunks, true>(row, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k,
+                                                     a.q, inside_begin, inside_end);
+    } else {
+      depthwise_columns<W, vecs, S, 1, 1, Chunks>(a, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k, a.q,
+                                               inside_begin, inside_end);
+      depthwise_finish(a, y, i, a.c_begin, a.c_end - a.c_begin);
+    }
   }
 }
 

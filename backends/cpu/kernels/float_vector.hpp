@@ -18,5 +18,12 @@ template <int W> [[gnu::always_inline]] inline void load_vector(typename FloatVe
 template <int W> [[gnu::always_inline]] inline void store_vector(float* p, const typename FloatVector<W>::type& v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
+// The same past the caches, a non-temporal store that does not first read p's line from memory;
+// p aligned to the vector. AVX2 only: GCC declares no builtin for it where a template could call
+// it, and the AVX2 kernels alone stream (depthwise_pixel_major_body).
+template <int W> [[gnu::always_inline]] inline void stream_vector(float* p, const typename FloatVector<W>::type& v) {
+  static_assert(W == 8);
+  asm volatile("vmovntps %1, %0" : "=m"(*reinterpret_cast<typename FloatVector<W>::type*>(p)) : "x"(v));
+}
 
 }  // namespace porta::detail

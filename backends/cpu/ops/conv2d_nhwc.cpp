@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -440,6 +441,14 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   // band's new input rows as it runs; then only a range's first task and an image's first band
   // ask for their own rows before they start.
   const bool fetch_next = streams && groups == 1 && d.k >= 16;
+  // Pixel-major bands of layers that stream finish their sums in registers and write them past
+  // the caches (DepthwiseRows::stream), where y is f32 and the activation a cheap one. SiLU there
+  // (its exp and division in each block, not in a loop over a row in L1) ran slower.
+  const bool cheap_act = op.p.activation == Activation::None || op.p.activation == Activation::Relu ||
+                         op.p.activation == Activation::Relu6;
+  const bool stream = pixel_major && streams && cheap_act && !op.y.converts() &&
+                      reinterpret_cast<std::uintptr_t>(op.y.data()) % 32 == 0;
+  const bool kernel_epilogue = exp_based || stream;
   const auto run = [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(rows_per_band * d.r));
     std::vector<const float*> ahead(static_cast<std::size_t>(rows_per_band * stride_h + span_h));
@@ -470,13 +479,15 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
       const DepthwiseRows args{.taps = taps.data(), .k = d.k, .taps_h = d.r, .taps_w = d.s, .rows = rows.data(),
                                .out_rows = out_rows, .q = d.q, .c_begin = c_begin, .c_end = c_end, .width = d.w,
                                .stride = op.p.stride[1], .dilation = op.p.dilation[1], .pad_left = op.p.pad[1],
-                               .bias = exp_based ? op.bias : nullptr, .residual = exp_based ? residual : nullptr,
-                               .act = exp_based ? op.p.activation : Activation::None, .ahead = ahead.data(),
-                               .ahead_count = ahead_count, .row_pairs = row_pairs && rows_per_band > 1};
+                               .bias = kernel_epilogue ? op.bias : nullptr,
+                               .residual = kernel_epilogue ? residual : nullptr,
+                               .act = kernel_epilogue ? op.p.activation : Activation::None, .ahead = ahead.data(),
+                               .ahead_count = ahead_count, .row_pairs = row_pairs && rows_per_band > 1,
+                               .stream = stream};
       float* y = op.y.data() + y_index;
       sweep(args, y);
       const std::int64_t pixels = out_rows * d.q, width = c_end - c_begin;
-      if (!exp_based)
+      if (!kernel_epilogue)
         finish(y + c_begin, residual ? residual + c_begin : nullptr, pixels, width, d.k,
                op.bias ? op.bias + c_begin : nullptr, op.p.activation);
       // The conversion to y's dtype over the channels computed.
