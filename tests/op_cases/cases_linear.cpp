@@ -283,7 +283,8 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       // row by row; two columns wide, padded unevenly (1 left, 2 right), so that each of the 3
       // output columns reads padding. 48 channels over 33 columns (8 blocks of 4 + 1) and 96 with a
       // bias (on more threads, groups of 64 and 32 channels, the second unrolled), both in cache
-      // under the machine's caches only: under the tests' they stream and run chunk-major.
+      // under the machine's caches only: under the tests' they stream, in f32 pixel-major past the
+      // caches (stream_sums; the 96 on 1 thread), in f16 and bf16 chunk-major.
       {"depthwise_c32_3x3_pixel_major_q14", {2, 32, 9, 14}, {32, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 32}, true},
       {"depthwise_c32_3x3_pixel_major_silu", {1, 32, 13, 11}, {32, 1, 3, 3},
        {.pad = {1, 1, 1, 1}, .groups = 32, .activation = A::Silu}, true},

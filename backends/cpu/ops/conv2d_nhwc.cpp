@@ -413,18 +413,27 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const bool row_pairs = streams && vk.depthwise_row_pairs && d.r == 3 && d.s == 3 && stride_h == 2 &&
                          op.p.stride[1] == 2 && span_h == 3 && op.p.dilation[1] == 1;
   const std::int64_t band_rows = streams ? (row_pairs ? 2 : 1) : std::clamp<std::int64_t>(fitting, 1, d.p);
+  // Pixel-major bands of layers that stream can finish their sums in registers and write them
+  // past the caches (DepthwiseRows::stream), where y is f32 and the activation a cheap one. SiLU
+  // there (its exp and division in each block, not in a loop over a row in L1) ran slower.
+  const bool cheap_act = op.p.activation == Activation::None || op.p.activation == Activation::Relu ||
+                         op.p.activation == Activation::Relu6;
+  const bool can_stream = streams && cheap_act && !op.y.converts() &&
+                          reinterpret_cast<std::uintptr_t>(op.y.data()) % 32 == 0;
   // Bands of filters 3 or 5 wide, at stride 1 and dilation 1 across, run pixel-major where the
   // instruction set has such a kernel (AVX2; native / oneDNN on 1 thread, Zen 1, docs/benchmarks.md
-  // session 32): all 5 wide, whose chunk-major passes read half a cache line each (1x672x14x14
-  // 0.93 -> 1.27, 8x240x28x28 1.14 -> 1.28); 3 wide of up to 32 channels (as session 31's chunk
-  // pair: chunk-major, 8x32x112x112 ran at 0.58-0.64); and 3 wide in cache where a block's input,
-  // d.r rows of 6 pixels of k channels, fits half of L1 (1x144x56x56 0.75 -> 0.96). Wider or
-  // streaming 3-wide layers ran slower so (1x480x14x14 on 2 threads 56 -> 66 us, 8x480x14x14
-  // 1.10-1.15 -> 0.95-1.05).
+  // sessions 32 and 33): all 5 wide, whose chunk-major passes read half a cache line each
+  // (1x672x14x14 0.93 -> 1.27, 8x240x28x28 1.14 -> 1.28); 3 wide of up to 32 channels (as session
+  // 31's chunk pair: chunk-major, 8x32x112x112 ran at 0.58-0.64); 3 wide in cache where a block's
+  // input, d.r rows of 6 pixels of k channels, fits half of L1 (1x144x56x56 0.75 -> 0.96); and 3
+  // wide streaming past the caches (8x144x56x56 1.10 -> 1.44, with bias and ReLU6 0.94 -> 1.54).
+  // Other wider 3-wide layers ran slower so (1x480x14x14 on 2 threads 56 -> 66 us; streaming
+  // through the caches, 8x480x14x14 1.10-1.15 -> 0.95-1.05).
   const bool block_in_l1 = d.r * (4 + 2) * d.k * std::int64_t{sizeof(float)} <= cache.l1 / 2;
   const bool pixel_major = vk.depthwise_pixel_major && d.k % vk.depthwise_pixel_major_channels == 0 &&
                            op.p.stride[1] == 1 && op.p.dilation[1] == 1 &&
-                           (d.s == 5 || (d.s == 3 && (d.k <= 32 || (!streams && block_in_l1))));
+                           (d.s == 5 || (d.s == 3 && (d.k <= 32 || can_stream || (!streams && block_in_l1))));
+  const bool stream = pixel_major && can_stream;
   const DepthwiseRowsFn sweep = pixel_major ? vk.depthwise_pixel_major
                                 : op.p.stride[1] == 2 ? vk.depthwise_rows_stride2 : vk.depthwise_rows;
   // At least 4 tasks a thread to balance: bands split into groups of 64 channels, or into more
@@ -441,13 +450,6 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   // band's new input rows as it runs; then only a range's first task and an image's first band
   // ask for their own rows before they start.
   const bool fetch_next = streams && groups == 1 && d.k >= 16;
-  // Pixel-major bands of layers that stream finish their sums in registers and write them past
-  // the caches (DepthwiseRows::stream), where y is f32 and the activation a cheap one. SiLU there
-  // (its exp and division in each block, not in a loop over a row in L1) ran slower.
-  const bool cheap_act = op.p.activation == Activation::None || op.p.activation == Activation::Relu ||
-                         op.p.activation == Activation::Relu6;
-  const bool stream = pixel_major && streams && cheap_act && !op.y.converts() &&
-                      reinterpret_cast<std::uintptr_t>(op.y.data()) % 32 == 0;
   const bool kernel_epilogue = exp_based || stream;
   const auto run = [&](const tbb::blocked_range<std::int64_t>& range) {
     std::vector<const float*> rows(static_cast<std::size_t>(rows_per_band * d.r));
