@@ -2,6 +2,8 @@
 // W floats as one vector value, for the bodies compiled per instruction set with that set's own
 // register width (vector_kernels.inc: a 64-byte vector under AVX2 lives on the stack).
 // Specialised because GCC 12 drops vector_size on a type that depends on a template parameter.
+#include <immintrin.h>
+
 namespace porta::detail {
 
 template <int W> struct FloatVector;
@@ -19,11 +21,13 @@ template <int W> [[gnu::always_inline]] inline void store_vector(float* p, const
   __builtin_memcpy(p, &v, sizeof v);
 }
 // The same past the caches, a non-temporal store that does not first read p's line from memory;
-// p aligned to the vector. AVX2 only: GCC declares no builtin for it where a template could call
-// it, and the AVX2 kernels alone stream (depthwise_pixel_major_body).
-template <int W> [[gnu::always_inline]] inline void stream_vector(float* p, const typename FloatVector<W>::type& v) {
+// p aligned to the vector. 8 floats only, for the AVX2 kernels, the only ones that stream
+// (depthwise_pixel_major_body). Compiled for AVX, so not always_inline: the compilers inline it
+// only once the code around it is in an AVX2 function.
+template <int W>
+__attribute__((target("avx"))) inline void stream_vector(float* p, const typename FloatVector<W>::type& v) {
   static_assert(W == 8);
-  asm volatile("vmovntps %1, %0" : "=m"(*reinterpret_cast<typename FloatVector<W>::type*>(p)) : "x"(v));
+  _mm256_stream_ps(p, v);
 }
 
 }  // namespace porta::detail
