@@ -111,7 +111,7 @@ template <int W, int Pixels, int Vecs>
         case Activation::Relu6: s = s < 0.0f ? 0.0f : (s > 6.0f ? 6.0f : s); break;  // as clip: NaN stays
         default: break;
       }
-      stream_vector<W>(y + at, s);
+      stream_vector(y + at, s);
     }
 }
 
@@ -396,8 +396,11 @@ template <int W, int Stride>
 }
 
 // The unit of a pixel-major band's range of channels (depthwise_pixel_major_body): a chunk of
-// 3 taps across, which chunks of 5 divide (AVX2: 16 and 8 channels).
-template <int W> inline constexpr std::int64_t depthwise_pixel_major_channels = W * block_vecs<W>(2, 3);
+// 3 taps across, which chunks of 5 divide (AVX2: 16 and 8 channels). 16 channels under AVX-512
+// too, one vector, not the two that fit: in chunks of 32, EfficientNet's 144 and 240 channels
+// would not run pixel-major.
+template <int W> inline constexpr int depthwise_pixel_major_vecs(int taps) { return block_vecs<W>(16 / W, taps); }
+template <int W> inline constexpr std::int64_t depthwise_pixel_major_channels = W * depthwise_pixel_major_vecs<W>(3);
 
 // A band at stride 1 and dilation 1 of a filter S = 3 or 5 taps across, its chunks of channels
 // block by block: each block of columns runs every chunk before the next block, rather than each
@@ -409,7 +412,7 @@ template <int W> inline constexpr std::int64_t depthwise_pixel_major_channels = 
 // depthwise_pixel_major_channels<W>, or with Chunks = 2 exactly two chunks.
 template <int W, int S, int Chunks, bool Stream>
 [[gnu::always_inline]] inline void depthwise_pixel_major_body(const DepthwiseRows& a, float* y) {
-  constexpr int vecs = block_vecs<W>(2, S);
+  constexpr int vecs = depthwise_pixel_major_vecs<W>(S);
   static_assert(depthwise_pixel_major_channels<W> % (W * vecs) == 0);
   // Output columns [inside_begin, inside_end) read no horizontal padding: depthwise_rows_body's
   // at stride 1 and dilation 1, written out (a helper shared with it changed its registers).

@@ -21,13 +21,14 @@ template <int W> [[gnu::always_inline]] inline void store_vector(float* p, const
   __builtin_memcpy(p, &v, sizeof v);
 }
 // The same past the caches, a non-temporal store that does not first read p's line from memory;
-// p aligned to the vector. 8 floats only, for the AVX2 kernels, the only ones that stream
-// (depthwise_pixel_major_body). Compiled for AVX, so not always_inline: the compilers inline it
-// only once the code around it is in an AVX2 function.
-template <int W>
-__attribute__((target("avx"))) inline void stream_vector(float* p, const typename FloatVector<W>::type& v) {
-  static_assert(W == 8);
+// p aligned to the vector. For the kernels that stream (depthwise_pixel_major_body), under AVX2 and
+// AVX-512. Compiled for their sets, so not always_inline: the compilers inline them only once
+// the code around them is compiled for that set too.
+__attribute__((target("avx"))) inline void stream_vector(float* p, const FloatVector<8>::type& v) {
   _mm256_stream_ps(p, v);
+}
+__attribute__((target("avx512f"))) inline void stream_vector(float* p, const FloatVector<16>::type& v) {
+  _mm512_stream_ps(p, v);
 }
 
 }  // namespace porta::detail

@@ -16,13 +16,19 @@ namespace {
 
 VectorKernels kernels_of([[maybe_unused]] std::string_view isa) {
 #if defined(PORTA_CPU_AVX512)
-  if (isa == "avx512") return avx512_vector_kernels();
+  if (isa == "avx512") {
+    VectorKernels avx512 = avx512_vector_kernels();
+    avx512.depthwise_pixel_major = avx512_depthwise_pixel_major;
+    avx512.depthwise_pixel_major_channels = depthwise_pixel_major_channels<16>;
+    return avx512;
+  }
 #endif
 #if defined(PORTA_CPU_AVX2)
   if (isa == "avx2") {
     VectorKernels avx2 = avx2_vector_kernels();
     avx2.depthwise_pixel_major = avx2_depthwise_pixel_major;
     avx2.depthwise_pixel_major_channels = depthwise_pixel_major_channels<8>;
+    avx2.depthwise_pixel_major_in_cache = true;
     return avx2;
   }
 #endif

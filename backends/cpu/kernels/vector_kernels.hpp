@@ -30,6 +30,8 @@ struct VectorKernels {
   // the set has none.
   DepthwiseRowsFn depthwise_pixel_major = nullptr;
   std::int64_t depthwise_pixel_major_channels = 0;
+  // Whether it also runs bands in cache; else only bands that stream (DepthwiseRows::stream).
+  bool depthwise_pixel_major_in_cache = false;
   DepthwisePlaneFn depthwise_plane;
   ActivationRunFn sigmoid, silu;
   BiasActivateChannelsFn bias_activate_channels;
@@ -48,6 +50,7 @@ struct VectorKernels {
   int multiply_adds_per_step;
 };
 
+void avx512_depthwise_pixel_major(const DepthwiseRows& band, float* y);
 void avx2_depthwise_pixel_major(const DepthwiseRows& band, float* y);
 
 VectorKernels avx512_vector_kernels();

@@ -419,20 +419,28 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const bool cheap_act = op.p.activation == Activation::None || op.p.activation == Activation::Relu ||
                          op.p.activation == Activation::Relu6;
   const bool can_stream = streams && cheap_act && !op.y.converts() &&
-                          reinterpret_cast<std::uintptr_t>(op.y.data()) % 32 == 0;
+                          reinterpret_cast<std::uintptr_t>(op.y.data()) % 64 == 0;  // a vector of any set
   // Bands of filters 3 or 5 wide, at stride 1 and dilation 1 across, run pixel-major where the
-  // instruction set has such a kernel (AVX2; native / oneDNN on 1 thread, Zen 1, docs/benchmarks.md
-  // sessions 32 and 33): all 5 wide, whose chunk-major passes read half a cache line each
-  // (1x672x14x14 0.93 -> 1.27, 8x240x28x28 1.14 -> 1.28); 3 wide of up to 32 channels (as session
-  // 31's chunk pair: chunk-major, 8x32x112x112 ran at 0.58-0.64); 3 wide in cache where a block's
-  // input, d.r rows of 6 pixels of k channels, fits half of L1 (1x144x56x56 0.75 -> 0.96); and 3
-  // wide streaming past the caches (8x144x56x56 1.10 -> 1.44, with bias and ReLU6 0.94 -> 1.54).
-  // Other wider 3-wide layers ran slower so (1x480x14x14 on 2 threads 56 -> 66 us; streaming
-  // through the caches, 8x480x14x14 1.10-1.15 -> 0.95-1.05).
+  // instruction set has such a kernel. Under AVX2 (native / oneDNN on 1 thread, Zen 1,
+  // docs/benchmarks.md sessions 32 and 33): all 5 wide, whose chunk-major passes read half a cache
+  // line each (1x672x14x14 0.93 -> 1.27, 8x240x28x28 1.14 -> 1.28); 3 wide of up to 32 channels
+  // (as session 31's chunk pair: chunk-major, 8x32x112x112 ran at 0.58-0.64); 3 wide in cache
+  // where a block's input, d.r rows of 6 pixels of k channels, fits half of L1 (1x144x56x56 0.75 ->
+  // 0.96); and 3 wide streaming past the caches (8x144x56x56 1.10 -> 1.44, with bias and ReLU6
+  // 0.94 -> 1.54). Other wider 3-wide layers ran slower so (1x480x14x14 on 2 threads 56 -> 66 us;
+  // streaming through the caches, 8x480x14x14 1.10-1.15 -> 0.95-1.05). Under AVX-512, whose
+  // chunk-major passes read whole lines, only layers that stream (Zen 4, session 34: 8x144x56x56
+  // 0.89 -> 1.44, with bias and ReLU6 0.89 -> 1.69; in cache, 5x5 layers ran 10-25 % slower), and
+  // of up to 64 channels, which its chunk-major blocks take in one pass, only with an epilogue to
+  // fold in (8x32x112x112 with bias and ReLU6 1.05 -> 1.49; plain, on 2 threads 1.23 -> 0.97).
   const bool block_in_l1 = d.r * (4 + 2) * d.k * std::int64_t{sizeof(float)} <= cache.l1 / 2;
-  const bool pixel_major = vk.depthwise_pixel_major && d.k % vk.depthwise_pixel_major_channels == 0 &&
-                           op.p.stride[1] == 1 && op.p.dilation[1] == 1 &&
-                           (d.s == 5 || (d.s == 3 && (d.k <= 32 || can_stream || (!streams && block_in_l1))));
+  const bool has_epilogue = op.bias || op.residual || op.p.activation != Activation::None;
+  const bool pixel_major_fits = vk.depthwise_pixel_major && d.k % vk.depthwise_pixel_major_channels == 0 &&
+                                op.p.stride[1] == 1 && op.p.dilation[1] == 1 && (d.s == 3 || d.s == 5);
+  const bool pixel_major =
+      pixel_major_fits && (vk.depthwise_pixel_major_in_cache
+                               ? can_stream || d.s == 5 || d.k <= 32 || (!streams && block_in_l1)
+                               : can_stream && (d.k > 64 || has_epilogue));
   const bool stream = pixel_major && can_stream;
   const DepthwiseRowsFn sweep = pixel_major ? vk.depthwise_pixel_major
                                 : op.p.stride[1] == 2 ? vk.depthwise_rows_stride2 : vk.depthwise_rows;
