@@ -78,6 +78,7 @@ class HostProgram final : public Program {
   const HostKernelTable& kernels_;
   Executor execute_;
   std::vector<std::shared_ptr<const HostNodeState>> states_;  // per step of the order
+  std::vector<HostTensor> inputs_;  // a node's, kept between runs so that a run allocates nothing
 };
 
 // The kernels a host device runs for CompileOptions::impl == Vendor: a vendor library's where it
