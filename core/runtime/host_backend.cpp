@@ -84,18 +84,21 @@ RunTime HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span
   };
   std::chrono::steady_clock::duration elapsed{};
   const auto body = [&] {
+    // One clock reading per node, each the end of a node and the start of the next: a reading
+    // costs tens of ns in a VM (with two a node, a 1x1x1 GEMM's run took 0.19 us, now 0.17; Zen 4).
     const auto run_start = std::chrono::steady_clock::now();
+    auto node_start = run_start;
     for (std::size_t step = 0; step < graph_->order.size(); ++step) {
       const Node& node = graph.nodes()[static_cast<std::size_t>(graph_->order[step])];
       inputs_.clear();
       for (const Tensor t : node.inputs) inputs_.push_back(view(t));
-      const auto start = std::chrono::steady_clock::now();
       const HostNodeState* state = states_.empty() ? nullptr : states_[step].get();
       kernels_[static_cast<std::size_t>(node.op)](HostOpArgs{node, inputs_, view(node.output), state});
-      if (!node_seconds.empty())
-        node_seconds[step] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const auto node_end = std::chrono::steady_clock::now();
+      if (!node_seconds.empty()) node_seconds[step] = std::chrono::duration<double>(node_end - node_start).count();
+      node_start = node_end;
     }
-    elapsed = std::chrono::steady_clock::now() - run_start;
+    elapsed = node_start - run_start;
   };
   in_executor(std::ref(body));  // a std::function of a reference allocates nothing
   return {std::chrono::duration<double>(elapsed).count(), RunClock::Host};
