@@ -368,6 +368,13 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
               {.pad = {1, 1, 1, 1}, .groups = 32, .activation = A::Relu6}, true},
              {"residual_depthwise_relu_c48_5x5_streamed", {2, 48, 8, 12}, {48, 1, 5, 5},
               {.pad = {2, 2, 2, 2}, .groups = 48, .activation = A::Relu}, true},
+             // Bands of stride 2 across that stream chunk by chunk (AVX-512), the same epilogue in
+             // registers: ReLU6 at 5x5 /2 over 80 channels (on 4 threads, groups of 64 + 16) and 12
+             // columns; 3x3 at a stride of 1 down and 2 across over 48 channels, no pairs of rows.
+             {"residual_depthwise_relu6_c80_5x5_stride2_streamed", {2, 80, 13, 23}, {80, 1, 5, 5},
+              {.stride = {2, 2}, .pad = {2, 2, 2, 2}, .groups = 80, .activation = A::Relu6}, true},
+             {"residual_depthwise_relu6_c48_stride1x2_streamed", {2, 48, 10, 21}, {48, 1, 3, 3},
+              {.stride = {1, 2}, .pad = {1, 1, 1, 1}, .groups = 48, .activation = A::Relu6}, true},
              // A 3x3 /2 layer that streams under the tests' caches, its rows in pairs on 1 and 4 threads
              // (on 4, in channel groups of 64 + 16): SiLU and the residual on both rows of a pair, over
              // 13 columns (8 checked, 4 unchecked, 1).

@@ -40,9 +40,10 @@ struct DepthwiseRows {
   // thread, where a row read its input from L2 at 74 GFLOP/s and a pair at 110. In cache, in
   // chunks of one vector, 8x240x28x28 ran 17 % slower.
   bool row_pairs;
-  // Whether a pixel-major band finishes its sums in registers, the epilogue above with act None,
-  // Relu or Relu6, and writes them past the caches (stream_vector): stores read each line of y
-  // from memory before they write it, a third of a streaming layer's traffic. y aligned to a vector.
+  // Whether the band finishes its sums in registers, the epilogue above with act None, Relu or
+  // Relu6, and writes them past the caches (stream_vector): stores read each line of y from memory
+  // before they write it, a third of a streaming stride-1 layer's traffic. y aligned to a vector.
+  // For the kernels that stream: pixel-major, and AVX-512's chunk-major one at stride 2.
   bool stream;
 };
 
@@ -339,13 +340,20 @@ template <int S> [[gnu::always_inline]] inline bool rows_in_pairs(const Depthwis
 }
 
 // One chunk of channels over every row of the band; with Pairs, two rows at a time where they
-// share input rows.
-template <int W, int Vecs, int S, int Stride, bool Pairs>
+// share input rows; with Stream, each block's sums finished in registers (stream_sums).
+template <int W, int Vecs, int S, int Stride, bool Pairs, bool Stream = false>
 [[gnu::always_inline]] inline void depthwise_chunk(const DepthwiseRows& a, std::int64_t c0, float* y,
                                                    std::int64_t inside_begin, std::int64_t inside_end) {
+  static_assert(!(Pairs && Stream));
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
     const float* const* rows = a.rows + i * a.taps_h;
     float* y_row = y + i * a.q * a.k;
+    if constexpr (Stream) {
+      DepthwiseRows row = a;  // with the residual of row i, for stream_sums
+      if (a.residual) row.residual = a.residual + i * a.q * a.k;
+      depthwise_columns<W, Vecs, S, Stride, 1, 1, true>(row, rows, c0, y_row, a.q, inside_begin, inside_end);
+      continue;
+    }
     if constexpr (Pairs) {
       if (i + 1 < a.out_rows && rows_in_pairs<S>(a, rows)) {
         depthwise_columns<W, Vecs, S, Stride, 2>(a, rows, c0, y_row, a.q, inside_begin, inside_end);
@@ -361,26 +369,27 @@ template <int W, int Vecs, int S, int Stride, bool Pairs>
 
 // Channels from c0 in chunks of W * Vecs while whole ones fit before c_end, then of half as
 // many vectors, down to one; returns the first channel left.
-template <int W, int Vecs, int S, int Stride, bool Pairs = false>
+template <int W, int Vecs, int S, int Stride, bool Pairs = false, bool Stream = false>
 [[gnu::always_inline]] inline std::int64_t depthwise_chunks(const DepthwiseRows& a, float* y, std::int64_t c0,
                                                             std::int64_t inside_begin, std::int64_t inside_end) {
   for (; c0 + W * Vecs <= a.c_end; c0 += W * Vecs)
-    depthwise_chunk<W, Vecs, S, Stride, Pairs>(a, c0, y, inside_begin, inside_end);
+    depthwise_chunk<W, Vecs, S, Stride, Pairs, Stream>(a, c0, y, inside_begin, inside_end);
   if constexpr (Vecs > 1)
-    c0 = depthwise_chunks<W, Vecs / 2, S, Stride, Pairs>(a, y, c0, inside_begin, inside_end);
+    c0 = depthwise_chunks<W, Vecs / 2, S, Stride, Pairs, Stream>(a, y, c0, inside_begin, inside_end);
   return c0;
 }
 
 // The band's channels in vector chunks; returns the first channel left. Blocks of 3 or 5 taps
-// across where the band's stride is Stride and its dilation 1, general blocks otherwise.
-template <int W, int Stride>
+// across where the band's stride is Stride and its dilation 1, general blocks otherwise. With
+// Stream, no pairs of rows (stream_sums takes one row).
+template <int W, int Stride, bool Stream = false>
 [[gnu::always_inline]] inline std::int64_t depthwise_vector_chunks(const DepthwiseRows& a, float* y,
                                                                    std::int64_t inside_begin, std::int64_t inside_end) {
   // Taps across at stride 2 take a register per tap and vector: with 16 (AVX2) and one vector a
   // block, 3x3 /2 layers ran 10-30 % slower than with the general blocks (5x5 /2 10 % faster).
   constexpr bool across_stride = Stride == 1 || vector_registers<W> == 32;
   const bool across = across_stride && a.stride == Stride && a.dilation == 1;
-  if constexpr (Stride == 2 && depthwise_row_pairs<W>) {
+  if constexpr (Stride == 2 && depthwise_row_pairs<W> && !Stream) {
     if (a.row_pairs && across && a.taps_w == 3)  // chunks of one vector, whose pairs fit
       return depthwise_chunks<W, 1, 3, Stride, true>(a, y, a.c_begin, inside_begin, inside_end);
   }
@@ -389,10 +398,13 @@ template <int W, int Stride>
   // 16 registers three, whose 12 sums hide the FMA latency that 8 did not: AVX2 3x3 /2 and 5x5 /2
   // layers 10-20 % faster on 1 thread).
   if (across && a.taps_w == 3)
-    return depthwise_chunks<W, block_vecs<W>(2, 3), 3, Stride>(a, y, a.c_begin, inside_begin, inside_end);
+    return depthwise_chunks<W, block_vecs<W>(2, 3), 3, Stride, false, Stream>(a, y, a.c_begin, inside_begin,
+                                                                             inside_end);
   if (across && a.taps_w == 5)
-    return depthwise_chunks<W, block_vecs<W>(2, 5), 5, Stride>(a, y, a.c_begin, inside_begin, inside_end);
-  return depthwise_chunks<W, block_vecs<W>(4, 1), 0, Stride>(a, y, a.c_begin, inside_begin, inside_end);
+    return depthwise_chunks<W, block_vecs<W>(2, 5), 5, Stride, false, Stream>(a, y, a.c_begin, inside_begin,
+                                                                             inside_end);
+  return depthwise_chunks<W, block_vecs<W>(4, 1), 0, Stride, false, Stream>(a, y, a.c_begin, inside_begin,
+                                                                            inside_end);
 }
 
 // The unit of a pixel-major band's range of channels (depthwise_pixel_major_body): a chunk of
@@ -434,8 +446,10 @@ template <int W, int S, int Chunks, bool Stream>
 
 // Any band. Each Stride is a function of its own, which the caller picks (vector_kernels.inc):
 // with the stride-2 blocks in the unit-stride function, inlined or only called from it, GCC
-// allocated registers worse in the unit-stride blocks and they ran 10-17 % slower.
-template <int W, int Stride>
+// allocated registers worse in the unit-stride blocks and they ran 10-17 % slower. With Stream
+// (DepthwiseRows::stream), chunk by chunk as ever, each block's sums finished in registers and
+// written past the caches; the caller's choice, for a band whose channels are whole vectors.
+template <int W, int Stride, bool Stream = false>
 [[gnu::always_inline]] inline void depthwise_rows_body(const DepthwiseRows& a, float* y) {
   // Output columns [inside_begin, inside_end) read no horizontal padding.
   const std::int64_t q = a.q;
@@ -443,7 +457,8 @@ template <int W, int Stride>
   const std::int64_t inside_begin = std::min(q, (a.pad_left + a.stride - 1) / a.stride);
   const std::int64_t last = a.width - 1 - span + a.pad_left;  // the largest ow * stride inside
   const std::int64_t inside_end = std::max(inside_begin, last < 0 ? inside_begin : std::min(q, last / a.stride + 1));
-  const std::int64_t c0 = depthwise_vector_chunks<W, Stride>(a, y, inside_begin, inside_end);
+  const std::int64_t c0 = depthwise_vector_chunks<W, Stride, Stream>(a, y, inside_begin, inside_end);
+  if constexpr (Stream) return;
   for (std::int64_t c = c0; c < a.c_end; ++c)  // channels past the last multiple of W
     for (std::int64_t i = 0; i < a.out_rows; ++i) {
       const float* const* rows = a.rows + i * a.taps_h;

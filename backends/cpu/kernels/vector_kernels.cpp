@@ -20,6 +20,7 @@ VectorKernels kernels_of([[maybe_unused]] std::string_view isa) {
     VectorKernels avx512 = avx512_vector_kernels();
     avx512.depthwise_pixel_major = avx512_depthwise_pixel_major;
     avx512.depthwise_pixel_major_channels = depthwise_pixel_major_channels<16>;
+    avx512.depthwise_rows_stride2_streamed = avx512_depthwise_rows_stride2_streamed;
     return avx512;
   }
 #endif

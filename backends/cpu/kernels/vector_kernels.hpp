@@ -32,6 +32,9 @@ struct VectorKernels {
   std::int64_t depthwise_pixel_major_channels = 0;
   // Whether it also runs bands in cache; else only bands that stream (DepthwiseRows::stream).
   bool depthwise_pixel_major_in_cache = false;
+  // A band of stride 2 that streams, over channels in whole vectors; null where the set has none
+  // (all but AVX-512: depthwise_stride2_streamed_avx512.cpp).
+  DepthwiseRowsFn depthwise_rows_stride2_streamed = nullptr;
   DepthwisePlaneFn depthwise_plane;
   ActivationRunFn sigmoid, silu;
   BiasActivateChannelsFn bias_activate_channels;
@@ -51,6 +54,7 @@ struct VectorKernels {
 };
 
 void avx512_depthwise_pixel_major(const DepthwiseRows& band, float* y);
+void avx512_depthwise_rows_stride2_streamed(const DepthwiseRows& band, float* y);
 void avx2_depthwise_pixel_major(const DepthwiseRows& band, float* y);
 
 VectorKernels avx512_vector_kernels();
