@@ -32,9 +32,10 @@ struct FmaProbe {
 
 // The rate of `probe`, in GFLOP/s (a step is 2 * chains * threads flops). The steps double until
 // one run takes 20 ms (a clock tick or a launch is then noise), and the fastest of 5 such runs is
-// the rate: a ceiling is what the device can reach. Then a run of fma_check_steps must leave every sum at fma_chains_sum's value: the
-// flops counted must be the flops run. Throws Internal where a sum is wrong, and where a run takes
-// a second on the host's clock and under 20 ms on the device's (its timer is broken).
+// the rate: a ceiling is what the device can reach. Then a run of fma_check_steps must leave every
+// sum at fma_chains_sum's value: the flops counted must be the flops run. Throws Internal where a
+// sum is wrong, and where a run takes a second on the host's clock and under 20 ms on the
+// device's (its timer is broken).
 double measure_fma_probe(const FmaProbe& probe, std::string_view device);
 
 // The sum of `chains` chains, chain i starting at i, after `steps` steps of fma_scale and fma_shift.

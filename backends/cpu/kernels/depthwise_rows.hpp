@@ -85,6 +85,13 @@ template <int W, int Pixels, int Vecs>
     for (int v = 0; v < Vecs; ++v) store_vector<W>(y + p * k + W * v, sum[p][v]);
 }
 
+// Band `a` as its output row i sees it in stream_sums: the residual of row i.
+[[gnu::always_inline]] inline DepthwiseRows streamed_row(const DepthwiseRows& a, std::int64_t i) {
+  DepthwiseRows row = a;
+  if (a.residual) row.residual = a.residual + i * a.q * a.k;
+  return row;
+}
+
 // A block's sums (channels [c0, c0 + W * Vecs) of output columns [ow, ow + Pixels) of a row)
 // finished in registers and written past the caches (DepthwiseRows::stream).
 template <int W, int Pixels, int Vecs>
@@ -349,9 +356,8 @@ template <int W, int Vecs, int S, int Stride, bool Pairs, bool Stream = false>
     const float* const* rows = a.rows + i * a.taps_h;
     float* y_row = y + i * a.q * a.k;
     if constexpr (Stream) {
-      DepthwiseRows row = a;  // with the residual of row i, for stream_sums
-      if (a.residual) row.residual = a.residual + i * a.q * a.k;
-      depthwise_columns<W, Vecs, S, Stride, 1, 1, true>(row, rows, c0, y_row, a.q, inside_begin, inside_end);
+      depthwise_columns<W, Vecs, S, Stride, 1, 1, true>(streamed_row(a, i), rows, c0, y_row, a.q, inside_begin,
+                                                        inside_end);
       continue;
     }
     if constexpr (Pairs) {
@@ -432,10 +438,8 @@ template <int W, int S, int Chunks, bool Stream>
   const std::int64_t inside_end = std::max(inside_begin, std::min(a.q, a.width - S + 1 + a.pad_left));
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
     if constexpr (Stream) {
-      DepthwiseRows row = a;  // with the residual of row i, for stream_sums
-      if (a.residual) row.residual = a.residual + i * a.q * a.k;
-      depthwise_columns<W, vecs, S, 1, 1, Chunks, true>(row, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k,
-                                                     a.q, inside_begin, inside_end);
+      depthwise_columns<W, vecs, S, 1, 1, Chunks, true>(streamed_row(a, i), a.rows + i * a.taps_h, a.c_begin,
+                                                     y + i * a.q * a.k, a.q, inside_begin, inside_end);
     } else {
       depthwise_columns<W, vecs, S, 1, 1, Chunks>(a, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k, a.q,
                                                inside_begin, inside_end);

@@ -14,28 +14,21 @@
 namespace porta::detail {
 namespace {
 
-// `set` with the pixel-major kernel of its instruction set (depthwise_pixel_major.inc).
-[[maybe_unused]] VectorKernels with_pixel_major(VectorKernels set, DepthwiseRowsFn kernel, std::int64_t channels,
-                                                bool in_cache) {
-  set.depthwise_pixel_major = kernel;
-  set.depthwise_pixel_major_channels = channels;
-  set.depthwise_pixel_major_in_cache = in_cache;
-  return set;
-}
-
 VectorKernels kernels_of([[maybe_unused]] std::string_view isa) {
 #if defined(PORTA_CPU_AVX512)
   if (isa == "avx512") {
-    VectorKernels avx512 = with_pixel_major(avx512_vector_kernels(), avx512_depthwise_pixel_major,
-                                            depthwise_pixel_major_channels<16>, false);
+    VectorKernels avx512 = avx512_vector_kernels();
+    avx512.depthwise_pixel_major = avx512_depthwise_pixel_major;
     avx512.depthwise_rows_stride2_streamed = avx512_depthwise_rows_stride2_streamed;
     return avx512;
   }
 #endif
 #if defined(PORTA_CPU_AVX2)
-  if (isa == "avx2")
-    return with_pixel_major(avx2_vector_kernels(), avx2_depthwise_pixel_major, depthwise_pixel_major_channels<8>,
-                            true);
+  if (isa == "avx2") {
+    VectorKernels avx2 = avx2_vector_kernels();
+    avx2.depthwise_pixel_major = avx2_depthwise_pixel_major;
+    return avx2;
+  }
 #endif
   return generic_vector_kernels();
 }

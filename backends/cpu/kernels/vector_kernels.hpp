@@ -21,17 +21,20 @@
 
 namespace porta::detail {
 
+// A band of stride 1, dilation 1 and 3 or 5 taps across, its chunks of channels block by block
+// (depthwise_pixel_major_body), over a multiple of `channels`. Defined per set by
+// depthwise_pixel_major.inc; `run` is null where the set has none.
+struct PixelMajorKernel {
+  DepthwiseRowsFn run = nullptr;
+  std::int64_t channels = 0;
+  bool in_cache = false;  // whether it also runs bands in cache; else only bands that stream
+};
+
 struct VectorKernels {
   // Either runs any band; bands of stride 2 run faster through the second (depthwise_rows_body).
   DepthwiseRowsFn depthwise_rows, depthwise_rows_stride2;
   bool depthwise_row_pairs;  // whether depthwise_rows_stride2 runs rows in pairs where asked
-  // A band of stride 1, dilation 1 and 3 or 5 taps across, its chunks of channels block by block
-  // (depthwise_pixel_major_body), over a multiple of `depthwise_pixel_major_channels`; null where
-  // the set has none.
-  DepthwiseRowsFn depthwise_pixel_major = nullptr;
-  std::int64_t depthwise_pixel_major_channels = 0;
-  // Whether it also runs bands in cache; else only bands that stream (DepthwiseRows::stream).
-  bool depthwise_pixel_major_in_cache = false;
+  PixelMajorKernel depthwise_pixel_major{};
   // A band of stride 2 that streams, over channels in whole vectors; null where the set has none
   // (all but AVX-512: depthwise_stride2_streamed_avx512.cpp).
   DepthwiseRowsFn depthwise_rows_stride2_streamed = nullptr;
@@ -53,9 +56,8 @@ struct VectorKernels {
   int multiply_adds_per_step;
 };
 
-void avx512_depthwise_pixel_major(const DepthwiseRows& band, float* y);
+extern const PixelMajorKernel avx512_depthwise_pixel_major, avx2_depthwise_pixel_major;
 void avx512_depthwise_rows_stride2_streamed(const DepthwiseRows& band, float* y);
-void avx2_depthwise_pixel_major(const DepthwiseRows& band, float* y);
 
 VectorKernels avx512_vector_kernels();
 VectorKernels avx2_vector_kernels();

@@ -435,12 +435,12 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   // fold in (8x32x112x112 with bias and ReLU6 1.05 -> 1.49; plain, on 2 threads 1.23 -> 0.97).
   const bool block_in_l1 = d.r * (4 + 2) * d.k * std::int64_t{sizeof(float)} <= cache.l1 / 2;
   const bool has_epilogue = op.bias || op.residual || op.p.activation != Activation::None;
-  const bool pixel_major_fits = vk.depthwise_pixel_major && d.k % vk.depthwise_pixel_major_channels == 0 &&
-                                op.p.stride[1] == 1 && op.p.dilation[1] == 1 && (d.s == 3 || d.s == 5);
-  const bool pixel_major =
-      pixel_major_fits && (vk.depthwise_pixel_major_in_cache
-                               ? can_stream || d.s == 5 || d.k <= 32 || (!streams && block_in_l1)
-                               : can_stream && (d.k > 64 || has_epilogue));
+  const PixelMajorKernel& by_pixels = vk.depthwise_pixel_major;
+  const bool pixel_major_fits = by_pixels.run && d.k % by_pixels.channels == 0 && op.p.stride[1] == 1 &&
+                                op.p.dilation[1] == 1 && (d.s == 3 || d.s == 5);
+  const bool pixel_major = pixel_major_fits && (by_pixels.in_cache
+                                                    ? can_stream || d.s == 5 || d.k <= 32 || (!streams && block_in_l1)
+                                                    : can_stream && (d.k > 64 || has_epilogue));
   // Streaming bands of stride 2 that are not pairs of rows stream chunk by chunk where the set has
   // such a kernel (AVX-512), over channels in whole vectors, each a cache line (Zen 4, 1 thread,
   // session 34: 8x672x28x28 5x5 /2 0.96 -> 1.32, with bias and ReLU6 0.95 -> 1.33; 8x144x56x56
@@ -448,7 +448,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const bool stream_chunks = can_stream && vk.depthwise_rows_stride2_streamed && op.p.stride[1] == 2 &&
                              !row_pairs && d.k % 16 == 0;
   const bool stream = (pixel_major && can_stream) || stream_chunks;
-  const DepthwiseRowsFn sweep = pixel_major     ? vk.depthwise_pixel_major
+  const DepthwiseRowsFn sweep = pixel_major     ? by_pixels.run
                                 : stream_chunks ? vk.depthwise_rows_stride2_streamed
                                 : op.p.stride[1] == 2 ? vk.depthwise_rows_stride2 : vk.depthwise_rows;
   // At least 4 tasks a thread to balance: bands split into groups of 64 channels, or into more
