@@ -404,10 +404,10 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              {"residual_1x1_stride2_k32", {1, 8, 9, 9}, {32, 8, 1, 1}, {.stride = {2, 2}}, true},
              // AVX-512's 6x64 kernel for 1x1 layers of 64 filters: 35 pixels an image (the last
              // tile of 6 short, copied; 8.75 KiB of input, past an eighth of ops.cpu_small_caches'
-             // L3, which fetches tiles ahead), 200 channels (more than one depth slice) with SiLU
+             // L3, which fetches tiles ahead), 520 channels (more than one depth slice) with SiLU
              // after, two groups of 64, and at stride 2 over 25 pixels.
              {"residual_relu_1x1_k64_n2", {2, 32, 5, 7}, {64, 32, 1, 1}, {.activation = A::Relu}, true},
-             {"residual_silu_1x1_k64_c200", {1, 200, 6, 6}, {64, 200, 1, 1}, {.activation = A::Silu}, true},
+             {"residual_silu_1x1_k64_c520", {1, 520, 6, 6}, {64, 520, 1, 1}, {.activation = A::Silu}, true},
              {"residual_relu6_1x1_groups2_k128", {1, 10, 4, 5}, {128, 5, 1, 1}, {.groups = 2, .activation = A::Relu6},
               true},
              {"residual_1x1_stride2_k64", {1, 16, 9, 9}, {64, 16, 1, 1}, {.stride = {2, 2}}, true},

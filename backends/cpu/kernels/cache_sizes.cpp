@@ -82,9 +82,9 @@ const CacheSizes& host_cache_sizes() {
   return sizes;
 }
 
-std::int64_t l1_depth_slice(std::int64_t nr, bool a_in_place) {
-  const std::int64_t panel_bytes = (a_in_place ? 2 : 1) * nr * std::int64_t{sizeof(float)};
-  return std::clamp(host_cache_sizes().l1 / panel_bytes / 16 * 16, std::int64_t{a_in_place ? 64 : 128}, max_depth_slice);
+std::int64_t l1_depth_slice(std::int64_t nr) {
+  const std::int64_t panel_bytes = nr * std::int64_t{sizeof(float)};
+  return std::clamp(host_cache_sizes().l1 / panel_bytes / 16 * 16, std::int64_t{128}, max_depth_slice);
 }
 
 }  // namespace porta::detail

@@ -43,12 +43,13 @@ template <bool Write = false>
   for (std::int64_t i = 0; i < count; i += line_floats) __builtin_prefetch(p + i, Write, 3);
 }
 
-// The deepest slice of k one micro-kernel call takes (the GEMM's packed slices are this deep).
+// The deepest slice of k one micro-kernel call takes: the GEMM's packed slices, and the
+// channels-last and Winograd convolutions' calls, are this deep.
 inline constexpr std::int64_t max_depth_slice = 512;
 
-// Depth of one convolution micro-kernel call's slice (a multiple of 16, 64 to max_depth_slice):
-// its nr-wide B panel fills L1, or half of it where the call reads A's rows in place beside it.
-std::int64_t l1_depth_slice(std::int64_t nr, bool a_in_place);
+// Depth of one micro-kernel call's slice in the NCHW convolution (a multiple of 16, 128 to
+// max_depth_slice): its nr-wide B panel fills L1.
+std::int64_t l1_depth_slice(std::int64_t nr);
 
 // Whether `rows` rows of floats this far apart, read at once, put more rows into one L1 set than
 // it has ways (12 on Zen 5 and recent Intel cores), so that they evict each other before their

@@ -183,7 +183,7 @@ void conv_shifted(const ConvOperands& op, const PackedFilters* prepared) {
 
   const CacheSizes& cache = host_cache_sizes();
   const std::int64_t bytes = sizeof(float);
-  const std::int64_t kc = l1_depth_slice(nr, false);
+  const std::int64_t kc = l1_depth_slice(nr);
   const std::int64_t max_panels = std::max<std::int64_t>(1, cache.l2 / 4 / (kc * mr * bytes));
   const std::int64_t passes = (src.in_place ? d.n : 1) * d.groups;
   const ConvTasks tasks = conv_tasks(passes, panels, ceil_div(src.columns, nr), max_panels);

@@ -183,12 +183,16 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
     for (std::int64_t s = 0; s < (row_runs ? 1 : d.s); ++s)
       tap_shift.push_back((r * op.p.dilation[0] * rows.wp + s * op.p.dilation[1]) * rows.pixel);
   // One micro-kernel call per depth slice sums every tap (ResNet-50's conv1, 7 taps of 21, ran
-  // 5-10 % slower when each tap's sums went through y). A slice is as deep as one tap's A rows and
-  // B panel fit L1 together; its taps' panels together may not (3x3, 256 channels: 72 KiB a
-  // call), and stream from L2.
+  // 5-10 % slower when each tap's sums went through y). Slices as deep as the GEMM's: each one
+  // more is a pass over the tile's sums in y, which cost more than the B panel's lines coming
+  // from L2 rather than L1, as in the GEMM (Zen 4, 32 KiB L1, ResNet-50's 1x1 layers against
+  // oneDNN, medians of 2 suites: 8x512x28x28->128 0.91 -> 1.02 on 1 thread, 0.94 -> 1.03 on 2;
+  // geometric mean of the 80 rows 1.34 -> 1.39, rows below 1.0 27 -> 14; under AVX2 1.21 -> 1.23
+  // and none slower. Before, a slice's B panel filled half of L1: 128 deep there, 4 passes for 512
+  // channels).
   const Taps taps{tap_shift.data(), static_cast<int>(tap_shift.size()), tap_depth * nr};
   const Taps narrow_taps{tap_shift.data(), static_cast<int>(tap_shift.size()), tap_depth * kernel.tail_nr};
-  const std::int64_t kc = l1_depth_slice(nr, true);
+  const std::int64_t kc = max_depth_slice;
 
   // As many images per copy as fit in L2 (at least one), so that the copy is still cached when
   // the GEMM reads it; in place, every image at once.
