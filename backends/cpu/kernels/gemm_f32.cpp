@@ -369,9 +369,18 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   const bool a_by_rows = a_in_place && !a.trans;
   // A's rows read in place are mr streams `ld` floats apart; where more of them fall into one L1
   // set than it has ways (2048x16x2048 ran at a third of the speed of 1760x16x1760; 512x16x512,
-  // 28 rows in two sets, at three quarters), a kernel with fewer rows reads them.
+  // 28 rows in two sets, at three quarters), a kernel with fewer rows reads them. So too for C of
+  // at most 16 columns where L1 is under 48 KiB: there AVX-512's 28-row narrow kernel ran slower
+  // than its 8-row one whatever the stride (Zen 4, 32 KiB, native ÷ oneDNN, 1 thread and 2, 2-3
+  // turns: 8448x16x2816, 7 rows a set, 0.60 -> 1.03 and 0.59 -> 1.01; 1760x16x1760 0.94 -> 0.98
+  // and 0.93 -> 0.98, 600x16x600 0.96 -> 1.02 and 0.94 -> 1.06, 300x16x300 2 threads 0.99 ->
+  // 1.16; 4000x16x500 0.99 -> 0.98), where on Zen 5's 48 KiB it ran 1760x16x1760 at 1.08-1.12.
+  // Why is not established: slices of 256 rather than 512 (B's slice then fits L1) and
+  // prefetching the rows ahead did not help; the L1 size stands in for the cause.
   const MicroKernel& plain = gemm_micro_kernel_for(n);
-  const MicroKernel& kernel = gemm_kernel_for(n, a_in_place, a_by_rows && rows_alias_in_l1(plain.mr, a.ld));
+  const bool narrow_on_small_l1 = plain.nr < gemm_micro_kernel().nr && host_cache_sizes().l1 < (48 << 10);
+  const MicroKernel& kernel =
+      gemm_kernel_for(n, a_in_place, a_by_rows && (narrow_on_small_l1 || rows_alias_in_l1(plain.mr, a.ld)));
   // An A read in place that comes from memory, not L3, is streamed (ARead): 1 thread, against the
   // faster of oneDNN and OpenBLAS, 4096x16x4096 0.97 -> 1.17, 7680x32x2560 0.95 -> 1.20,
   // 4096x128x4096 0.96 -> 1.10. From L3 that was level on 1 thread and 2-8 % slower on 2
