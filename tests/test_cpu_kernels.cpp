@@ -124,6 +124,8 @@ TEST_SUITE("runtime") {
       CHECK(gemm_kernel_for(40, true, false).nr == 48);
       CHECK(gemm_kernel_for(40, false, false).nr == 16);
       CHECK(gemm_kernel_for(49, true, false).nr == 32);
+      CHECK(gemm_kernel_for(128, true, false, true).nr == 64);  // A's rows streamed: the 6x64
+      CHECK(gemm_kernel_for(96, true, false, true).nr == 32);
       CHECK(filter_micro_kernel_for(2048, 49, false).mr == 7);
       CHECK(filter_micro_kernel_for(192, 49, false).mr == 7);
       CHECK(filter_micro_kernel_for(144, 3136, false).mr == 7);  // a tie, the wide kernel with a tail

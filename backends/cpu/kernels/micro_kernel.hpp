@@ -188,7 +188,14 @@ const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias =
 // panels; for rows that alias, its 8-row one). Zen 5, 1 thread, GFLOP/s: 2048x48x2048 161 -> 210,
 // 1760x33x1760 112 -> 143; A packed (a transposed A was, before it was read in place by columns):
 // 2000x48x2000 115 -> 145.
-const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool rows_alias);
+// With `a_streamed` (A's rows read in place from memory), for columns in whole panels of a
+// pointwise kernel, that one (AVX-512's 6x64): each pass over A's rows, the first from memory and
+// the rest from L2, then serves 64 columns, not 32 (Zen 4, native ÷ oneDNN, 1 thread and 2, 2
+// turns: 4096x64x4096 0.94 -> 1.01 and 0.94 -> 1.02, 4096x128x4096 0.92-0.96 -> 1.01-1.03 and
+// 0.94-0.98 -> 1.01, 2560x64x2560 0.98-0.99 -> 1.03, 4096x256x4096 0.92-0.93 -> 0.95-0.97 and
+// 0.96-0.97 -> 1.00, 3000x512x3000 0.98 -> 1.03-1.04 and 0.95-0.97 -> 0.99-1.02; 6000x64x3000
+// and 7680x128x2560 level. From L3, 1760x128x1760 and 2048x128x2048, level, so not there).
+const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool rows_alias, bool a_streamed = false);
 // The kernel for a GEMM's last panel of `rows` rows (fewer than kernel.mr), packed or copied as
 // rows: of the kernels as wide as `kernel`, the one with the fewest rows that holds them
 // (AVX-512: 8 or 4), else `kernel` itself.

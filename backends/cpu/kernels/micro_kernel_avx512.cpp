@@ -15,9 +15,11 @@
 // 64 columns, four loads and 6 broadcasts per 24 FMAs, so that one pass over A's rows writes whole
 // output pixels (the wide kernel's two panels pass twice, each writing half of every pixel's
 // cache lines). Against oneDNN in the same runs (medians of 5-7, 1 thread): 8x256x56x56->64
-// 0.95 -> 1.13, 1x64x56x56->64 0.92 -> 0.95, but 1x256x56x56->64 0.96 -> 0.93 (its 256-deep
-// panel takes three depth slices, the wide kernel's two). With more filters, in panels of 64,
-// 8x64x56x56->256 ran slower than in panels of 32 (0.89 against 0.95-0.96 of oneDNN).
+// 0.95 -> 1.13, 1x64x56x56->64 0.92 -> 0.95, but 1x256x56x56->64 0.96 -> 0.93 (in depth slices
+// then sized to L1, three against the wide kernel's two). With more filters, in panels of 64,
+// 8x64x56x56->256 ran slower than in panels of 32 (0.89 against 0.95-0.96 of oneDNN). Also a
+// GEMM's, where A's rows stream from memory and C's columns are whole panels of 64
+// (gemm_kernel_for).
 // Aliasing, for A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1): 8 rows
 // x 32 or 16 columns, fewer rows than an L1 set has ways (12 on Zen 5), so that the rows do not
 // evict each other, nor the B panel's lines, even where they all fall into one set. Reading A

@@ -97,9 +97,10 @@ const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) 
   return narrow ? set.narrow : set.wide;
 }
 
-const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool rows_alias) {
+const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool rows_alias, bool a_streamed) {
   constexpr std::int64_t three_panels = 48;  // of the narrow kernel; AVX-512's 7x48 in one
   const KernelSet& set = kernels();
+  if (a_streamed && set.pointwise && columns % set.pointwise->nr == 0) return *set.pointwise;
   if (columns <= set.wide.nr || columns > three_panels) return gemm_micro_kernel_for(columns, rows_alias);
   if (a_in_place)
     for (const MicroKernel& kernel : set.for_filters)
