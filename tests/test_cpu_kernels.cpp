@@ -136,6 +136,8 @@ TEST_SUITE("runtime") {
       CHECK(filter_micro_kernel_for(64, 3136, true).nr == 64);
       CHECK(filter_micro_kernel_for(64, 49, true).nr == 64);
       CHECK(filter_micro_kernel_for(256, 3136, true).nr == 32);
+      CHECK(filter_micro_kernel_for(256, 3136, true, true).nr == 64);  // streamed: one pass per 64
+      CHECK(filter_micro_kernel_for(96, 3136, true, true).nr != 64);
     }
   }
 

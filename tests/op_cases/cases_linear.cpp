@@ -241,9 +241,11 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       {"pointwise_n3_small_planes", {3, 5, 3, 4}, {7, 5, 1, 1}, {}, true},
       {"pointwise_n2_in_place", {2, 3, 20, 20}, {16, 3, 1, 1}, {}},
       // Inputs the cpu backend streams under ops.cpu_small_caches: AVX-512's 7x48 kernel (96
-      // filters, a tie with 14x32), and 14x32 with its 16-wide tail panel (112 filters).
+      // filters, a tie with 14x32), 14x32 with its 16-wide tail panel (112 filters), and 6x64 in
+      // two panels (128 filters).
       {"pointwise_streamed_k96", {2, 8, 20, 20}, {96, 8, 1, 1}, {}, true},
       {"pointwise_streamed_k112", {2, 8, 20, 20}, {112, 8, 1, 1}, {}},
+      {"pointwise_streamed_k128", {2, 8, 20, 20}, {128, 8, 1, 1}, {}, true},
       {"n3_k29_3x3", {3, 3, 5, 6}, {29, 3, 3, 3}, {.pad = {1, 1, 1, 1}}, true},
       {"n2_large_planes_3x3", {2, 3, 24, 24}, {5, 3, 3, 3}, {.pad = {1, 1, 1, 1}}, true},  // one image per copy
       {"deep_c48_3x3", {1, 48, 6, 7}, {15, 48, 3, 3}, {.pad = {1, 1, 1, 1}}},

@@ -215,10 +215,16 @@ inline std::int64_t computed_by(const MicroKernel& kernel, std::int64_t filters,
 }
 
 // The kernel for a convolution's `filters` (per group) over `rows` rows of A read in place: for a
-// `pointwise` (1x1) layer of exactly as many filters as a pointwise kernel has columns, that one
-// (AVX-512's 6x64); else, of the kernels the instruction set has, the one that computes least
-// (computed_by; on AVX-512, tiles of 7 rows for a 7x7 image's 49). Ties go to one without a
-// tail panel, then to the wider panels.
-const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise);
+// `pointwise` (1x1) layer of exactly as many filters as a pointwise kernel has columns, or of a
+// multiple of them where its input `streams` from memory, that one (AVX-512's 6x64); else, of
+// the kernels the instruction set has, the one that computes least (computed_by; on AVX-512,
+// tiles of 7 rows for a 7x7 image's 49). Ties go to one without a tail panel, then to the wider
+// panels. Streamed, panels of 64 pass over each row half as often as panels of 32, as in the GEMM
+// (gemm_kernel_for; Zen 4, against oneDNN, 2 suites, 1 thread and 2: 8x64x56x56->256 0.93 ->
+// 1.07 and 0.92 -> 1.08, 8x512x28x28->128 1.00 -> 1.04 and 1.02 -> 1.03). Layers from cache lost
+// (8x512x7x7->2048 1.21 -> 1.10, 8x2048x7x7->512 1.35 -> 1.26 on 1 thread), and so did strided
+// ones (8x256x56x56->128 /2 0.98 -> 0.92).
+const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise,
+                                           bool streams = false);
 
 }  // namespace porta::detail

@@ -120,8 +120,10 @@ const MicroKernel& gemm_last_panel_kernel(const MicroKernel& kernel, std::int64_
   return *best;
 }
 
-const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise) {
-  if (const auto& one_pass = kernels().pointwise; pointwise && one_pass && filters == one_pass->nr) return *one_pass;
+const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise, bool streams) {
+  if (const auto& one_pass = kernels().pointwise;
+      pointwise && one_pass && (filters == one_pass->nr || (streams && filters % one_pass->nr == 0)))
+    return *one_pass;
   // On a tie, a kernel that needs no tail panel: 14x16 loads more per multiply than the wide
   // kernels (8x24x56x56->144 ran 7-10 % slower as 14x32 with one than as 7x48). Then the wider
   // panels, which pass fewer times over each output pixel: 7x48 against 14x32 for 96 filters

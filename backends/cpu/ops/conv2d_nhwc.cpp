@@ -119,10 +119,18 @@ Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   return rows;
 }
 
+// Whether the input, read in place as one segment, is larger than an eighth of L3, and so comes
+// from L3 or memory: the micro-kernel then streams it (conv_gemm).
+bool input_streams(const ConvDims& d, const Rows& rows) {
+  const std::int64_t input_bytes = d.n * d.h * d.w * d.c * std::int64_t{sizeof(float)};
+  return rows.in_place && rows.segments == 1 && input_bytes > host_cache_sizes().l3 / 8;
+}
+
 // The kernel that computes the fewest padding rows and columns: tiles of its mr over a segment
 // of A's rows (their count is the same for every kernel), panels of its nr over a group's filters.
 // A 7x7 image's 49 pixels fill tiles of 7, and only 3.5 of 14. A 1x1 layer of 64 filters takes
-// AVX-512's 6x64 kernel, which writes whole pixels in one pass. Whether a strided 1x1 layer's rows
+// AVX-512's 6x64 kernel, which writes whole pixels in one pass, and so does one of a multiple of
+// 64 filters whose input streams (filter_micro_kernel_for). Whether a strided 1x1 layer's rows
 // are read in place depends on the kernel's mr: the rows counted are those the GEMM kernel would read.
 // A 1x1 layer whose rows would crowd that kernel's L1 sets (1024 channels: 4 KiB apart) takes the
 // GEMM's kernel for such rows, fewer of them than a set has ways, and reads them in place, not
@@ -131,8 +139,8 @@ Rows rows_of(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
 // -> 0.93-0.95; at N=1, 2 threads, 1.20-1.25 -> 1.16-1.20; 8x2048x7x7->512 level).
 const MicroKernel& kernel_for(const ConvDims& d, const Conv2dParams& p) {
   const bool pointwise = is_pointwise(d, p);
-  const MicroKernel& kernel =
-      filter_micro_kernel_for(d.k_per_group, rows_of(d, p, gemm_micro_kernel().mr).pixels, pointwise);
+  const Rows rows = rows_of(d, p, gemm_micro_kernel().mr);
+  const MicroKernel& kernel = filter_micro_kernel_for(d.k_per_group, rows.pixels, pointwise, input_streams(d, rows));
   if (pointwise && rows_alias_in_l1(kernel.mr, p.stride[1] * d.c)) {
     const MicroKernel& fewer_rows = gemm_micro_kernel_for(d.k_per_group, true);
     if (rows_of(d, p, fewer_rows.mr).in_place) return fewer_rows;
@@ -236,11 +244,9 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
   // 0.89 -> 0.90; 2 threads: 1.17 -> 1.29, 0.96 -> 0.99, -, 0.91 -> 0.94. Before, the next
   // tile's rows were asked for all at once before each tile, which had made 8x64x56x56->64 0.77
   // -> 0.93 and 8x32x112x112->16 0.92 -> 1.31; streamed they keep that.
-  const std::int64_t input_floats = d.n * d.h * d.w * d.c;
   // Not where each output row is a segment (strided): the next tile's rows at a segment's end are
   // rows it skips (8x256x56x56->128 stride 2, 1 thread, 0.98 -> 0.86 streamed).
-  const bool stream_input = rows.in_place && rows.segments == 1 &&
-                            input_floats * std::int64_t{sizeof(float)} > host_cache_sizes().l3 / 8;
+  const bool stream_input = input_streams(d, rows);
   const bool in_kernel = TileEpilogue::fusable(op.p.activation);
 
   for (std::int64_t first = 0; first < d.n; first += images) {
