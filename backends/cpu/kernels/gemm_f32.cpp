@@ -371,10 +371,10 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // set than it has ways (2048x16x2048 ran at a third of the speed of 1760x16x1760; 512x16x512,
   // 28 rows in two sets, at three quarters), a kernel with fewer rows reads them. So too for C of
   // at most 16 columns where L1 is under 48 KiB: there AVX-512's 28-row narrow kernel ran slower
-  // than its 8-row one whatever the stride (Zen 4, 32 KiB, native ÷ oneDNN, 1 thread and 2, 2-3
-  // turns: 8448x16x2816, 7 rows a set, 0.60 -> 1.03 and 0.59 -> 1.01; 1760x16x1760 0.94 -> 0.98
-  // and 0.93 -> 0.98, 600x16x600 0.96 -> 1.02 and 0.94 -> 1.06, 300x16x300 2 threads 0.99 ->
-  // 1.16; 4000x16x500 0.99 -> 0.98), where on Zen 5's 48 KiB it ran 1760x16x1760 at 1.08-1.12.
+  // than its 8-row one whatever the stride (Zen 4, 32 KiB, native ÷ oneDNN, 1 thread and 2, 2-4
+  // turns: 8448x16x2816, 7 rows a set, 0.60 -> 1.03 and 0.59 -> 1.02; 1760x16x1760 0.93 -> 0.98
+  // and 0.94 -> 0.98, 600x16x600 0.96 -> 1.02 and 0.94 -> 1.05, 300x16x300 2 threads 0.99 ->
+  // 1.16; 4000x16x500 1.00 -> 0.98), where on Zen 5's 48 KiB it ran 1760x16x1760 at 1.08-1.12.
   // Why is not established: slices of 256 rather than 512 (B's slice then fits L1) and
   // prefetching the rows ahead did not help; the L1 size stands in for the cause.
   const MicroKernel& plain = gemm_micro_kernel_for(n);
