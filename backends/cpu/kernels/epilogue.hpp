@@ -45,7 +45,8 @@ template <class Bias, bool PerIsa = false>
   }
 }
 
-// A run of one filter's outputs (NCHW): one bias for all. `src` may be `y` itself; `residual` may be null.
+// A run of one filter's outputs (NCHW): one bias for all. `src` may be `y` itself; `residual`
+// may be null.
 [[gnu::always_inline]] inline void bias_activate(float* y, const float* src, const float* residual,
                                                  std::int64_t count, float bias, Activation act) {
   epilogue(y, src, residual, count, [bias](std::int64_t) { return bias; }, act);

@@ -11,9 +11,10 @@
 
 namespace porta::detail {
 
-// Steps of depth whose lanes are contiguous runs (rows of a transposed A, of a plain B), step s's
-// run at runs + s * run_stride: lanes [l0, l0 + width) of step s go to out + l0 * depth + s * width,
-// the step's row in their panel. `last_steps`: the steps end the panels' depth.
+// Steps of depth whose lanes are contiguous runs (rows of a transposed A, of a plain B), step
+// s's run at runs + s * run_stride: lanes [l0, l0 + width) of step s go to
+// out + l0 * depth + s * width, the step's row in their panel. `last_steps`: the steps end the
+// panels' depth.
 using DealRunsFn = void (*)(const float* runs, std::int64_t run_stride, std::int64_t steps, std::int64_t lanes,
                             std::int64_t width, std::int64_t depth, bool last_steps, float* out);
 

@@ -1,8 +1,9 @@
-// Conv2d on NCHW activations (NHWC: conv2d_nhwc.cpp), with the algorithm chosen per layer: depthwise convolutions have too little reuse for a
-// GEMM and get a direct vectorised kernel; every other one is a direct convolution run by the
-// GEMM micro-kernel, Y[K, pixels] = W[K, C*R*S] x X, whose B operand is never packed or
-// expanded (no im2col): it is the input itself, read at one shift per filter tap. Layers whose
-// taps land mostly in the padding (absurd padding, stride or dilation) run a plain direct loop.
+// Conv2d on NCHW activations (NHWC: conv2d_nhwc.cpp), with the algorithm chosen per layer:
+// depthwise convolutions have too little reuse for a GEMM and get a direct vectorised kernel;
+// every other one is a direct convolution run by the GEMM micro-kernel, Y[K, pixels] =
+// W[K, C*R*S] x X, whose B operand is never packed or expanded (no im2col): it is the input
+// itself, read at one shift per filter tap. Layers whose taps land mostly in the padding (absurd
+// padding, stride or dilation) run a plain direct loop.
 #include <algorithm>
 #include <optional>
 #include <variant>
@@ -107,7 +108,8 @@ void copy_plane(const ConvOperands& op, const ShiftedSource& src, std::int64_t s
   }
 }
 
-// The copy of images [first_image, first_image + src.images), laid out [channel][slot][image][plane].
+// The copy of images [first_image, first_image + src.images), laid out
+// [channel][slot][image][plane].
 void copy_source(const ConvOperands& op, const ShiftedSource& src, std::int64_t first_image, float* dst) {
   const ConvDims& d = op.d;
   tbb::parallel_for(std::int64_t{0}, d.c * src.slots * src.images, [&](std::int64_t task) {
@@ -252,7 +254,8 @@ void conv_shifted(const ConvOperands& op, const PackedFilters* prepared) {
 // and the chunk's sums stay in L1 until the epilogue stores them.
 void depthwise(const ConvOperands& op) {
   const ConvDims& d = op.d;
-  // Plain variables: the lambdas below capture them, which structured bindings do not allow in clang 15.
+  // Plain variables: the lambdas below capture them, which structured bindings do not allow in
+  // clang 15.
   const std::int64_t sh = op.p.stride[0], sw = op.p.stride[1], dh = op.p.dilation[0], dw = op.p.dilation[1];
   const std::int64_t pad_top = op.p.pad[0], pad_left = op.p.pad[1];
   const std::int64_t height = (d.p - 1) * sh + (d.r - 1) * dh + 1;

@@ -131,7 +131,8 @@ bool input_streams(const ConvDims& d, const Rows& rows) {
 // A 7x7 image's 49 pixels fill tiles of 7, and only 3.5 of 14. A 1x1 layer of 64 filters takes
 // AVX-512's 6x64 kernel, which writes whole pixels in one pass, and so does one of a multiple of
 // 64 filters whose input streams (filter_micro_kernel_for). Whether a strided 1x1 layer's rows
-// are read in place depends on the kernel's mr: the rows counted are those the GEMM kernel would read.
+// are read in place depends on the kernel's mr: the rows counted are those the GEMM kernel would
+// read.
 // A 1x1 layer whose rows would crowd that kernel's L1 sets (1024 channels: 4 KiB apart) takes the
 // GEMM's kernel for such rows, fewer of them than a set has ways, and reads them in place, not
 // from a spaced copy per image that had to finish before its GEMM began (8x1024x14x14->256
@@ -329,7 +330,8 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
         const bool direct = direct_rows && (tile + 1) * mr <= rows.pixels;
         const std::int64_t direct_cols = direct ? k_count : 0, y0 = y_at[0];
         // `block`'s rows are written to y once, after the tile's sums: ask for their lines now,
-        // for writing, so that fetching them overlaps the micro-kernel instead of stalling the stores.
+        // for writing, so that fetching them overlaps the micro-kernel instead of stalling the
+        // stores.
         if (direct_cols < k_count)
           for (std::int64_t i = 0; i < mr; ++i)
             if (y_at[i] >= 0) prefetch_floats<true>(op.y.data() + y_at[i] + direct_cols, k_count - direct_cols);
@@ -354,7 +356,8 @@ void conv_gemm(const ConvOperands& op, const MicroKernel& kernel, const float* f
         const bool activated_whole = activate_stored && direct_cols == d.k;
         if (activated_whole) activate_after(op.y.data() + y0, nullptr, mr, d.k, d.k, nullptr, op.p.activation);
         const bool activate_rows = activate_stored && !activated_whole;
-        // Row by row: that activation, the columns computed in `block`, and the conversion to y's dtype.
+        // Row by row: that activation, the columns computed in `block`, and the conversion to
+        // y's dtype.
         if (!activate_rows && direct_cols == k_count && !op.y.converts()) continue;
         for (std::int64_t i = 0; i < mr; ++i) {
           const std::int64_t y_index = y_at[i];
