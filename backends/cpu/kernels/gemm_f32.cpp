@@ -384,8 +384,8 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   // 4096x128x4096 0.96 -> 1.10. From L3 that was level on 1 thread and 2-8 % slower on 2
   // (1760x16x1760, 1760x128x1760).
   const bool streamed = a_by_rows && a_from_memory;
-  const MicroKernel& kernel = gemm_kernel_for(
-      n, a_in_place, a_by_rows && (narrow_on_small_l1 || rows_alias_in_l1(plain.mr, a.ld)), streamed);
+  const bool fewer_rows = a_by_rows && (narrow_on_small_l1 || rows_alias_in_l1(plain.mr, a.ld));
+  const MicroKernel& kernel = gemm_kernel_for(n, a_in_place, fewer_rows, streamed);
   const MicroKernelFn run_in_place =
       !a_by_rows ? kernel.run_columns_a : streamed ? kernel.run_streamed_a : kernel.run_rows_a;
   const Blocking blocking = blocking_for(kernel);

@@ -176,10 +176,11 @@ std::vector<MicroKernel> runnable_micro_kernels();
 // CPU; any other value but avx512 throws InvalidArgument (the cpu device checks it when it opens).
 const MicroKernel& gemm_micro_kernel();
 // The kernel for C with `columns` columns: a narrow one (fewer columns, more rows) where C has at
-// most its nr columns and the instruction set has one, else the wide one. With `rows_alias`, for
-// A's rows read in place at a stride that aliases in L1 (rows_alias_in_l1), one that reads no
-// more rows at once than an L1 set has ways.
-const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias = false);
+// most its nr columns and the instruction set has one, else the wide one. With `fewer_rows`, for
+// A's rows read in place where many at once run slowly (at a stride that aliases in L1,
+// rows_alias_in_l1, and gemm_f32's narrow GEMMs on a small L1), one that reads no more rows at
+// once than an L1 set has ways.
+const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool fewer_rows = false);
 // A GEMM's kernel: gemm_micro_kernel_for's, but for 33 to 48 columns, which the wide kernel
 // computes as two panels of 32, with A read in place (`a_in_place`) a kernel 48 wide where the
 // instruction set has one (AVX-512's 7x48: its 7 rows need no aliasing variant, though streamed
@@ -195,7 +196,7 @@ const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias =
 // 0.94-0.98 -> 1.01, 2560x64x2560 0.98-0.99 -> 1.03, 4096x256x4096 0.92-0.93 -> 0.95-0.97 and
 // 0.96-0.97 -> 1.00, 3000x512x3000 0.98 -> 1.03-1.04 and 0.95-0.97 -> 0.99-1.02; 6000x64x3000
 // and 7680x128x2560 level. From L3, 1760x128x1760 and 2048x128x2048, level, so not there).
-const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool rows_alias, bool a_streamed = false);
+const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool fewer_rows, bool a_streamed = false);
 // The kernel for a GEMM's last panel of `rows` rows (fewer than kernel.mr), packed or copied as
 // rows: of the kernels as wide as `kernel`, the one with the fewest rows that holds them
 // (AVX-512: 8 or 4), else `kernel` itself.

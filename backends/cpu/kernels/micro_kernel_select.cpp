@@ -59,6 +59,12 @@ const KernelSet& kernels() {
   return chosen;
 }
 
+// The pointwise kernel (AVX-512's 6x64) where `columns` are whole panels of it, else null.
+const MicroKernel* pointwise_panels(std::int64_t columns) {
+  const std::optional<MicroKernel>& pointwise = kernels().pointwise;
+  return pointwise && columns % pointwise->nr == 0 ? &*pointwise : nullptr;
+}
+
 }  // namespace
 
 bool isa_runs(std::string_view isa) {
@@ -90,22 +96,22 @@ std::vector<MicroKernel> runnable_micro_kernels() {
 
 const MicroKernel& gemm_micro_kernel() { return kernels().wide; }
 
-const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool rows_alias) {
+const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool fewer_rows) {
   const KernelSet& set = kernels();
   const bool narrow = columns <= set.narrow.nr;
-  if (rows_alias) return narrow ? set.narrow_aliasing : set.wide_aliasing;
+  if (fewer_rows) return narrow ? set.narrow_aliasing : set.wide_aliasing;
   return narrow ? set.narrow : set.wide;
 }
 
-const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool rows_alias, bool a_streamed) {
+const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool fewer_rows, bool a_streamed) {
   constexpr std::int64_t three_panels = 48;  // of the narrow kernel; AVX-512's 7x48 in one
   const KernelSet& set = kernels();
-  if (a_streamed && set.pointwise && columns % set.pointwise->nr == 0) return *set.pointwise;
-  if (columns <= set.wide.nr || columns > three_panels) return gemm_micro_kernel_for(columns, rows_alias);
+  if (const MicroKernel* pointwise = pointwise_panels(columns); a_streamed && pointwise) return *pointwise;
+  if (columns <= set.wide.nr || columns > three_panels) return gemm_micro_kernel_for(columns, fewer_rows);
   if (a_in_place)
     for (const MicroKernel& kernel : set.for_filters)
       if (kernel.nr == three_panels) return kernel;
-  return rows_alias ? set.narrow_aliasing : set.narrow;
+  return fewer_rows ? set.narrow_aliasing : set.narrow;
 }
 
 const MicroKernel& gemm_last_panel_kernel(const MicroKernel& kernel, std::int64_t rows) {
@@ -121,9 +127,8 @@ const MicroKernel& gemm_last_panel_kernel(const MicroKernel& kernel, std::int64_
 }
 
 const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise, bool streams) {
-  if (const auto& one_pass = kernels().pointwise;
-      pointwise && one_pass && (filters == one_pass->nr || (streams && filters % one_pass->nr == 0)))
-    return *one_pass;
+  const MicroKernel* one_pass = pointwise_panels(filters);
+  if (pointwise && one_pass && (streams || filters == one_pass->nr)) return *one_pass;
   // On a tie, a kernel that needs no tail panel: 14x16 loads more per multiply than the wide
   // kernels (8x24x56x56->144 ran 7-10 % slower as 14x32 with one than as 7x48). Then the wider
   // panels, which pass fewer times over each output pixel: 7x48 against 14x32 for 96 filters
