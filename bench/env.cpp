@@ -91,10 +91,10 @@ Json environment(const std::vector<DeviceInfo>& devices, const std::string& comm
   env["command"] = command_line;
   env["timer"] = "per row: device-event (the backend's device timestamps, Executable::last_run_time) where the "
                  "device gives them, else host (steady_clock around Executable::run())";
-  env["sampling"] = fmt::format("the impls of one problem on one device in turns of about {:g} ms (one after "
-                                "another where their data together would not fit the device's memory; OpenBLAS "
-                                "on its own on more than one thread)",
-                                round_s * 1e3);
+  env["sampling"] = fmt::format("the impls of one problem on one device in turns of about {:g} ms, each opening "
+                                "with {:g} ms of untimed runs (one after another where their data together would "
+                                "not fit the device's memory; OpenBLAS on its own on more than one thread)",
+                                round_s * 1e3, settle_s * 1e3);
   env["backends"] = Json::array();
   for (const BackendStatus& backend : backends()) {
     Json b{{"name", backend.name}, {"devices", backend.devices.size()}};

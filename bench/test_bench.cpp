@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -143,7 +144,7 @@ TEST_CASE("timing statistics") {
   CHECK(m.overhead >= 0.0);
 }
 
-TEST_CASE("timing: runs sampled together take turns, short ones rewarmed before each turn") {
+TEST_CASE("timing: runs sampled together take turns, each opening with settle_s of untimed runs") {
   const TimingPolicy policy{.warmup_s = 0.0, .min_samples = 3, .min_time_s = 4 * round_s, .max_time_s = 2.0};
   std::string order;
   const auto sleeper = [&](char name, double seconds) {
@@ -160,19 +161,22 @@ TEST_CASE("timing: runs sampled together take turns, short ones rewarmed before 
     CHECK(one.samples.size() >= 3);
     CHECK(one.median_s >= 0.002);
   }
-  // Several turns each, alternating, every one opening with an untimed run.
+  // Several turns each, alternating, every one opening with untimed runs for settle_s: of 2 ms
+  // runs, at least one and at most settle_s / 2 ms.
   CHECK(order.front() == 'a');
   const auto runs_of = [&](char name) { return static_cast<std::size_t>(std::count(order.begin(), order.end(), name)); };
   std::size_t turns_of_a = 1;
   for (std::size_t i = 1; i < order.size(); ++i) turns_of_a += order[i - 1] == 'b' && order[i] == 'a';
   CHECK(turns_of_a >= 2);
-  CHECK(runs_of('a') == t[0].samples.size() + turns_of_a);
-  // A run longer than a turn gets no untimed runs past its warm-up; one alone takes no turns.
+  const std::size_t untimed_a = runs_of('a') - t[0].samples.size();
+  CHECK(untimed_a >= turns_of_a);
+  CHECK(untimed_a <= turns_of_a * static_cast<std::size_t>(std::ceil(settle_s / 0.002)));
+  // A run longer than settle_s opens its turn with one untimed run; one alone takes no turns.
   order.clear();
-  const std::vector<Timing> long_runs = measure_rounds({sleeper('a', 1.2 * round_s), sleeper('b', 0.001)},
+  const std::vector<Timing> long_runs = measure_rounds({sleeper('a', 1.2 * settle_s), sleeper('b', 0.001)},
                                                        {.warmup_s = 1e-6, .min_samples = 2, .min_time_s = 0.0, .max_time_s = 2.0});
   CHECK(long_runs[0].samples.size() == 2);
-  CHECK(runs_of('a') == 1 + long_runs[0].samples.size());
+  CHECK(runs_of('a') == 2 + long_runs[0].samples.size());  // its warm-up, the untimed run, 2 samples
   order.clear();
   const Timing alone = measure(sleeper('a', 0.002), policy);
   CHECK(runs_of('a') == alone.samples.size());
@@ -182,6 +186,7 @@ TEST_CASE("timing: runs sampled together take turns, short ones rewarmed before 
   const std::vector<Timing> one_fails = measure_rounds(
       {[&] {
          if (++calls == 3) throw std::runtime_error("device lost");
+         std::this_thread::sleep_for(std::chrono::duration<double>(settle_s));
          return std::optional<double>();
        },
        sleeper('b', 0.001)},

@@ -38,7 +38,6 @@ struct Series {
   std::vector<double> host, device;
   bool all_device = true;
   double elapsed = 0.0;
-  double last_s = 0.0;  // the last run's wall time, warm-up runs included (0 before any)
   bool done = false;
   std::exception_ptr error;
 
@@ -61,24 +60,20 @@ Timing summarize_series(Series& s) {
   return t;
 }
 
-// Runs `run` once untimed, noting how long it took.
-void run_untimed(const Sample& run, Series& s) {
-  const double before = steady_seconds();
-  run();
-  s.last_s = steady_seconds() - before;
-}
-
-// One turn of `run`: an untimed run first where `rewarm` and its runs are shorter than a turn
-// (the first turn too: the others' warm-ups came after its own), then samples until the turn's
-// time is up or the series has what `policy` asks.
+// One turn of `run`: where `rewarm`, untimed runs first, at least one and for settle_s (the first
+// turn too: the others' warm-ups came after its own), then samples until the turn's time is up or
+// the series has what `policy` asks.
 void take_turn(const Sample& run, Series& s, const TimingPolicy& policy, bool rewarm) {
-  if (rewarm && s.last_s < round_s) run_untimed(run, s);
+  if (rewarm) {
+    const double settle_start = steady_seconds();
+    do run();
+    while (steady_seconds() - settle_start < settle_s);
+  }
   const double turn_start = steady_seconds();
   for (;;) {
     const double before = steady_seconds();
     const std::optional<double> on_device = run();
     const double after = steady_seconds();
-    s.last_s = after - before;
     s.host.push_back(after - before);
     if (on_device) s.device.push_back(*on_device);
     s.all_device = s.all_device && on_device;
@@ -105,7 +100,7 @@ std::vector<Timing> measure_rounds(const std::vector<Sample>& runs, const Timing
   for (std::size_t i = 0; i < runs.size(); ++i)
     guarded(i, [&] {
       const double warmup_start = steady_seconds();
-      while (steady_seconds() - warmup_start < policy.warmup_s) run_untimed(runs[i], series[i]);
+      while (steady_seconds() - warmup_start < policy.warmup_s) runs[i]();
     });
   for (bool all_done = false; !all_done;) {
     all_done = true;

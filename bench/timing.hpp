@@ -47,14 +47,19 @@ using Sample = std::function<std::optional<double>()>;
 Timing measure(const Sample& run, const TimingPolicy& policy);
 
 // How long one of several runs sampled together takes its turn before the next (measure_rounds).
-inline constexpr double round_s = 0.05;
+inline constexpr double round_s = 0.1;
+
+// How long each of its turns opens with untimed runs (measure_rounds): they bring back the run's
+// data that the others' turns evicted from the caches, and they give the others' idle threads
+// time to go quiet. Those of libgomp, under oneDNN, spin for milliseconds after each parallel
+// region and take a core from the run that follows.
+inline constexpr double settle_s = 0.02;
 
 // Samples several runs, each under `policy`, in turns of about round_s, so that all of them see
 // the same conditions of a shared host: its load moves their times together, and the ratios of
-// their medians compare like with like. Each warms up first. Where a run is shorter than a turn,
-// its data may sit in the caches, so an untimed run before each of its turns brings back what the
-// others' turns evicted. One run alone samples without pause, as `measure` does. A run that
-// throws stops there, its exception kept in its Timing, and the others go on.
+// their medians compare like with like. Each warms up first, and each turn opens with settle_s of
+// untimed runs. One run alone samples without pause, as `measure` does. A run that throws stops
+// there, its exception kept in its Timing, and the others go on.
 std::vector<Timing> measure_rounds(const std::vector<Sample>& runs, const TimingPolicy& policy);
 
 // The device-event time of `exe`'s last run, or nullopt where its backend measured it on the host.
