@@ -60,11 +60,11 @@ Timing summarize_series(Series& s) {
   return t;
 }
 
-// One turn of `run`: where `rewarm`, untimed runs first, at least one and for settle_s (the first
-// turn too: the others' warm-ups came after its own), then samples until the turn's time is up or
-// the series has what `policy` asks.
-void take_turn(const Sample& run, Series& s, const TimingPolicy& policy, bool rewarm) {
-  if (rewarm) {
+// One turn of `run`: where it takes turns with other runs (`in_turns`), untimed runs first, at
+// least one and for settle_s (the first turn too: the others' warm-ups came after its own), then
+// samples until the turn's time is up or the series has what `policy` asks.
+void take_turn(const Sample& run, Series& s, const TimingPolicy& policy, bool in_turns) {
+  if (in_turns) {
     const double settle_start = steady_seconds();
     do run();
     while (steady_seconds() - settle_start < settle_s);
