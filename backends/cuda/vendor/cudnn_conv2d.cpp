@@ -1,13 +1,18 @@
-// Conv2d through cuDNN's convolution API on porta's NCHW buffers. The algorithm is chosen when the
-// program is prepared: the fastest by cuDNN's own timing (cudnnFindConvolutionForwardAlgorithmEx
-// on scratch buffers of the convolution's sizes, as frameworks' benchmark mode does), searched once
-// per shape (gpu::conv_key) and device and kept in the provider's ConvChoices; cuDNN's heuristics
+// Conv2d through cuDNN's convolution API on porta's NCHW buffers: the cuda vendor provider's
+// convolutions, in builds where cuDNN was found. The algorithm is chosen when the program is
+// prepared: the fastest by cuDNN's own timing (cudnnFindConvolutionForwardAlgorithmEx on scratch
+// buffers of the convolution's sizes, as frameworks' benchmark mode does), searched once per shape
+// (gpu::conv_key) and device and kept in the provider's ConvChoices; cuDNN's heuristics
 // (cudnnGetConvolutionForwardAlgorithm_v7) when the scratch buffers do not fit, and to say whether
 // cuDNN runs a convolution at all. The workspace is the program's. Bias + ReLU in f32 (with
 // the residual, if any) fuse into cudnnConvolutionBiasActivationForward; any other bias, residual
 // or activation runs in porta's epilogue kernel after the convolution.
+#include <cudnn.h>
+
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <variant>
 #include <vector>
@@ -21,6 +26,83 @@
 
 namespace porta::detail::gpu_cuda {
 namespace {
+
+void check_cudnn(cudnnStatus_t status, std::string_view device, std::string_view what) {
+  if (status == CUDNN_STATUS_SUCCESS) return;
+  throw Error(ErrorCode::Internal, std::string(device) + ": " + std::string(what) + " failed: " + cudnnGetErrorString(status));
+}
+
+struct DestroyCudnn {
+  void operator()(cudnnHandle_t h) const noexcept { (void)cudnnDestroy(h); }
+};
+using CudnnHandle = std::unique_ptr<std::remove_pointer_t<cudnnHandle_t>, DestroyCudnn>;
+
+CudnnHandle make_cudnn_handle(const DeviceContext& context) {
+  context.make_current();
+  cudnnHandle_t h = nullptr;
+  check_cudnn(cudnnCreate(&h), context.spec(), "cudnnCreate");
+  return CudnnHandle(h);
+}
+
+// A convolution algorithm cuDNN measured fastest, with its workspace and math type.
+struct ConvChoice {
+  cudnnConvolutionFwdAlgo_t algorithm{};
+  std::size_t workspace = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+
+// The measured choices per convolution shape (gpu::conv_key), shared by the programs compiled for
+// one opened device, so that each shape is searched once there.
+class ConvChoices {
+ public:
+  std::optional<ConvChoice> find(const std::string& key) const {
+    const std::lock_guard lock(mutex_);
+    const auto it = choices_.find(key);
+    return it == choices_.end() ? std::nullopt : std::optional<ConvChoice>(it->second);
+  }
+  void insert(const std::string& key, const ConvChoice& choice) {
+    const std::lock_guard lock(mutex_);
+    choices_.emplace(key, choice);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, ConvChoice> choices_;
+};
+
+// The cuDNN handle of one program, bound to its stream, and its workspace.
+class CudnnLibrary {
+ public:
+  CudnnLibrary(std::shared_ptr<const DeviceContext> context, gpuStream_t stream, const CompileOptions& options,
+               std::shared_ptr<ConvChoices> conv_choices)
+      : context_(std::move(context)), options_(options), dnn_(make_cudnn_handle(*context_)),
+        conv_choices_(std::move(conv_choices)) {
+    check_cudnn(cudnnSetStream(dnn_.get(), stream), context_->spec(), "cudnnSetStream");
+  }
+
+  const DeviceContext& context() const noexcept { return *context_; }
+  const CompileOptions& options() const noexcept { return options_; }
+  cudnnHandle_t dnn() const noexcept { return dnn_.get(); }
+  // Grows the workspace to at least `bytes`. Launches read it when they run, so it is final once
+  // every node is planned, before the first run (and before any graph capture).
+  void reserve_workspace(std::size_t bytes) {
+    if (bytes <= workspace_bytes_) return;
+    workspace_.reset();
+    workspace_ = allocate_device_memory(*context_, bytes, "the cuDNN workspace");
+    workspace_bytes_ = bytes;
+  }
+  void* workspace() const noexcept { return workspace_.get(); }
+  std::size_t workspace_bytes() const noexcept { return workspace_bytes_; }
+  ConvChoices& conv_choices() const noexcept { return *conv_choices_; }
+
+ private:
+  std::shared_ptr<const DeviceContext> context_;
+  CompileOptions options_;
+  CudnnHandle dnn_;
+  DeviceMemory workspace_;
+  std::size_t workspace_bytes_ = 0;
+  std::shared_ptr<ConvChoices> conv_choices_;
+};
 
 // The most workspace a convolution algorithm may ask for.
 constexpr std::size_t workspace_limit = std::size_t{512} << 20;
@@ -134,7 +216,7 @@ Planned plan_conv(const Graph& graph, const Node& node, const CompileOptions& op
 
 // The fastest algorithm by cuDNN's timing of every candidate on scratch buffers (zeros) of c's
 // sizes, on the program's stream; none when the buffers do not fit in device memory.
-std::optional<ConvChoice> search(ConvPlan& c, const CudaLibraries& libraries) {
+std::optional<ConvChoice> search(ConvPlan& c, const CudnnLibrary& libraries) {
   const gpu::ConvArgs& a = c.args;
   const DeviceContext& context = libraries.context();
   const std::string& spec = context.spec();
@@ -176,7 +258,7 @@ std::optional<ConvChoice> search(ConvPlan& c, const CudaLibraries& libraries) {
 
 // Replaces the heuristics' algorithm with the measured one, from the device's choices or searched
 // now and kept there; the heuristics' stays when the search does not fit in memory.
-void choose_measured(ConvPlan& c, const CudaLibraries& libraries) {
+void choose_measured(ConvPlan& c, const CudnnLibrary& libraries) {
   const std::string key = gpu::conv_key(c.args);
   std::optional<ConvChoice> choice = libraries.conv_choices().find(key);
   if (!choice && (choice = search(c, libraries))) libraries.conv_choices().insert(key, *choice);
@@ -189,19 +271,12 @@ void choose_measured(ConvPlan& c, const CudaLibraries& libraries) {
               "cudnnSetConvolutionMathType");
 }
 
-}  // namespace
-
-std::string cudnn_unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options,
-                                     cudnnHandle_t query) {
-  return plan_conv(graph, node, options, query).why_not;
-}
-
-NodeLaunch cudnn_conv2d_launch(const CompiledGraph& graph, const Node& node, CudaLibraries& libraries) {
+NodeLaunch cudnn_conv2d_launch(const CompiledGraph& graph, const Node& node, CudnnLibrary& libraries) {
   Planned planned = plan_conv(graph.graph, node, libraries.options(), libraries.dnn());
   if (planned.plan == nullptr)
     throw Error(ErrorCode::Unsupported, libraries.context().spec() + ": Conv2d '" + node.name + "': " + planned.why_not);
   choose_measured(*planned.plan, libraries);
-  libraries.reserve_dnn_workspace(planned.plan->workspace);
+  libraries.reserve_workspace(planned.plan->workspace);
   const ConvPlan& c = *planned.plan;
   gpu::EpilogueArgs epilogue = gpu::conv_epilogue_args(c.args, c.slots.bias >= 0);
   const bool has_epilogue =
@@ -218,14 +293,14 @@ NodeLaunch cudnn_conv2d_launch(const CompiledGraph& graph, const Node& node, Cud
       // The residual is cuDNN's z, scaled by alpha2; without one, z is y scaled by 0.
       check_cudnn(cudnnConvolutionBiasActivationForward(
                       libraries.dnn(), &one, c.x, b(in[0]), c.w, b(in[1]), c.conv, c.algorithm,
-                      libraries.dnn_workspace(), libraries.dnn_workspace_bytes(), residual != nullptr ? &one : &zero,
+                      libraries.workspace(), libraries.workspace_bytes(), residual != nullptr ? &one : &zero,
                       c.y, residual != nullptr ? residual : out, c.bias, b(in[static_cast<std::size_t>(c.slots.bias)]),
                       c.relu, c.y, out),
                   spec, "cudnnConvolutionBiasActivationForward");
       return;
     }
     check_cudnn(cudnnConvolutionForward(libraries.dnn(), &one, c.x, b(in[0]), c.w, b(in[1]), c.conv, c.algorithm,
-                                        libraries.dnn_workspace(), libraries.dnn_workspace_bytes(), &zero, c.y, out),
+                                        libraries.workspace(), libraries.workspace_bytes(), &zero, c.y, out),
                 spec, "cudnnConvolutionForward");
     if (!has_epilogue) return;
     epilogue.addend = c.slots.bias >= 0 ? b(in[static_cast<std::size_t>(c.slots.bias)]) : nullptr;
@@ -233,6 +308,49 @@ NodeLaunch cudnn_conv2d_launch(const CompiledGraph& graph, const Node& node, Cud
     epilogue.y = out;
     launch_epilogue(epilogue, libraries.context().limits(), stream);
   };
+}
+
+class CudnnSession final : public VendorSession {
+ public:
+  explicit CudnnSession(CudnnLibrary library) : library_(std::move(library)) {}
+  NodeLaunch node_launch(const CompiledGraph& graph, const Node& node) override {
+    return cudnn_conv2d_launch(graph, node, library_);
+  }
+
+ private:
+  CudnnLibrary library_;
+};
+
+class CudnnProvider final : public VendorProvider {
+ public:
+  explicit CudnnProvider(std::shared_ptr<const DeviceContext> context) : context_(std::move(context)) {}
+
+  std::string unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const override {
+    const std::lock_guard lock(mutex_);
+    try {
+      if (query_ == nullptr) query_ = make_cudnn_handle(*context_);
+    } catch (const Error& e) {
+      return std::string("cuDNN does not start on this device: ") + e.what();
+    }
+    return plan_conv(graph, node, options, query_.get()).why_not;
+  }
+
+  std::unique_ptr<VendorSession> session(std::shared_ptr<const DeviceContext> context, gpuStream_t stream,
+                                         const CompileOptions& options) const override {
+    return std::make_unique<CudnnSession>(CudnnLibrary(std::move(context), stream, options, conv_choices_));
+  }
+
+ private:
+  std::shared_ptr<const DeviceContext> context_;
+  mutable std::mutex mutex_;
+  mutable CudnnHandle query_;  // for the algorithm heuristics, made on first use
+  std::shared_ptr<ConvChoices> conv_choices_ = std::make_shared<ConvChoices>();
+};
+
+}  // namespace
+
+std::shared_ptr<const VendorProvider> make_cudnn_provider(std::shared_ptr<const DeviceContext> context) {
+  return std::make_shared<CudnnProvider>(std::move(context));
 }
 
 }  // namespace porta::detail::gpu_cuda

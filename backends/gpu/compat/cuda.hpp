@@ -9,7 +9,7 @@
 #define PORTA_GPU_NAMESPACE gpu_cuda
 #define PORTA_GPU_BACKEND_NAME "cuda"
 #define PORTA_GPU_VENDOR_NAME "NVIDIA"
-#define PORTA_GPU_VENDOR_LIBRARIES "cuBLASLt/cuBLAS/cuDNN"  // of the vendor provider (impl=vendor)
+#define PORTA_GPU_VENDOR_LIBRARIES "cuBLASLt/cuBLAS"  // of the vendor provider (impl=vendor)
 
 #define gpuError_t cudaError_t
 #define gpuSuccess cudaSuccess
