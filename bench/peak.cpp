@@ -12,6 +12,7 @@ namespace {
 constexpr const char* stream_op = "stream";
 constexpr const char* launch_op = "launch";
 constexpr const char* fma_op = "fma";
+constexpr const char* copy_op = "device-copy";
 constexpr const char* gemm_probe_prefix = "peak/";
 constexpr float stream_scalar = 0.4f;  // BabelStream's
 
@@ -64,7 +65,11 @@ std::optional<double> best(const std::map<std::string, double>& m, std::initiali
 
 }  // namespace
 
-std::optional<double> Ceilings::bandwidth_gbs() const { return best(stream_gbs, {"copy", "mul", "add"}); }
+std::optional<double> Ceilings::bandwidth_gbs() const {
+  const std::optional<double> kernels = best(stream_gbs, {"copy", "mul", "add"});
+  if (!kernels || !device_copy_gbs) return kernels ? kernels : device_copy_gbs;
+  return std::max(*kernels, *device_copy_gbs);
+}
 
 std::optional<double> Ceilings::gemm_gflops(const std::string& dtype) const {
   const auto it = gflops.find(dtype);
@@ -99,24 +104,40 @@ std::vector<Problem> peak_problems(bool full, const std::vector<DType>& dtypes) 
   return problems;
 }
 
-Row fma_probe_row(const Target& target) {
-  Row row{.op = fma_op, .workload = "f32 multiply-add chains", .params = Json::object(), .device = target.spec,
-          .backend = target.backend, .dtype = "f32"};
+namespace {
+
+// `measure` sets the row's rate from the device.
+template <class Measure>
+Row device_probe_row(const Target& target, const char* op, const char* workload, Measure measure) {
+  Row row{.op = op, .workload = workload, .params = Json::object(), .device = target.spec, .backend = target.backend,
+          .dtype = "f32"};
   if (!target.device) {
     row.status = "failed";
     row.reason = target.error;
     return row;
   }
   try {
-    row.gflops = target.device->measure_fma_gflops();
+    measure(*target.device, row);
   } catch (...) {
     record_exception(row, std::current_exception());
   }
   return row;
 }
 
+}  // namespace
+
+Row fma_probe_row(const Target& target) {
+  return device_probe_row(target, fma_op, "f32 multiply-add chains",
+                          [](const Device& d, Row& row) { row.gflops = d.measure_fma_gflops(); });
+}
+
+Row copy_probe_row(const Target& target) {
+  return device_probe_row(target, copy_op, "device-to-device copy",
+                          [](const Device& d, Row& row) { row.gbs = d.measure_copy_gbs(); });
+}
+
 bool is_probe(const Row& row) {
-  return row.op == stream_op || row.op == launch_op || row.op == fma_op ||
+  return row.op == stream_op || row.op == launch_op || row.op == fma_op || row.op == copy_op ||
          (row.op == "gemm" && row.workload.rfind(gemm_probe_prefix, 0) == 0);
 }
 
@@ -129,6 +150,7 @@ Ceilings ceilings_from_rows(const std::vector<Row>& rows, const std::string& dev
     // Launch latency is what the host waits for a one-element run: its wall time, not the kernel's.
     if (row.op == launch_op && row.host_median_s) c.launch_s = *row.host_median_s;
     if (row.op == fma_op && row.gflops) c.fma_gflops = std::max(c.fma_gflops.value_or(0.0), *row.gflops);
+    if (row.op == copy_op && row.gbs) c.device_copy_gbs = std::max(c.device_copy_gbs.value_or(0.0), *row.gbs);
     if (!row.min_s || *row.min_s <= 0.0) continue;
     if (row.op == stream_op) c.stream_gbs[row.workload] = std::max(c.stream_gbs[row.workload], row.bytes / *row.min_s * 1e-9);
     if (row.op == "gemm") c.gflops[row.dtype] = std::max(c.gflops[row.dtype], row.flops / *row.min_s * 1e-9);
@@ -142,6 +164,7 @@ Json to_json(const Ceilings& c) {
   j["bandwidth_gbs"] = c.bandwidth_gbs() ? Json(*c.bandwidth_gbs()) : Json(nullptr);
   j["gflops"] = c.gflops;
   j["fma_gflops"] = c.fma_gflops ? Json(*c.fma_gflops) : Json(nullptr);
+  j["device_copy_gbs"] = c.device_copy_gbs ? Json(*c.device_copy_gbs) : Json(nullptr);
   j["launch_s"] = c.launch_s ? Json(*c.launch_s) : Json(nullptr);
   j["source"] = c.source;
   return j;
@@ -156,8 +179,12 @@ Ceilings ceilings_from_json(const Json& j) {
       for (const auto& [k, v] : j[key].items())
         if (v.is_number()) target[k] = v.get<double>();
   }
-  if (j.contains("launch_s") && j["launch_s"].is_number()) c.launch_s = j["launch_s"].get<double>();
-  if (j.contains("fma_gflops") && j["fma_gflops"].is_number()) c.fma_gflops = j["fma_gflops"].get<double>();
+  const auto number = [&](const char* key, std::optional<double>& to) {
+    if (j.contains(key) && j[key].is_number()) to = j[key].get<double>();
+  };
+  number("launch_s", c.launch_s);
+  number("fma_gflops", c.fma_gflops);
+  number("device_copy_gbs", c.device_copy_gbs);
   if (j.contains("source") && j["source"].is_string()) c.source = j["source"].get<std::string>();
   return c;
 }

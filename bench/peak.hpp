@@ -20,11 +20,12 @@ struct Ceilings {
   std::map<std::string, double> stream_gbs;  // "copy", "mul", "add", "triad", as BabelStream counts bytes
   std::map<std::string, double> gflops;      // dtype -> best GEMM probe rate
   std::optional<double> fma_gflops;          // the FMA probe: f32 multiply-adds on registers
+  std::optional<double> device_copy_gbs;     // the device's own copy between its buffers (GPU: cudaMemcpyAsync)
   std::optional<double> launch_s;            // median time of a one-element graph
   std::string source;                        // how they were obtained, for the record
 
   // The roofline's memory ceiling: the best single-kernel stream probe (copy, mul or add; triad
-  // is two kernels in porta, see peak.cpp).
+  // is two kernels in porta, see peak.cpp) or the device's own copy, whichever is faster.
   std::optional<double> bandwidth_gbs() const;
   // The compute ceiling of `dtype`: the faster of its GEMM probe and the FMA probe, since porta's
   // kernels compute every dtype in f32 but on matrix units, where only a GEMM shows the rate.
@@ -33,7 +34,7 @@ struct Ceilings {
   std::map<std::string, double> compute_ceilings() const;
   // The GEMM probe's rate alone: what a suite's time estimates use, a rate kernels reach.
   std::optional<double> gemm_gflops(const std::string& dtype) const;
-  bool empty() const { return stream_gbs.empty() && gflops.empty() && !fma_gflops && !launch_s; }
+  bool empty() const { return stream_gbs.empty() && gflops.empty() && !fma_gflops && !device_copy_gbs && !launch_s; }
 };
 
 // The probes: stream kernels over arrays of 2^25 elements (`full`, the peak suite) or 2^24 (the
@@ -42,8 +43,10 @@ struct Ceilings {
 std::vector<Problem> peak_problems(bool full, const std::vector<DType>& dtypes);
 bool is_probe(const Row& row);  // a row of one of those problems, or of the FMA probe
 
-// The FMA probe on `target`, as a row: unsupported where its backend has none.
+// The device's own probes on `target`, as rows: unsupported where its backend has none. The FMA
+// probe (Device::measure_fma_gflops) sets gflops, the copy probe (Device::measure_copy_gbs) gbs.
 Row fma_probe_row(const Target& target);
+Row copy_probe_row(const Target& target);
 
 // Ceilings of `device` from the probe rows among `rows`.
 Ceilings ceilings_from_rows(const std::vector<Row>& rows, const std::string& device, std::string source);

@@ -87,7 +87,7 @@ Merged merge(const std::vector<ResultsInput>& inputs) {
                .ai = number_of(row, "ai"),
                .pct_peak = number_of(row, "pct_peak"),
                .dtype = text_of(row, "dtype")};
-      if (op == "stream" || op == "launch" || op == "fma") continue;  // their numbers are the ceilings
+      if (op == "stream" || op == "launch" || op == "fma" || op == "device-copy") continue;  // their numbers are the ceilings
       if (std::find(m.problems.begin(), m.problems.end(), pt.problem) == m.problems.end()) m.problems.push_back(pt.problem);
       m.points.push_back(std::move(pt));
     }

@@ -96,7 +96,7 @@ Ceilings measure_ceilings(const Target& target, const std::vector<DType>& dtypes
   probe.verify = false;
   probe.timing = {.warmup_s = 0.05, .min_samples = 5, .min_time_s = 0.2, .max_time_s = settings.timing.max_time_s};
   if (progress) fmt::print(stderr, "measuring the ceilings of {} ...\n", target.spec);
-  std::vector<Row> rows{fma_probe_row(target)};
+  std::vector<Row> rows{fma_probe_row(target), copy_probe_row(target)};
   if (rows.front().status == "failed")  // unsupported is expected where a backend has no probe
     fmt::print(stderr, "porta-bench: the FMA probe failed on {}: {}\n", target.spec, single_line(rows.front().reason));
   for (const Problem& p : peak_problems(false, dtypes)) {
@@ -161,9 +161,12 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
   const double ref_s_per_flop = ref_seconds_per_flop(settings.seed);
   Planner planner(settings.timing, options.budget_s);
   const std::size_t total =
-      suite.problems.size() * targets.size() * settings.providers.size() + (suite.is_peak ? targets.size() : 0);
+      suite.problems.size() * targets.size() * settings.providers.size() + (suite.is_peak ? 2 * targets.size() : 0);
   if (suite.is_peak)
-    for (const Target& t : targets) rows.push_back(fma_probe_row(t));
+    for (const Target& t : targets) {
+      rows.push_back(fma_probe_row(t));
+      rows.push_back(copy_probe_row(t));
+    }
   for (const Problem& problem : suite.problems) {
     const double verify_s = problem.flops * ref_s_per_flop;
     RunSettings these = settings;

@@ -92,6 +92,22 @@ std::vector<Problem> conv_suite(const std::vector<DType>& dtypes, std::uint64_t 
   return problems;
 }
 
+// What the GPU kernels are judged by, native and vendor side by side (scripts/gpu-check): GEMMs
+// large enough to fill an H100 in bf16 and f16 (f32 as well, exact, or tf32 with --allow-tf32),
+// ResNet-50's 3x3 layers at a training-sized batch, and elementwise kernels over arrays far larger
+// than L2, whose ceiling is the device's own copy (copy_probe_row, measured with the ceilings).
+std::vector<Problem> gpu_suite(std::uint64_t seed) {
+  std::vector<Problem> problems = peak_problems(true, {});  // the stream kernels and the launch probe: quick, first
+  for (const DType dtype : {DType::bf16, DType::f16})
+    for (const std::int64_t size : {4096, 8192}) problems.push_back(gemm(size, size, size, dtype));
+  problems.push_back(gemm(4096, 4096, 4096, DType::f32));
+  std::vector<WorkloadEntry> three_by_three;
+  for (const WorkloadEntry& e : builtin_workload("resnet50_conv"))
+    if (std::get<cases::ConvProblem>(e.problem).r == 3) three_by_three.push_back(e);
+  append(problems, workload_problems(three_by_three, seed, "workloads/resnet50_conv.csv", 32, "resnet50/"));
+  return problems;
+}
+
 // A list may name the same problem twice (DeepBench does): time it once.
 std::vector<Problem> without_repeats(std::vector<Problem> problems) {
   std::set<std::string> seen;
@@ -111,7 +127,7 @@ std::vector<DType> distinct_dtypes(const std::vector<Problem>& problems) {
 
 }  // namespace
 
-std::vector<std::string> suite_names() { return {"quick", "peak", "gemm", "conv", "models"}; }
+std::vector<std::string> suite_names() { return {"quick", "peak", "gemm", "conv", "models", "gpu"}; }
 
 Suite make_suite(const SuiteRequest& request, std::uint64_t seed) {
   const std::vector<DType> dtypes = request.dtypes.empty() ? std::vector{DType::f32} : request.dtypes;
@@ -135,6 +151,8 @@ Suite make_suite(const SuiteRequest& request, std::uint64_t seed) {
     suite.problems = conv_suite(dtypes, seed);
   } else if (request.name == "models") {
     suite.problems = model_problems(seed);
+  } else if (request.name == "gpu") {
+    suite.problems = gpu_suite(seed);
   } else {
     throw Error(ErrorCode::InvalidArgument,
                 fmt::format("no suite '{}' (available: {})", request.name, fmt::join(suite_names(), ", ")));

@@ -427,6 +427,23 @@ TEST_CASE("FMA probe rows: a rate on the cpu device; unsupported on ref, failed 
   CHECK(missing.reason == "no such device");
 }
 
+TEST_CASE("copy probe: unsupported where the backend has none; where measured, the bandwidth ceiling if faster") {
+  const Row cpu = copy_probe_row(open_targets({"cpu:threads=1"})[0]);
+  CHECK(cpu.status == "unsupported");
+  CHECK(cpu.reason.find("no device-to-device copy probe") != std::string::npos);
+  Row copy{.op = "device-copy", .workload = "device-to-device copy", .device = "cuda:0", .dtype = "f32"};
+  copy.gbs = 3000.0;
+  CHECK(is_probe(copy));
+  Ceilings c = ceilings_from_rows({copy}, "cuda:0", "");
+  CHECK(c.device_copy_gbs == 3000.0);
+  CHECK(*c.bandwidth_gbs() == 3000.0);
+  c.stream_gbs["copy"] = 2400.0;  // porta's own kernel, slower than the runtime's copy
+  CHECK(*c.bandwidth_gbs() == 3000.0);
+  c.stream_gbs["mul"] = 3100.0;
+  CHECK(*c.bandwidth_gbs() == 3100.0);
+  CHECK(ceilings_from_json(to_json(c)).device_copy_gbs == 3000.0);
+}
+
 TEST_CASE("report: portability is the harmonic mean of efficiencies, 0 where a platform has no result") {
   const auto doc = [](const std::string& host, double native, std::optional<double> vendor) {
     Json env{{"hostname", host},

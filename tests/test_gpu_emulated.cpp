@@ -174,6 +174,12 @@ TEST_CASE("emulated gpu: the FMA probe's threads compute what it counts, at a po
   CHECK(gflops > 0.0);
 }
 
+TEST_CASE("emulated gpu: the copy probe times the runtime's device-to-device copy at a positive rate") {
+  const double gbs = open_emulated()->measure_copy_gbs();
+  CHECK(std::isfinite(gbs));
+  CHECK(gbs > 0.0);
+}
+
 TEST_CASE("emulated gpu: out of memory says how much was asked and how much is free") {
   const auto device = open_emulated();
   check_error([&] { device->allocate(std::size_t{3} << 30); }, ErrorCode::OutOfMemory,

@@ -89,6 +89,11 @@ class DeviceImpl {
     throw Error(ErrorCode::Unsupported, "device '" + info().spec + "': the " + info().backend +
                                             " backend has no FMA probe");
   }
+  // Device::measure_copy_gbs; likewise.
+  virtual double measure_copy_gbs() {
+    throw Error(ErrorCode::Unsupported, "device '" + info().spec + "': the " + info().backend +
+                                            " backend has no device-to-device copy probe");
+  }
 };
 
 class Backend {

@@ -45,6 +45,7 @@ Layout Device::preferred_layout(const Graph& graph, const Node& conv, const Comp
 }
 
 double Device::measure_fma_gflops() const { return impl_->measure_fma_gflops(); }
+double Device::measure_copy_gbs() const { return impl_->measure_copy_gbs(); }
 
 Executable Device::compile(const Graph& graph, const CompileOptions& options) const {
   return Executable(std::make_unique<detail::ExecutableImpl>(impl_, detail::compile_graph(graph, *impl_, options)));

@@ -94,6 +94,12 @@ class Device {
   // it. The fastest of a few runs of about 20 ms. Throws Unsupported where the backend has no probe.
   double measure_fma_gflops() const;
 
+  // The rate of the device's own copy between two of its buffers (cudaMemcpyAsync device to device
+  // on a GPU), in GB/s counting bytes read and written, as BabelStream's copy does: the bandwidth
+  // ceiling of elementwise kernels. The fastest of a few copies of 256 MiB. Throws Unsupported where
+  // the backend has no such copy.
+  double measure_copy_gbs() const;
+
   // Validates, orders, plans memory and prepares kernels. Throws Unsupported listing every node
   // this device cannot run; it never falls back to another device.
   Executable compile(const Graph& graph, const CompileOptions& options = {}) const;
