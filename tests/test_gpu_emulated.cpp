@@ -3,7 +3,8 @@
 // captured into a graph, then replayed; plus tf32, profiling, out-of-memory and the device
 // description.
 // What this cannot show: timing, memory coalescing, and the vendor compilers' own behaviour.
-// PORTA_TEST_CASES   only cases whose name contains this text, e.g. "conv2d/"
+// PORTA_TEST_CASES   only cases whose name contains this text, e.g. "conv2d/", or starts with it
+//                    after a '^' (test_util.hpp's case_selected)
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -73,7 +74,7 @@ TEST_CASE("emulated gpu: every op case matches the reference, eager, captured an
   const std::uint64_t seed = 20261130;
   int checked = 0;
   for (const auto& c : cases::all_cases()) {
-    if (filter != nullptr && c.name.find(filter) == std::string::npos) continue;
+    if (filter != nullptr && !case_selected(c.name, filter)) continue;
     CAPTURE(c.name);
     const Graph g = c.build(seed);
     // Channels-last convs and pools are refused, with a reason (the layout pass never moves a

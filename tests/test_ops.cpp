@@ -1,7 +1,8 @@
 // The differential harness: every op case on every device under test, against the ref oracle.
 // PORTA_TEST_DEVICES   device specs separated by ',' or ';' (default: every device of this build)
 // PORTA_TEST_SEED      seed of inputs and weights (default fixed; printed so a failure can be rerun)
-// PORTA_TEST_CASES     only cases whose name contains this text, e.g. "conv2d/" or "/bf16"
+// PORTA_TEST_CASES     only cases whose name contains this text, e.g. "conv2d/" or "/bf16", or starts
+//                      with it after a '^' ("^mul/": mul's cases, not matmul's)
 // PORTA_TEST_VERBOSE   when set, print every case's nmse and max abs error
 // PORTA_TEST_IMPL      native (default) or vendor: the devices' vendor library providers
 // PORTA_TEST_TF32      1: compile with allow_tf32, f32 products judged by tf32's precision
@@ -202,7 +203,7 @@ TEST_SUITE("ops") {
     const bool verbose = !env("PORTA_TEST_VERBOSE").empty();
     std::vector<cases::OpCase> selected;
     for (auto& c : cases::all_cases())
-      if (filter.empty() || contains(c.name, filter)) selected.push_back(std::move(c));
+      if (case_selected(c.name, filter)) selected.push_back(std::move(c));
     REQUIRE_MESSAGE(!selected.empty(), "no case matches PORTA_TEST_CASES='" << filter << "'");
 
     const CompileOptions options = options_under_test();

@@ -12,6 +12,12 @@ namespace porta::test {
 
 inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
+// PORTA_TEST_CASES: a case is selected when its name contains the filter, or, for a filter that
+// starts with '^', starts with the rest ("^mul/" selects mul's cases and not matmul's).
+inline bool case_selected(std::string_view name, std::string_view filter) {
+  return filter.starts_with('^') ? name.starts_with(filter.substr(1)) : contains(name, filter);
+}
+
 // Runs `f`, which must throw porta::Error with `code`; returns its message ("" when it did not throw).
 template <class F>
 std::string error_of(F&& f, ErrorCode code) {
