@@ -259,8 +259,9 @@ Prepared prepare_problem(const Problem& problem, const Target& target, const Run
   }
   p.verify = [&problem, &device, settings](Row& row) {
     try {
-      record_verification(row, cases::verify_against_ref(problem.graph, device, problem.kind, settings.seed,
-                                                         settings.compile));
+      row.oracle = settings.oracle;
+      record_verification(row, cases::verify_against(problem.graph, device, Device::open(settings.oracle), problem.kind,
+                                                     settings.seed, settings.compile));
     } catch (const std::exception& e) {
       row.verified = false;
       row.status = "failed";

@@ -65,7 +65,8 @@ struct RunSettings {
   std::vector<Provider> providers{Provider::Native};  // what run_providers runs, and so run_all and the suites
   Provider provider = Provider::Native;               // what run_problem runs
   bool verify = false;
-  std::string no_verify_reason;  // set when verification was asked for but is out of reach (too slow on ref)
+  std::string oracle = "ref";    // the device verification checks against: ref, or cpu where ref is too slow
+  std::string no_verify_reason;  // set when verification was asked for but is out of reach (too slow on both)
   std::uint64_t seed = 42;
 };
 

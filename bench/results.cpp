@@ -42,7 +42,8 @@ std::string fixed_or_dash(const std::optional<double>& v, int digits) {
 
 std::string verified_text(const Row& row) {
   if (!row.verified) return "-";
-  return *row.verified ? "yes" : "NO";
+  if (!*row.verified) return "NO";
+  return row.oracle == "ref" || row.oracle.empty() ? "yes" : "yes, " + row.oracle;
 }
 
 std::string status_text(const Row& row) {
@@ -124,6 +125,7 @@ Json to_json(const Row& row) {
   j["bound"] = row.bound;
   j["overhead_pct"] = optional_json(row.overhead_pct);
   j["verified"] = row.verified ? Json(*row.verified) : Json(nullptr);
+  j["oracle"] = row.oracle.empty() ? Json(nullptr) : Json(row.oracle);
   j["nmse"] = optional_json(row.nmse);
   j["max_abs"] = optional_json(row.max_abs);
   return j;

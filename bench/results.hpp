@@ -45,6 +45,7 @@ struct Row {
   std::string bound;                  // "compute" or "memory": which ceiling the roofline is at, at this ai
   std::optional<double> overhead_pct; // the sampling loop's time beyond the timed samples, % of them (see timing.hpp)
   std::optional<bool> verified;       // null when not verified
+  std::string oracle;                 // what it was verified against: "ref", or "cpu" where ref would be too slow
   std::optional<double> nmse, max_abs;
 };
 

@@ -163,13 +163,13 @@ void check_output(Verification& v, const std::string& name, const Shape& shape, 
        std::to_string(i) + " of " + to_string(shape) + ": got " + format(got[i]) + ", want " + format(want[i]) + ")");
 }
 
-Verification verify_against_ref(const Graph& graph, const Device& device, OpKind op, std::uint64_t seed,
-                                const CompileOptions& options) {
+Verification verify_against(const Graph& graph, const Device& device, const Device& oracle, OpKind op,
+                            std::uint64_t seed, const CompileOptions& options) {
   CompileOptions device_options = options;
   device_options.poison_memory = true;
-  CompileOptions ref_options;
-  ref_options.poison_memory = true;
-  Executable want_exe = Device::open("ref").compile(graph, ref_options);
+  CompileOptions oracle_options;
+  oracle_options.poison_memory = true;
+  Executable want_exe = oracle.compile(graph, oracle_options);
   Executable got_exe = device.compile(graph, device_options);
   set_random_inputs(want_exe, graph, seed);
   set_random_inputs(got_exe, graph, seed);
@@ -182,6 +182,11 @@ Verification verify_against_ref(const Graph& graph, const Device& device, OpKind
     check_output(v, name, graph.shape(t), graph.dtype(t), op, options.allow_tf32, got_exe.output(name),
                  want_exe.output(name));
   return v;
+}
+
+Verification verify_against_ref(const Graph& graph, const Device& device, OpKind op, std::uint64_t seed,
+                                const CompileOptions& options) {
+  return verify_against(graph, device, Device::open("ref"), op, seed, options);
 }
 
 }  // namespace porta::cases

@@ -50,10 +50,13 @@ struct Verification {
 void check_output(Verification& v, const std::string& name, const Shape& shape, DType dtype, OpKind op, bool tf32,
                   std::span<const float> got, std::span<const float> want);
 
-// Compiles `graph` on `device` (with poisoned memory) and on ref, runs both on the same seeded
+// Compiles `graph` on `device` (with poisoned memory) and on `oracle`, runs both on the same seeded
 // inputs and compares every output under nmse_threshold and max_abs_tolerance (op, dtype of the
-// output, options.allow_tf32). Fails too when ref itself produces a non-finite value. Errors from compile or run (e.g.
-// Unsupported) propagate.
+// output, options.allow_tf32). Fails too when the oracle itself produces a non-finite value. Errors
+// from compile or run (e.g. Unsupported) propagate.
+Verification verify_against(const Graph& graph, const Device& device, const Device& oracle, OpKind op,
+                            std::uint64_t seed, const CompileOptions& options = {});
+// verify_against the ref device, the oracle of every test.
 Verification verify_against_ref(const Graph& graph, const Device& device, OpKind op, std::uint64_t seed,
                                 const CompileOptions& options = {});
 
