@@ -12,6 +12,22 @@ namespace porta::test {
 
 inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
+// Why a device cannot be tested here: a skip with that message.
+inline void skip_device(const std::string& why) { MESSAGE("skipping: " << why); }
+
+// Why this run tested nothing, set by a test that found so. After a run without failures main() prints
+// it on a line "SKIPPED: <why>", which CTest reports as Skipped rather than Passed (tests/CMakeLists.txt).
+inline std::string& skip_reason() {
+  static std::string why;
+  return why;
+}
+
+// A test with no device to run on here: skip_device, and the run is a skip for that reason.
+inline void skip_test(const std::string& why) {
+  skip_device(why);
+  skip_reason() = why;
+}
+
 // Runs `f`, which must throw porta::Error with `code`; returns its message ("" when it did not throw).
 template <class F>
 std::string error_of(F&& f, ErrorCode code) {
