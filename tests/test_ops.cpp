@@ -5,6 +5,8 @@
 // PORTA_TEST_VERBOSE   when set, print every case's nmse and max abs error
 // PORTA_TEST_IMPL      native (default) or vendor: the devices' vendor library providers
 // PORTA_TEST_TF32      1: compile with allow_tf32, f32 products judged by tf32's precision
+// PORTA_REQUIRE_DEVICES 1: a device under test that is missing, or runs none of the cases, fails instead of
+//                      skipping, for machines where it must be there (the opencl suite's device too)
 // A run in which no case ran on any device ends with a line "SKIPPED: <why>": CTest reports it as Skipped.
 #include <doctest/doctest.h>
 
@@ -63,8 +65,8 @@ std::string cpu_isa_absent(const std::string& spec) {
   return "PORTA_CPU_ISA=" + isa + " names kernels that this build or CPU does not run";
 }
 
-// A device that is absent is skipped, and so is a cpu capped at kernels it does not run; a malformed spec
-// fails. Why a device is skipped goes to `untested`.
+// A device that is absent is skipped (skip_device: under PORTA_REQUIRE_DEVICES=1 a failure), and a cpu capped
+// at kernels it does not run always is; a malformed spec fails. Why a device is skipped goes to `untested`.
 std::optional<Device> open_or_skip(const std::string& spec, std::vector<std::string>& untested) {
   if (const std::string absent = cpu_isa_absent(spec); !absent.empty()) {
     untested.push_back("device '" + spec + "': " + absent);

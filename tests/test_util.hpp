@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -12,8 +13,21 @@ namespace porta::test {
 
 inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
-// Why a device cannot be tested here: a skip with that message.
-inline void skip_device(const std::string& why) { MESSAGE("skipping: " << why); }
+// PORTA_REQUIRE_DEVICES=1, for machines where the devices under test must be there (a GPU machine's
+// checks): a device that is missing, or that runs none of the cases, fails the test instead of skipping.
+inline bool devices_required() {
+  const char* set = std::getenv("PORTA_REQUIRE_DEVICES");
+  const std::string value = set == nullptr ? "" : set;
+  if (!value.empty() && value != "0" && value != "1")
+    throw Error(ErrorCode::InvalidArgument, "PORTA_REQUIRE_DEVICES='" + value + "': use 0 or 1");
+  return value == "1";
+}
+
+// Why a device cannot be tested here: a skip with that message, or under PORTA_REQUIRE_DEVICES=1 a failure.
+inline void skip_device(const std::string& why) {
+  if (devices_required()) FAIL_CHECK(why << " (PORTA_REQUIRE_DEVICES=1)");
+  else MESSAGE("skipping: " << why);
+}
 
 // Why this run tested nothing, set by a test that found so. After a run without failures main() prints
 // it on a line "SKIPPED: <why>", which CTest reports as Skipped rather than Passed (tests/CMakeLists.txt).
