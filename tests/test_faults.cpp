@@ -97,7 +97,7 @@ TEST_SUITE("faults") {
 
   TEST_CASE("every failed OpenCL program build is BuildFailed; a failed cache read rebuilds") {
     if (fault_devices().size() < 2) {
-      MESSAGE("skipping: no OpenCL device");
+      skip_device("no OpenCL device");
       return;
     }
     // A build from a cached binary that fails is rebuilt from source; one from source is an error.

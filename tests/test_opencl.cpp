@@ -1,6 +1,6 @@
 // The OpenCL backend beyond the differential harness: device discovery and selection, error
 // paths, profiling, and the on-disk program cache. Compiled only when the backend is built; on a
-// machine without an OpenCL device every case skips with a message.
+// machine without an OpenCL device every case skips (test_util.hpp, skip_test), and so does the run.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -27,10 +27,18 @@ std::optional<DeviceInfo> first_opencl_device() {
   for (const BackendStatus& b : backends())
     if (b.name == "opencl") {
       if (!b.devices.empty()) return b.devices.front();
-      MESSAGE("skipping: the opencl backend has no device: " << b.reason);
+      skip_test("no OpenCL device: " + b.reason);
       return std::nullopt;
     }
   FAIL_CHECK("the opencl backend is built but not in backends()");
+  return std::nullopt;
+}
+
+// The same device as the backend's discovery describes it, for the tests that reach below Device.
+std::optional<detail::ClDeviceDescription> first_discovered_device() {
+  detail::ClDiscovery found = detail::discover_opencl_devices();
+  if (!found.devices.empty()) return std::move(found.devices.front());
+  skip_test("no OpenCL device: " + found.reason);
   return std::nullopt;
 }
 
@@ -137,12 +145,9 @@ TEST_SUITE("opencl") {
   TEST_CASE("opencl program cache: cold build, warm load, and bad files rebuilt") {
     namespace fs = std::filesystem;
     using detail::ProgramCache;
-    const auto found = detail::discover_opencl_devices();
-    if (found.devices.empty()) {
-      MESSAGE("skipping: " << found.reason);
-      return;
-    }
-    const detail::ClDevice device(found.devices.front());
+    const auto found = first_discovered_device();
+    if (!found) return;
+    const detail::ClDevice device(*found);
     const TempDir dir;
 
     auto start = std::chrono::steady_clock::now();
@@ -195,12 +200,9 @@ TEST_SUITE("opencl") {
 
   TEST_CASE("opencl GEMM tiles: candidates fit and compute right; tuned tiles are stored, reloaded and checked") {
     using detail::GemmTiles;
-    const auto found = detail::discover_opencl_devices();
-    if (found.devices.empty()) {
-      MESSAGE("skipping: " << found.reason);
-      return;
-    }
-    const detail::ClDeviceDescription& d = found.devices.front();
+    const auto found = first_discovered_device();
+    if (!found) return;
+    const detail::ClDeviceDescription& d = *found;
     const GemmTiles defaults = detail::default_gemm_tiles(d);
     CHECK(defaults.fits(d));
     const std::vector<GemmTiles> shapes = detail::gemm_shape_candidates(d);
@@ -260,12 +262,9 @@ TEST_SUITE("opencl") {
   }
 
   TEST_CASE("opencl: a program that does not build raises BuildFailed with the build log") {
-    const auto found = detail::discover_opencl_devices();
-    if (found.devices.empty()) {
-      MESSAGE("skipping: " << found.reason);
-      return;
-    }
-    const detail::ClDevice device(found.devices.front());
+    const auto found = first_discovered_device();
+    if (!found) return;
+    const detail::ClDevice device(*found);
     detail::ProgramCache cache(device, std::nullopt);
     check_error([&] { cache.get("__kernel void broken(__global float* x) { x[0] = undeclared_name; }", ""); },
                 ErrorCode::BuildFailed, {"clBuildProgram", "build log", "undeclared_name"});

@@ -6,6 +6,9 @@
 // PORTA_TEST_VERBOSE   when set, print every case's nmse and max abs error
 // PORTA_TEST_IMPL      native (default) or vendor: the devices' vendor library providers
 // PORTA_TEST_TF32      1: compile with allow_tf32, f32 products judged by tf32's precision
+// PORTA_REQUIRE_DEVICES 1: a device under test that is missing, or runs none of the cases, fails instead of
+//                      skipping, for machines where it must be there (the opencl suite's device too)
+// A run in which no case ran on any device ends with a line "SKIPPED: <why>": CTest reports it as Skipped.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -63,17 +66,20 @@ std::string cpu_isa_absent(const std::string& spec) {
   return "PORTA_CPU_ISA=" + isa + " names kernels that this build or CPU does not run";
 }
 
-// A device that is absent is a skip with a message, never a failure; a malformed spec fails.
-std::optional<Device> open_or_skip(const std::string& spec) {
+// A device that is absent is skipped (skip_device: under PORTA_REQUIRE_DEVICES=1 a failure), and a cpu capped
+// at kernels it does not run always is; a malformed spec fails. Why a device is skipped goes to `untested`.
+std::optional<Device> open_or_skip(const std::string& spec, std::vector<std::string>& untested) {
   if (const std::string absent = cpu_isa_absent(spec); !absent.empty()) {
-    MESSAGE("skipping device '" << spec << "': " << absent);
+    untested.push_back("device '" + spec + "': " + absent);
+    MESSAGE("skipping: " << untested.back());
     return std::nullopt;
   }
   try {
     return Device::open(spec);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::NotFound && e.code() != ErrorCode::DeviceUnavailable) throw;
-    MESSAGE("skipping device '" << spec << "': " << std::string(e.what()));
+    untested.push_back(e.what());
+    skip_device(untested.back());
     return std::nullopt;
   }
 }
@@ -208,10 +214,12 @@ TEST_SUITE("ops") {
 
     const CompileOptions options = options_under_test();
     const auto specs = devices_under_test();
-    if (specs.empty()) MESSAGE("no device under test");
+    std::vector<std::string> untested;  // why each device ran no case
+    if (specs.empty()) untested.push_back("no device under test");
+    int ran = 0;  // cases run, on all devices together
     for (const std::string& spec : specs) {
       CAPTURE(spec);
-      const std::optional<Device> device = open_or_skip(spec);
+      const std::optional<Device> device = open_or_skip(spec, untested);
       if (!device) continue;
       int passed = 0, failed = 0;
       std::map<std::string, int> skipped;  // by reason, so a device without bf16 says so once
@@ -243,6 +251,17 @@ TEST_SUITE("ops") {
       }
       MESSAGE(spec << ": " << passed << " passed, " << failed << " failed, " << skip_count << " skipped of "
                    << selected.size() << " cases");
+      ran += passed + failed;
+      if (passed + failed == 0) {
+        untested.push_back("device '" + spec + "' runs none of the " + std::to_string(selected.size()) +
+                           " cases, e.g. " + skipped.begin()->first);
+        skip_device(untested.back());
+      }
+    }
+    if (ran == 0) {
+      std::string why;
+      for (const std::string& reason : untested) why += (why.empty() ? "" : "; ") + reason;
+      skip_reason() = why;
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,35 @@ inline bool contains(std::string_view text, std::string_view part) { return text
 // starts with '^', starts with the rest ("^mul/" selects mul's cases and not matmul's).
 inline bool case_selected(std::string_view name, std::string_view filter) {
   return filter.starts_with('^') ? name.starts_with(filter.substr(1)) : contains(name, filter);
+}
+
+// PORTA_REQUIRE_DEVICES=1, for machines where the devices under test must be there (a GPU machine's
+// checks): a device that is missing, or that runs none of the cases, fails the test instead of skipping.
+inline bool devices_required() {
+  const char* set = std::getenv("PORTA_REQUIRE_DEVICES");
+  const std::string value = set == nullptr ? "" : set;
+  if (!value.empty() && value != "0" && value != "1")
+    throw Error(ErrorCode::InvalidArgument, "PORTA_REQUIRE_DEVICES='" + value + "': use 0 or 1");
+  return value == "1";
+}
+
+// Why a device cannot be tested here: a skip with that message, or under PORTA_REQUIRE_DEVICES=1 a failure.
+inline void skip_device(const std::string& why) {
+  if (devices_required()) FAIL_CHECK(why << " (PORTA_REQUIRE_DEVICES=1)");
+  else MESSAGE("skipping: " << why);
+}
+
+// Why this run tested nothing, set by a test that found so. After a run without failures main() prints
+// it on a line "SKIPPED: <why>", which CTest reports as Skipped rather than Passed (tests/CMakeLists.txt).
+inline std::string& skip_reason() {
+  static std::string why;
+  return why;
+}
+
+// A test with no device to run on here: skip_device, and the run is a skip for that reason.
+inline void skip_test(const std::string& why) {
+  skip_device(why);
+  skip_reason() = why;
 }
 
 // Runs `f`, which must throw porta::Error with `code`; returns its message ("" when it did not throw).
