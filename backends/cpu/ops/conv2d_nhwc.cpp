@@ -434,15 +434,15 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
   const bool can_stream = streams && cheap_act && !op.y.converts() &&
                           reinterpret_cast<std::uintptr_t>(op.y.data()) % 64 == 0;  // a vector of any set
   // Bands of filters 3 or 5 wide, at stride 1 and dilation 1 across, run pixel-major where the
-  // instruction set has such a kernel. Under AVX2 (native / oneDNN on 1 thread, Zen 1,
-  // docs/benchmarks.md sessions 32 and 33): all 5 wide, whose chunk-major passes read half a cache
-  // line each (1x672x14x14 0.93 -> 1.27, 8x240x28x28 1.14 -> 1.28); 3 wide of up to 32 channels
-  // (as session 31's chunk pair: chunk-major, 8x32x112x112 ran at 0.58-0.64); 3 wide in cache
+  // instruction set has such a kernel. Under AVX2 (native / oneDNN on 1 thread, Zen 1, 8773aa5
+  // and 03e305c): all 5 wide, whose chunk-major passes read half a cache line each
+  // (1x672x14x14 0.93 -> 1.27, 8x240x28x28 1.14 -> 1.28); 3 wide of up to 32 channels
+  // (as 7ac11ed's chunk pair: chunk-major, 8x32x112x112 ran at 0.58-0.64); 3 wide in cache
   // where a block's input, d.r rows of 6 pixels of k channels, fits half of L1 (1x144x56x56 0.75 ->
   // 0.96); and 3 wide streaming past the caches (8x144x56x56 1.10 -> 1.44, with bias and ReLU6
   // 0.94 -> 1.54). Other wider 3-wide layers ran slower so (1x480x14x14 on 2 threads 56 -> 66 us;
   // streaming through the caches, 8x480x14x14 1.10-1.15 -> 0.95-1.05). Under AVX-512, whose
-  // chunk-major passes read whole lines, only layers that stream (Zen 4, session 34: 8x144x56x56
+  // chunk-major passes read whole lines, only layers that stream (Zen 4, 4dc2697: 8x144x56x56
   // 0.89 -> 1.44, with bias and ReLU6 0.89 -> 1.69; in cache, 5x5 layers ran 10-25 % slower), and
   // of up to 64 channels, which its chunk-major blocks take in one pass, only with an epilogue to
   // fold in (8x32x112x112 with bias and ReLU6 1.05 -> 1.49; plain, on 2 threads 1.23 -> 0.97).
@@ -456,7 +456,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
                                                     : can_stream && (d.k > 64 || has_epilogue));
   // Streaming bands of stride 2 that are not pairs of rows stream chunk by chunk where the set has
   // such a kernel (AVX-512), over channels in whole vectors, each a cache line (Zen 4, 1 thread,
-  // session 34: 8x672x28x28 5x5 /2 0.96 -> 1.32, with bias and ReLU6 0.95 -> 1.33; 8x144x56x56
+  // aeeacb1: 8x672x28x28 5x5 /2 0.96 -> 1.32, with bias and ReLU6 0.95 -> 1.33; 8x144x56x56
   // 5x5 /2 1.19 -> 1.21, with bias and ReLU6 1.11 -> 1.24).
   const bool stream_chunks = can_stream && vk.depthwise_rows_stride2_streamed && op.p.stride[1] == 2 &&
                              !row_pairs && d.k % 16 == 0;
