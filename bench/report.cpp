@@ -48,6 +48,7 @@ struct Point {
   std::string impl, problem, status, reason;
   std::optional<double> gflops, ai, pct_peak;
   std::string dtype;
+  std::string effective;  // why the rate is an effective one (effective_rate_reason), or empty
 };
 
 struct Merged {
@@ -88,6 +89,8 @@ Merged merge(const std::vector<ResultsInput>& inputs) {
                .pct_peak = number_of(row, "pct_peak"),
                .dtype = text_of(row, "dtype")};
       if (op == "stream" || op == "launch" || op == "fma" || op == "device-copy") continue;  // their numbers are the ceilings
+      pt.effective = effective_rate_reason(op, row.contains("params") ? row["params"] : Json(), text_of(row, "backend"),
+                                           pt.impl, pt.pct_peak);
       if (std::find(m.problems.begin(), m.problems.end(), pt.problem) == m.problems.end()) m.problems.push_back(pt.problem);
       m.points.push_back(std::move(pt));
     }
@@ -108,6 +111,12 @@ Merged merge(const std::vector<ResultsInput>& inputs) {
 
 std::string series_label(const Merged& m, const Point& p) {
   return p.impl == "native" || p.impl.empty() ? m.platforms[p.platform].label : m.platforms[p.platform].label + " " + p.impl;
+}
+
+// The meaning of "eff", where a rate on the page is effective.
+std::string effective_note(const Merged& m) {
+  const bool any = std::any_of(m.points.begin(), m.points.end(), [](const Point& p) { return !p.effective.empty(); });
+  return any ? "<p>" + escape(effective_rate_note) + "</p>" : "";
 }
 
 // --- sections -----------------------------------------------------------------------------------
@@ -147,7 +156,7 @@ std::string bars_section(const Merged& m) {
   for (const Point& p : m.points)
     if (std::find(series.begin(), series.end(), series_label(m, p)) == series.end()) series.push_back(series_label(m, p));
   std::string h = "<h2>GFLOP/s per workload</h2><p>Median rate of each device, backend and provider; a row that did "
-                  "not run says why.</p><div class=bars>";
+                  "not run says why.</p>" + effective_note(m) + "<div class=bars>";
   const int label_w = 230, bar_w = 330, row_h = 20;
   for (const std::string& problem : m.problems) {
     std::vector<const Point*> pts;
@@ -170,8 +179,9 @@ std::string bars_section(const Merged& m) {
       if (p->status == "ok" && p->gflops) {
         const double w = top > 0.0 ? std::max(1.0, bar_w * *p->gflops / top) : 1.0;
         h += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>"
-                         "<text x=\"{:.1f}\" y=\"{}\">{}</text>",
-                         label_w, y + 2, w, row_h - 4, colour(s), label_w + w + 4, y + 14, rate_text(*p->gflops));
+                         "<text x=\"{:.1f}\" y=\"{}\">{}{}</text>",
+                         label_w, y + 2, w, row_h - 4, colour(s), label_w + w + 4, y + 14, rate_text(*p->gflops),
+                         p->effective.empty() ? "" : " eff<title>effective: " + escape(p->effective) + "</title>");
       } else {
         const std::string why = p->status + (p->reason.empty() ? "" : ": " + p->reason);
         h += fmt::format("<text x=\"{}\" y=\"{}\" class=\"muted\">{}<title>{}</title></text>", label_w, y + 14,
@@ -246,11 +256,18 @@ std::string roofline_svg(const Merged& m, std::size_t platform) {
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"roof-label\">{} GB/s</text>", X(at) + 8, Y(*bw * at) + 6,
                      rate_text(*bw));
   }
-  for (const Point* p : pts)
-    s += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"{}><title>{} ({}): {} GFLOP/s at "
+  for (const Point* p : pts) {
+    // An effective rate is a ring: it may stand above a ceiling the device's arithmetic did not pass.
+    const std::string fill = p->effective.empty()
+                                 ? fmt::format("fill=\"{}\"{}", dtype_colour(p->dtype),
+                                               p->impl == "native" ? "" : " fill-opacity=\"0.45\"")
+                                 : fmt::format("fill=\"none\" style=\"stroke:{};stroke-width:2\"",
+                                               dtype_colour(p->dtype));
+    s += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" {}><title>{} ({}): {} GFLOP/s{} at "
                      "{:.2f} FLOP/byte</title></circle>",
-                     X(*p->ai), Y(*p->gflops), dtype_colour(p->dtype), p->impl == "native" ? "" : " fill-opacity=\"0.45\"",
-                     escape(p->problem), escape(p->impl), rate_text(*p->gflops), *p->ai);
+                     X(*p->ai), Y(*p->gflops), fill, escape(p->problem), escape(p->impl), rate_text(*p->gflops),
+                     p->effective.empty() ? "" : " effective (" + escape(p->effective) + ")", *p->ai);
+  }
   double lx = L;  // the legend: one entry per dtype under the axis title
   for (const std::string& d : dtypes) {
     s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>", lx + 4,
@@ -262,7 +279,8 @@ std::string roofline_svg(const Merged& m, std::size_t platform) {
 
 std::string rooflines_section(const Merged& m) {
   std::string h = "<h2>Roofline per device</h2><p>Ceilings measured on the device itself (best stream "
-                  "bandwidth; best GEMM rate per dtype). Solid points: native kernels; pale: vendor.</p>";
+                  "bandwidth; best GEMM rate per dtype). Solid points: native kernels; pale: vendor; rings: "
+                  "effective rates.</p>" + effective_note(m);
   for (std::size_t i = 0; i < m.platforms.size(); ++i) {
     const std::string svg = roofline_svg(m, i);
     h += fmt::format("<figure><figcaption>{}</figcaption>{}</figure>", escape(m.platforms[i].label),
@@ -345,7 +363,7 @@ std::string portability_section(const Merged& m) {
     h += "<tr><td>" + escape(problem) + "</td>";
     for (const std::string& impl : impls) {
       double inv_arch = 0.0, inv_app = 0.0;
-      bool arch_ok = true, app_ok = true;
+      bool arch_ok = true, app_ok = true, arch_effective = false;
       std::string missing;
       for (std::size_t i = 0; i < m.platforms.size(); ++i) {
         double best = 0.0;
@@ -360,16 +378,17 @@ std::string portability_section(const Merged& m) {
           continue;
         }
         inv_app += best / *mine->gflops;
+        arch_effective = arch_effective || !mine->effective.empty();
         if (mine->pct_peak && *mine->pct_peak > 0) inv_arch += 100.0 / *mine->pct_peak;
         else arch_ok = false;
       }
       const double n = static_cast<double>(m.platforms.size());
-      const auto cell = [&](bool ok, double inv) {
+      const auto cell = [&](bool ok, double inv, bool effective) {
         if (!missing.empty()) return fmt::format("<td class=num title=\"no result on {}\">0</td>", escape(missing));
         if (!ok) return std::string("<td class=num title=\"no measured ceiling\">-</td>");
-        return fmt::format("<td class=num>{:.2f}</td>", n / inv);
+        return fmt::format("<td class=num>{:.2f}{}</td>", n / inv, effective ? " eff" : "");
       };
-      h += cell(arch_ok, inv_arch) + cell(app_ok, inv_app);
+      h += cell(arch_ok, inv_arch, arch_effective) + cell(app_ok, inv_app, false);
     }
     h += "</tr>";
   }

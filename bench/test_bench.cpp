@@ -444,6 +444,29 @@ TEST_CASE("copy probe: unsupported where the backend has none; where measured, t
   CHECK(ceilings_from_json(to_json(c)).device_copy_gbs == 3000.0);
 }
 
+TEST_CASE("effective rates: convs a provider may run with fewer multiplies, rates above the ceiling") {
+  const Json three = conv_problem({.n = 1, .c = 64, .h = 14, .w = 14, .k = 64, .r = 3, .s = 3}, 1).params;
+  const Json one = conv_problem({.n = 1, .c = 64, .h = 14, .w = 14, .k = 64, .r = 1, .s = 1}, 1).params;
+  Json strided = three, grouped = three, five = three;
+  strided["stride_h"] = 2, grouped["groups"] = 64, five["r"] = five["s"] = 5;
+  CHECK(has(effective_rate_reason("conv2d", three, "cpu", "native", std::nullopt), "Winograd"));
+  CHECK(effective_rate_reason("conv2d", three, "cpu", "vendor", 90.0).empty());  // oneDNN: direct convolution
+  CHECK(effective_rate_reason("conv2d", strided, "cpu", "native", std::nullopt).empty());
+  CHECK(effective_rate_reason("conv2d", grouped, "cpu", "native", std::nullopt).empty());
+  CHECK(effective_rate_reason("conv2d", five, "cpu", "native", std::nullopt).empty());
+  CHECK(has(effective_rate_reason("conv2d", five, "cuda", "vendor", std::nullopt), "cuDNN"));
+  CHECK(effective_rate_reason("conv2d", one, "cuda", "vendor", std::nullopt).empty());
+  CHECK(has(effective_rate_reason("gemm", Json(), "opencl", "native", 104.0), "ceiling"));
+  CHECK(!effective_rate_reason("model", Json{{"convs_3x3_stride1", 16}}, "cpu", "native/nhwc", std::nullopt).empty());
+  CHECK(effective_rate_reason("model", Json{{"convs_3x3_stride1", 0}}, "cpu", "native", std::nullopt).empty());
+  CHECK(effective_rate_reason("model", Json{{"convs_3x3_stride1", 16}}, "pytorch", "eager", std::nullopt).empty());
+  Row row{.op = "conv2d", .params = three, .backend = "cpu"};
+  row.gflops = 250.0;
+  CHECK(rate_cell(row) == "250.0 eff");
+  row.impl = "vendor";
+  CHECK(rate_cell(row) == "250.0");
+}
+
 TEST_CASE("report: portability is the harmonic mean of efficiencies, 0 where a platform has no result") {
   const auto doc = [](const std::string& host, double native, std::optional<double> vendor) {
     Json env{{"hostname", host},
