@@ -5,18 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "results.hpp"
+#include "merged_results.hpp"
 
 namespace CLI {
 class App;
 }
 
 namespace porta::bench {
-
-struct ResultsInput {
-  std::string name;  // how the page refers to it (the path as given)
-  Json doc;          // a porta-bench/1 document
-};
 
 std::string render_report(const std::vector<ResultsInput>& inputs);
 void write_report(const std::vector<ResultsInput>& inputs, const std::filesystem::path& path);
