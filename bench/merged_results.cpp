@@ -21,10 +21,13 @@ Merged merge(const std::vector<ResultsInput>& inputs) {
     const auto platform_of = [&](const std::string& spec, const std::string& backend) {
       const auto key = std::pair{f, spec};
       if (const auto it = index.find(key); it != index.end()) return it->second;
-      Platform p{.label = spec, .spec = spec, .backend = backend, .host = text_of(env, "hostname")};
+      Platform p{.input = f, .label = spec, .spec = spec, .backend = backend, .host = text_of(env, "hostname")};
       if (env.contains("devices") && env["devices"].is_array())
         for (const Json& d : env["devices"])
-          if (text_of(d, "spec") == spec) p.name = text_of(d, "name");
+          if (text_of(d, "spec") == spec) {
+            p.name = text_of(d, "name"), p.arch = text_of(d, "arch");
+            p.threads = static_cast<int>(number_of(d, "threads").value_or(0));
+          }
       if (const auto it = ceilings.find(spec); it != ceilings.end()) p.ceilings = it->second;
       m.platforms.push_back(p);
       by_spec.emplace(spec, m.platforms.size() - 1);
@@ -32,18 +35,23 @@ Merged merge(const std::vector<ResultsInput>& inputs) {
     };
     for (const Json& row : doc["results"]) {
       const std::string op = text_of(row, "op");
-      Point pt{.platform = platform_of(text_of(row, "device"), text_of(row, "backend")),
+      const std::size_t platform = platform_of(text_of(row, "device"), text_of(row, "backend"));
+      if (op == "stream" || op == "launch" || op == "fma" || op == "device-copy") continue;  // their numbers are the ceilings
+      Point pt{.platform = platform,
+               .op = op,
+               .workload = text_of(row, "workload"),
                .impl = text_of(row, "impl"),
                .problem = fmt::format("{} {} {}", op, text_of(row, "workload"), text_of(row, "dtype")),
                .status = text_of(row, "status"),
                .reason = text_of(row, "reason"),
+               .params = row.contains("params") ? row["params"] : Json(),
                .gflops = number_of(row, "gflops"),
                .ai = number_of(row, "ai"),
                .pct_peak = number_of(row, "pct_peak"),
+               .median_s = number_of(row, "median_s"),
+               .verified = flag_of(row, "verified"),
                .dtype = text_of(row, "dtype")};
-      if (op == "stream" || op == "launch" || op == "fma" || op == "device-copy") continue;  // their numbers are the ceilings
-      pt.effective = effective_rate_reason(op, row.contains("params") ? row["params"] : Json(), text_of(row, "backend"),
-                                           pt.impl, pt.pct_peak);
+      pt.effective = effective_rate_reason(op, pt.params, text_of(row, "backend"), pt.impl, pt.pct_peak);
       if (std::find(m.problems.begin(), m.problems.end(), pt.problem) == m.problems.end()) m.problems.push_back(pt.problem);
       m.points.push_back(std::move(pt));
     }

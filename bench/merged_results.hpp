@@ -1,6 +1,6 @@
 #pragma once
 // Result files from one machine or many, read back and merged into platforms and their points: what
-// `porta-bench report` renders as an HTML page (report.hpp).
+// `porta-bench report` renders as an HTML page (report.hpp) or a markdown standings page (standings.hpp).
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -18,16 +18,20 @@ struct ResultsInput {
 
 // One device of one input file: the unit the pages compare.
 struct Platform {
+  std::size_t input = 0;  // which of the inputs
   std::string label;
-  std::string spec, backend, name, host;
+  std::string spec, backend, name, arch, host;
+  int threads = 0;  // the device's, from the file's env (0 where it has no entry)
   Ceilings ceilings;
 };
 
 // One result row, reduced to what the pages show.
 struct Point {
   std::size_t platform;
-  std::string impl, problem, status, reason;
-  std::optional<double> gflops, ai, pct_peak;
+  std::string op, workload, impl, problem, status, reason;
+  Json params;
+  std::optional<double> gflops, ai, pct_peak, median_s;
+  std::optional<bool> verified;
   std::string dtype;
   std::string effective;  // why the rate is an effective one (effective_rate_reason), or empty
 };

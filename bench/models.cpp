@@ -90,9 +90,11 @@ Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, 
   return p;
 }
 
+std::string torch_device_spec(int threads) { return fmt::format("pytorch-cpu:threads={}", threads); }
+
 Row torch_reference(const Problem& model, int threads, const TimingPolicy& timing) {
   Row row{.op = model.op, .workload = model.workload, .params = model.params,
-          .device = fmt::format("pytorch-cpu:threads={}", threads), .backend = "pytorch", .impl = "eager",
+          .device = torch_device_spec(threads), .backend = "pytorch", .impl = "eager",
           .dtype = std::string(to_string(model.dtype)), .flops = model.flops, .bytes = model.bytes};
   if (model.dtype != DType::f32) {
     row.status = "unsupported";

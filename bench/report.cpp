@@ -12,6 +12,7 @@
 
 #include "peak.hpp"
 #include "results_file.hpp"
+#include "standings.hpp"
 
 namespace porta::bench {
 namespace {
@@ -348,17 +349,32 @@ std::string render_report(const std::vector<ResultsInput>& inputs) {
   return h + "</body></html>\n";
 }
 
-void write_report(const std::vector<ResultsInput>& inputs, const std::filesystem::path& path) {
+namespace {
+
+// Writes `text` to `path`, or throws porta::Error(IoError).
+void write_page(const std::string& text, const std::filesystem::path& path) {
   std::ofstream file(path);
-  file << render_report(inputs);
+  file << text;
   file.flush();
   if (!file) throw Error(ErrorCode::IoError, fmt::format("cannot write '{}'", path.string()));
 }
 
+}  // namespace
+
+void write_report(const std::vector<ResultsInput>& inputs, const std::filesystem::path& path) {
+  write_page(render_report(inputs), path);
+}
+
 CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
-  auto* cmd = app.add_subcommand("report", "Merge result files (from one or many machines) into one HTML page");
+  auto* cmd = app.add_subcommand("report", "Merge result files (from one or many machines) into one HTML page, or the "
+                                           "markdown standings page (docs/benchmarks.md)");
   cmd->add_option("files", args.files, "porta-bench result files (results.json)")->required();
-  cmd->add_option("-o,--output", args.output, "The HTML page to write")->capture_default_str();
+  cmd->add_option("-o,--output", args.output, "The HTML page to write (default: report.html, unless --markdown)");
+  auto* markdown =
+      cmd->add_option("--markdown", args.markdown, "Write the standings page against each peer present, as markdown");
+  cmd->add_option("--listed-rows", args.listed_rows,
+                  "With --markdown: tables of more rows are summarised per workload family, their low rows listed")
+      ->check(CLI::PositiveNumber)->needs(markdown)->capture_default_str();
   return cmd;
 }
 
@@ -366,8 +382,15 @@ int run_report(const ReportArgs& args) {
   std::vector<ResultsInput> inputs;
   for (const std::string& file : args.files)
     inputs.push_back({file, load_results(file)});
-  write_report(inputs, args.output);
-  fmt::print("Report: {}\n", args.output);
+  if (!args.markdown.empty()) {
+    write_page(render_standings(inputs, args.listed_rows), args.markdown);
+    fmt::print("Standings: {}\n", args.markdown);
+  }
+  if (args.markdown.empty() || !args.output.empty()) {
+    const std::string html = args.output.empty() ? "report.html" : args.output;
+    write_report(inputs, html);
+    fmt::print("Report: {}\n", html);
+  }
   return 0;
 }
 
