@@ -196,14 +196,18 @@ std::string code(const std::string& text) {
 
 std::string unit(Kind kind) { return kind == Kind::Network ? "ms" : "GFLOP/s"; }
 
+// PyTorch is the reference itself: porta-bench has nothing to check it against.
+bool unverified(const Merged& m, const Point& p) {
+  return p.status == "ok" && !p.verified && m.platforms[p.platform].backend != "pytorch";
+}
+
 std::string value_text(const Merged& m, const Point* p, Kind kind) {
   if (!p) return "-";
   if (p->status != "ok") return p->status;
   std::string text = kind == Kind::Network ? (p->median_s ? fmt::format("{:.2f}", *p->median_s * 1e3) : "-")
                                            : (p->gflops ? fmt::format("{:.1f}", *p->gflops) : "-");
   if (kind != Kind::Network && !p->effective.empty()) text += " eff";
-  // PyTorch is the reference itself: porta-bench has nothing to check it against.
-  if (!p->verified && m.platforms[p->platform].backend != "pytorch") text += " unverified";
+  if (unverified(m, *p)) text += " unverified";
   return text;
 }
 
@@ -286,19 +290,27 @@ std::string standing_lines(const Table& t, const std::vector<const Line*>& lines
   return md;
 }
 
-// Why this table's rates marked eff are effective, with how many rows each (a network's table shows times).
-std::string effective_reasons(const Table& t) {
-  if (t.kind == Kind::Network) return {};
+// What this table's marks stand for: why its eff rates are effective (a network's table shows times), and how
+// many of its results are unverified, with how many results each: a summarised table lists only some.
+std::string marks_note(const Merged& m, const Table& t) {
   std::map<std::string, int> reasons;
+  int unchecked = 0;
   for (const Line& line : t.lines) {
-    for (const Point* p : line.peers)
-      if (p && p->status == "ok" && !p->effective.empty()) ++reasons[p->effective];
-    if (line.native->status == "ok" && !line.native->effective.empty()) ++reasons[line.native->effective];
+    std::vector<const Point*> points = line.peers;
+    points.push_back(line.native);
+    for (const Point* p : points) {
+      if (!p || p->status != "ok") continue;
+      if (t.kind != Kind::Network && !p->effective.empty()) ++reasons[p->effective];
+      if (unverified(m, *p)) ++unchecked;
+    }
   }
+  const auto results = [](int n) { return fmt::format("{} result{}", n, n == 1 ? "" : "s"); };
   std::string md;
   for (const auto& [why, count] : reasons)
-    md += fmt::format("{}{} ({} row{})", md.empty() ? "`eff` here: " : "; ", why, count, count == 1 ? "" : "s");
-  return md.empty() ? md : md + ".\n";
+    md += fmt::format("{}{} ({})", md.empty() ? "`eff` here: " : "; ", why, results(count));
+  if (!md.empty()) md += ".\n";
+  if (unchecked) md += fmt::format("{}`unverified` here: {}.\n", md.empty() ? "" : "\n", results(unchecked));
+  return md;
 }
 
 // The command as recorded, its program by file name: where it was built is no part of it.
@@ -352,7 +364,7 @@ std::string render_table(const std::vector<ResultsInput>& inputs, const Merged& 
                       : fmt::format("The rows below {:.2f} of a peer:\n\n{}", good_ratio, rows_table(m, t, low, false));
   }
   md += fmt::format("\n{}", standing_lines(t, lines));
-  if (const std::string reasons = effective_reasons(t); !reasons.empty()) md += "\n" + reasons;
+  if (const std::string marks = marks_note(m, t); !marks.empty()) md += "\n" + marks;
   return md + "\n";
 }
 
