@@ -40,6 +40,19 @@ double network_flops(const Graph& g) {
   return flops;
 }
 
+// The convs porta's cpu backend (and cuDNN) may run with Winograd: ungrouped, undilated, 3x3 stride 1.
+std::int64_t convs_3x3_stride1(const Graph& g) {
+  std::int64_t count = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.op != OpKind::Conv2d) continue;
+    const auto& p = std::get<Conv2dParams>(n.params);
+    const Shape& w = g.shape(n.inputs[1]);
+    const std::array<std::int64_t, 2> one{1, 1};
+    if (p.groups == 1 && w[2] == 3 && w[3] == 3 && p.stride == one && p.dilation == one) ++count;
+  }
+  return count;
+}
+
 std::string_view script(std::string_view name) {
   for (const detail::EmbeddedSource& s : detail::bench_scripts())
     if (s.name == name) return s.text;
@@ -68,7 +81,8 @@ Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, 
   Problem p{.op = "model", .kind = OpKind::Conv2d, .workload = fmt::format("{} b{}", name, batch), .dtype = dtype};
   p.graph = models::build(name, {.batch = batch, .dtype = dtype, .seed = seed});
   const Shape& input = p.graph.shape(p.graph.inputs().at(0));
-  p.params = {{"model", name}, {"batch", batch}, {"resolution", input[2]}};
+  p.params = {{"model", name}, {"batch", batch}, {"resolution", input[2]},
+              {"convs_3x3_stride1", convs_3x3_stride1(p.graph)}};
   p.flops = network_flops(p.graph);
   for (const TensorInfo& t : p.graph.tensors())
     if (t.role != Role::Intermediate) p.bytes += static_cast<double>(t.desc.bytes());
@@ -76,9 +90,11 @@ Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, 
   return p;
 }
 
+std::string torch_device_spec(int threads) { return fmt::format("pytorch-cpu:threads={}", threads); }
+
 Row torch_reference(const Problem& model, int threads, const TimingPolicy& timing) {
   Row row{.op = model.op, .workload = model.workload, .params = model.params,
-          .device = fmt::format("pytorch-cpu:threads={}", threads), .backend = "pytorch", .impl = "eager",
+          .device = torch_device_spec(threads), .backend = "pytorch", .impl = "eager",
           .dtype = std::string(to_string(model.dtype)), .flops = model.flops, .bytes = model.bytes};
   if (model.dtype != DType::f32) {
     row.status = "unsupported";
@@ -200,10 +216,11 @@ void print_model_summary(std::FILE* out, const std::vector<Row>& rows) {
                                  : "";
     cells.push_back({r.workload, r.device, r.impl, r.median_s ? fmt::format("{:.2f}", *r.median_s * 1e3) : r.status,
                      r.median_s ? fmt::format("{:.1f}", static_cast<double>(batch) / *r.median_s) : "",
-                     r.gflops ? fmt::format("{:.1f}", *r.gflops) : "", peak});
+                     r.gflops ? rate_cell(r) : "", peak});
   }
   print_text_table(out, {"model", "device", "impl", "latency ms", "images/s", "GFLOP/s", "planned peak MiB"}, cells,
                    {false, false, false, true, true, true, true});
+  print_effective_note(out, rows);
 }
 
 Fit fit_batch(const std::string& model, const Device& device, DType dtype, std::uint64_t budget,

@@ -16,6 +16,8 @@ Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, 
 // `timing` in a python3 child process. A row with status "unsupported" when python3, torch or the
 // model is missing.
 Row torch_reference(const Problem& model, int threads, const TimingPolicy& timing);
+// Its rows' device: "pytorch-cpu:threads=N", beside the cpu device of N threads.
+std::string torch_device_spec(int threads);
 
 // Each model at each batch on each target, impl and conv layout (unset: the device's choice;
 // a set one is named in the row's impl, e.g. "native/nchw"), with the plan's peak memory in the

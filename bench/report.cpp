@@ -12,6 +12,7 @@
 
 #include "peak.hpp"
 #include "results_file.hpp"
+#include "standings.hpp"
 
 namespace porta::bench {
 namespace {
@@ -35,79 +36,14 @@ std::string escape(std::string_view text) {
 
 std::string rate_text(double v) { return fmt::format("{:.1f}", v); }
 
-// One device of one input file: the unit the page compares.
-struct Platform {
-  std::string label;
-  std::string spec, backend, name, host;
-  Ceilings ceilings;
-};
-
-// One result row, reduced to what the page shows.
-struct Point {
-  std::size_t platform;
-  std::string impl, problem, status, reason;
-  std::optional<double> gflops, ai, pct_peak;
-  std::string dtype;
-};
-
-struct Merged {
-  std::vector<Platform> platforms;
-  std::vector<Point> points;
-  std::vector<std::string> problems;  // compute problems ("op workload dtype") in first-seen order
-};
-
-Merged merge(const std::vector<ResultsInput>& inputs) {
-  Merged m;
-  std::map<std::pair<std::size_t, std::string>, std::size_t> index;  // (input, spec) -> platform
-  std::multimap<std::string, std::size_t> by_spec;
-  for (std::size_t f = 0; f < inputs.size(); ++f) {
-    const Json& doc = inputs[f].doc;
-    const Json& env = doc["env"];
-    const std::map<std::string, Ceilings> ceilings = recorded_ceilings(doc);
-    const auto platform_of = [&](const std::string& spec, const std::string& backend) {
-      const auto key = std::pair{f, spec};
-      if (const auto it = index.find(key); it != index.end()) return it->second;
-      Platform p{.label = spec, .spec = spec, .backend = backend, .host = text_of(env, "hostname")};
-      if (env.contains("devices") && env["devices"].is_array())
-        for (const Json& d : env["devices"])
-          if (text_of(d, "spec") == spec) p.name = text_of(d, "name");
-      if (const auto it = ceilings.find(spec); it != ceilings.end()) p.ceilings = it->second;
-      m.platforms.push_back(p);
-      by_spec.emplace(spec, m.platforms.size() - 1);
-      return index[key] = m.platforms.size() - 1;
-    };
-    for (const Json& row : doc["results"]) {
-      const std::string op = text_of(row, "op");
-      Point pt{.platform = platform_of(text_of(row, "device"), text_of(row, "backend")),
-               .impl = text_of(row, "impl"),
-               .problem = fmt::format("{} {} {}", op, text_of(row, "workload"), text_of(row, "dtype")),
-               .status = text_of(row, "status"),
-               .reason = text_of(row, "reason"),
-               .gflops = number_of(row, "gflops"),
-               .ai = number_of(row, "ai"),
-               .pct_peak = number_of(row, "pct_peak"),
-               .dtype = text_of(row, "dtype")};
-      if (op == "stream" || op == "launch" || op == "fma" || op == "device-copy") continue;  // their numbers are the ceilings
-      if (std::find(m.problems.begin(), m.problems.end(), pt.problem) == m.problems.end()) m.problems.push_back(pt.problem);
-      m.points.push_back(std::move(pt));
-    }
-  }
-  // The same spec in several files: tell them apart by host, else by file.
-  for (Platform& p : m.platforms) {
-    if (by_spec.count(p.spec) < 2) continue;
-    std::set<std::string> hosts;
-    const auto [first, last] = by_spec.equal_range(p.spec);
-    for (auto it = first; it != last; ++it) hosts.insert(m.platforms[it->second].host);
-    p.label = hosts.size() == by_spec.count(p.spec) ? p.spec + " @ " + p.host : p.label;
-  }
-  for (const auto& [key, i] : index)
-    if (by_spec.count(m.platforms[i].spec) > 1 && m.platforms[i].label == m.platforms[i].spec)
-      m.platforms[i].label = fmt::format("{} [{}]", m.platforms[i].spec, inputs[key.first].name);
-  return m;
-}
-
 std::string series_label(const Merged& m, const Point& p) {
   return p.impl == "native" || p.impl.empty() ? m.platforms[p.platform].label : m.platforms[p.platform].label + " " + p.impl;
+}
+
+// The meaning of "eff", where a rate on the page is effective.
+std::string effective_note(const Merged& m) {
+  const bool any = std::any_of(m.points.begin(), m.points.end(), [](const Point& p) { return !p.effective.empty(); });
+  return any ? "<p>" + escape(effective_rate_note) + "</p>" : "";
 }
 
 // --- sections -----------------------------------------------------------------------------------
@@ -147,7 +83,7 @@ std::string bars_section(const Merged& m) {
   for (const Point& p : m.points)
     if (std::find(series.begin(), series.end(), series_label(m, p)) == series.end()) series.push_back(series_label(m, p));
   std::string h = "<h2>GFLOP/s per workload</h2><p>Median rate of each device, backend and provider; a row that did "
-                  "not run says why.</p><div class=bars>";
+                  "not run says why.</p>" + effective_note(m) + "<div class=bars>";
   const int label_w = 230, bar_w = 330, row_h = 20;
   for (const std::string& problem : m.problems) {
     std::vector<const Point*> pts;
@@ -170,8 +106,9 @@ std::string bars_section(const Merged& m) {
       if (p->status == "ok" && p->gflops) {
         const double w = top > 0.0 ? std::max(1.0, bar_w * *p->gflops / top) : 1.0;
         h += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>"
-                         "<text x=\"{:.1f}\" y=\"{}\">{}</text>",
-                         label_w, y + 2, w, row_h - 4, colour(s), label_w + w + 4, y + 14, rate_text(*p->gflops));
+                         "<text x=\"{:.1f}\" y=\"{}\">{}{}</text>",
+                         label_w, y + 2, w, row_h - 4, colour(s), label_w + w + 4, y + 14, rate_text(*p->gflops),
+                         p->effective.empty() ? "" : " eff<title>effective: " + escape(p->effective) + "</title>");
       } else {
         const std::string why = p->status + (p->reason.empty() ? "" : ": " + p->reason);
         h += fmt::format("<text x=\"{}\" y=\"{}\" class=\"muted\">{}<title>{}</title></text>", label_w, y + 14,
@@ -246,11 +183,18 @@ std::string roofline_svg(const Merged& m, std::size_t platform) {
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"roof-label\">{} GB/s</text>", X(at) + 8, Y(*bw * at) + 6,
                      rate_text(*bw));
   }
-  for (const Point* p : pts)
-    s += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"{}><title>{} ({}): {} GFLOP/s at "
+  for (const Point* p : pts) {
+    // An effective rate is a ring: it may stand above a ceiling the device's arithmetic did not pass.
+    const std::string fill = p->effective.empty()
+                                 ? fmt::format("fill=\"{}\"{}", dtype_colour(p->dtype),
+                                               p->impl == "native" ? "" : " fill-opacity=\"0.45\"")
+                                 : fmt::format("fill=\"none\" style=\"stroke:{};stroke-width:2\"",
+                                               dtype_colour(p->dtype));
+    s += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" {}><title>{} ({}): {} GFLOP/s{} at "
                      "{:.2f} FLOP/byte</title></circle>",
-                     X(*p->ai), Y(*p->gflops), dtype_colour(p->dtype), p->impl == "native" ? "" : " fill-opacity=\"0.45\"",
-                     escape(p->problem), escape(p->impl), rate_text(*p->gflops), *p->ai);
+                     X(*p->ai), Y(*p->gflops), fill, escape(p->problem), escape(p->impl), rate_text(*p->gflops),
+                     p->effective.empty() ? "" : " effective (" + escape(p->effective) + ")", *p->ai);
+  }
   double lx = L;  // the legend: one entry per dtype under the axis title
   for (const std::string& d : dtypes) {
     s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>", lx + 4,
@@ -262,7 +206,8 @@ std::string roofline_svg(const Merged& m, std::size_t platform) {
 
 std::string rooflines_section(const Merged& m) {
   std::string h = "<h2>Roofline per device</h2><p>Ceilings measured on the device itself (best stream "
-                  "bandwidth; best GEMM rate per dtype). Solid points: native kernels; pale: vendor.</p>";
+                  "bandwidth; best GEMM rate per dtype). Solid points: native kernels; pale: vendor; rings: "
+                  "effective rates.</p>" + effective_note(m);
   for (std::size_t i = 0; i < m.platforms.size(); ++i) {
     const std::string svg = roofline_svg(m, i);
     h += fmt::format("<figure><figcaption>{}</figcaption>{}</figure>", escape(m.platforms[i].label),
@@ -345,7 +290,7 @@ std::string portability_section(const Merged& m) {
     h += "<tr><td>" + escape(problem) + "</td>";
     for (const std::string& impl : impls) {
       double inv_arch = 0.0, inv_app = 0.0;
-      bool arch_ok = true, app_ok = true;
+      bool arch_ok = true, app_ok = true, arch_effective = false;
       std::string missing;
       for (std::size_t i = 0; i < m.platforms.size(); ++i) {
         double best = 0.0;
@@ -360,16 +305,17 @@ std::string portability_section(const Merged& m) {
           continue;
         }
         inv_app += best / *mine->gflops;
+        arch_effective = arch_effective || !mine->effective.empty();
         if (mine->pct_peak && *mine->pct_peak > 0) inv_arch += 100.0 / *mine->pct_peak;
         else arch_ok = false;
       }
       const double n = static_cast<double>(m.platforms.size());
-      const auto cell = [&](bool ok, double inv) {
+      const auto cell = [&](bool ok, double inv, bool effective) {
         if (!missing.empty()) return fmt::format("<td class=num title=\"no result on {}\">0</td>", escape(missing));
         if (!ok) return std::string("<td class=num title=\"no measured ceiling\">-</td>");
-        return fmt::format("<td class=num>{:.2f}</td>", n / inv);
+        return fmt::format("<td class=num>{:.2f}{}</td>", n / inv, effective ? " eff" : "");
       };
-      h += cell(arch_ok, inv_arch) + cell(app_ok, inv_app);
+      h += cell(arch_ok, inv_arch, arch_effective) + cell(app_ok, inv_app, false);
     }
     h += "</tr>";
   }
@@ -403,17 +349,32 @@ std::string render_report(const std::vector<ResultsInput>& inputs) {
   return h + "</body></html>\n";
 }
 
-void write_report(const std::vector<ResultsInput>& inputs, const std::filesystem::path& path) {
+namespace {
+
+// Writes `text` to `path`, or throws porta::Error(IoError).
+void write_page(const std::string& text, const std::filesystem::path& path) {
   std::ofstream file(path);
-  file << render_report(inputs);
+  file << text;
   file.flush();
   if (!file) throw Error(ErrorCode::IoError, fmt::format("cannot write '{}'", path.string()));
 }
 
+}  // namespace
+
+void write_report(const std::vector<ResultsInput>& inputs, const std::filesystem::path& path) {
+  write_page(render_report(inputs), path);
+}
+
 CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
-  auto* cmd = app.add_subcommand("report", "Merge result files (from one or many machines) into one HTML page");
+  auto* cmd = app.add_subcommand("report", "Merge result files (from one or many machines) into one HTML page, or the "
+                                           "markdown standings page (docs/benchmarks.md)");
   cmd->add_option("files", args.files, "porta-bench result files (results.json)")->required();
-  cmd->add_option("-o,--output", args.output, "The HTML page to write")->capture_default_str();
+  cmd->add_option("-o,--output", args.output, "The HTML page to write (default: report.html, unless --markdown)");
+  auto* markdown =
+      cmd->add_option("--markdown", args.markdown, "Write the standings page against each peer present, as markdown");
+  cmd->add_option("--listed-rows", args.listed_rows,
+                  "With --markdown: tables of more rows are summarised per workload family, their low rows listed")
+      ->check(CLI::PositiveNumber)->needs(markdown)->capture_default_str();
   return cmd;
 }
 
@@ -421,8 +382,15 @@ int run_report(const ReportArgs& args) {
   std::vector<ResultsInput> inputs;
   for (const std::string& file : args.files)
     inputs.push_back({file, load_results(file)});
-  write_report(inputs, args.output);
-  fmt::print("Report: {}\n", args.output);
+  if (!args.markdown.empty()) {
+    write_page(render_standings(inputs, args.listed_rows), args.markdown);
+    fmt::print("Standings: {}\n", args.markdown);
+  }
+  if (args.markdown.empty() || !args.output.empty()) {
+    const std::string html = args.output.empty() ? "report.html" : args.output;
+    write_report(inputs, html);
+    fmt::print("Report: {}\n", html);
+  }
   return 0;
 }
 

@@ -46,6 +46,18 @@ std::string verified_text(const Row& row) {
   return row.oracle == "ref" || row.oracle.empty() ? "yes" : "yes, " + row.oracle;
 }
 
+std::int64_t integer_param(const Json& params, const char* key, std::int64_t fallback) {
+  return params.is_object() && params.contains(key) && params[key].is_number_integer() ? params[key].get<std::int64_t>()
+                                                                                     : fallback;
+}
+
+// A conv that Winograd or FFT can run: ungrouped, undilated, stride 1, larger than 1x1.
+bool winograd_shaped(const Json& params) {
+  for (const char* one : {"groups", "stride_h", "stride_w", "dilation_h", "dilation_w"})
+    if (integer_param(params, one, 1) != 1) return false;
+  return integer_param(params, "r", 1) * integer_param(params, "s", 1) > 1;
+}
+
 std::string status_text(const Row& row) {
   if (row.status == "ok") return row.reason.empty() ? "ok" : "ok (" + single_line(row.reason) + ")";
   return row.reason.empty() ? row.status : row.status + ": " + single_line(row.reason);
@@ -65,6 +77,44 @@ std::string single_line(std::string_view text) {
   }
   while (!line.empty() && line.back() == ' ') line.pop_back();
   return line;
+}
+
+const char* const effective_rate_note =
+    "eff: an effective rate, which may count more arithmetic than the device did. Conv FLOPs are a direct "
+    "convolution's whatever algorithm ran, and this provider may run Winograd or FFT, which do fewer multiplies; or "
+    "the rate is above the device's compute ceiling as porta's own kernels measured it (a library with instructions "
+    "they do not use, bf16 dot products say, can pass it). A ratio of two rates of one problem is still a ratio of "
+    "times.";
+
+std::string effective_rate_reason(const std::string& op, const Json& params, const std::string& backend,
+                                  const std::string& impl, std::optional<double> pct_peak) {
+  // porta's cpu backend runs Winograd F(4x4, 3x3) on 3x3 stride-1 convs with enough channels and tiles
+  // (backends/cpu/ops/conv2d_winograd.cpp); cuDNN runs the fastest of its algorithms by its own timing.
+  const std::string provider = impl.substr(0, impl.find('/'));  // a model row's may name a layout: "native/nhwc"
+  const bool porta_cpu = backend == "cpu" && provider == "native", cudnn = backend == "cuda" && provider == "vendor";
+  const char* const who =
+      porta_cpu ? "porta's cpu backend may run Winograd F(4x4, 3x3)" : "cuDNN may pick Winograd or FFT";
+  const bool three_by_three = integer_param(params, "r", 0) == 3 && integer_param(params, "s", 0) == 3;
+  if (op == "conv2d" && (porta_cpu || cudnn) && winograd_shaped(params) && (cudnn || three_by_three))
+    return std::string(who) + " here";
+  // A network's row from before they were counted may have them.
+  if (op == "model" && (porta_cpu || cudnn) && integer_param(params, "convs_3x3_stride1", 1) > 0)
+    return std::string(who) + " on its 3x3 convs";
+  if (pct_peak && *pct_peak > 100.0) return "above the device's measured compute ceiling";
+  return {};
+}
+
+std::string effective_rate_reason(const Row& row) {
+  return effective_rate_reason(row.op, row.params, row.backend, row.impl, row.pct_peak);
+}
+
+std::string rate_cell(const Row& row) {
+  return fixed_or_dash(row.gflops, 1) + (row.gflops && !effective_rate_reason(row).empty() ? " eff" : "");
+}
+
+void print_effective_note(std::FILE* out, const std::vector<Row>& rows) {
+  if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.gflops && !effective_rate_reason(r).empty(); }))
+    fmt::print(out, "{}\n", effective_rate_note);
 }
 
 void print_text_table(std::FILE* out, const std::vector<std::string>& header,
@@ -179,7 +229,7 @@ void print_table(std::FILE* out, const std::vector<Row>& rows) {
   for (const Row& row : rows) {
     cells.push_back({row.op, row.workload, row.device, row.impl, row.dtype, fixed_or_dash(ms(row.median_s), 3),
                      row.timer == "device-event" ? "device" : row.timer.empty() ? "-" : row.timer,
-                     fixed_or_dash(ms(row.host_median_s), 3), fixed_or_dash(ms(row.first_run_s), 3), fixed_or_dash(row.gflops, 1),
+                     fixed_or_dash(ms(row.host_median_s), 3), fixed_or_dash(ms(row.first_run_s), 3), rate_cell(row),
                      fixed_or_dash(row.gbs, 1), fixed_or_dash(row.pct_peak, 0), verified_text(row),
                      row.nmse ? fmt::format("{:.1e}", *row.nmse) : "-", status_text(row)});
   }
@@ -187,6 +237,7 @@ void print_table(std::FILE* out, const std::vector<Row>& rows) {
                    {"op", "workload", "device", "impl", "dtype", "median ms", "clock", "host ms", "first ms", "GFLOP/s",
                     "GB/s", "% peak", "verified", "nmse", "status"},
                    cells, {false, false, false, false, false, true, false, true, true, true, true, true, true, true, false});
+  print_effective_note(out, rows);
 }
 
 void print_comparison(std::FILE* out, const std::vector<Row>& rows) {
@@ -199,7 +250,7 @@ void print_comparison(std::FILE* out, const std::vector<Row>& rows) {
     const std::string column = row.impl == "native" ? row.device : row.device + " " + row.impl;
     if (std::find(devices.begin(), devices.end(), column) == devices.end()) devices.push_back(column);
     if (std::find(problems.begin(), problems.end(), problem) == problems.end()) problems.push_back(problem);
-    cell[{problem, column}] = row.status == "ok" ? fixed_or_dash(row.gflops, 1) : row.status;
+    cell[{problem, column}] = row.status == "ok" ? rate_cell(row) : row.status;
   }
   if (devices.size() < 2) return;
   std::vector<std::string> header{"GFLOP/s"};

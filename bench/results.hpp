@@ -65,6 +65,21 @@ std::string single_line(std::string_view text);
 void print_text_table(std::FILE* out, const std::vector<std::string>& header,
                       const std::vector<std::vector<std::string>>& cells, const std::vector<bool>& right_align);
 
+// Conv FLOPs are a direct convolution's whatever algorithm ran. A rate is "effective" (more arithmetic
+// than the device may have done) where the provider may have run an algorithm doing fewer multiplies
+// (Winograd, FFT), or where it is above the device's measured compute ceiling: why, in a few words;
+// empty for a rate of the arithmetic done. Every table and plot of rates marks such a rate.
+std::string effective_rate_reason(const std::string& op, const Json& params, const std::string& backend,
+                                  const std::string& impl, std::optional<double> pct_peak);
+std::string effective_rate_reason(const Row& row);
+// What the mark means, for a note under a table or plot that shows one.
+extern const char* const effective_rate_note;
+
+// GFLOP/s with one decimal, " eff" after an effective rate, "-" for none.
+std::string rate_cell(const Row& row);
+// The note, under a table of `rows` where one is marked.
+void print_effective_note(std::FILE* out, const std::vector<Row>& rows);
+
 // One line per row; reasons in full in the last column.
 void print_table(std::FILE* out, const std::vector<Row>& rows);
 // GFLOP/s with one column per device; printed only when there are several devices to compare.

@@ -41,4 +41,9 @@ std::optional<double> number_of(const Json& j, const char* key) {
   return j[key].get<double>();
 }
 
+std::optional<bool> flag_of(const Json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_boolean()) return std::nullopt;
+  return j[key].get<bool>();
+}
+
 }  // namespace porta::bench

@@ -19,5 +19,6 @@ std::map<std::string, Ceilings> recorded_ceilings(const Json& doc);
 // Typed access that tolerates null and missing fields.
 std::string text_of(const Json& j, const char* key);
 std::optional<double> number_of(const Json& j, const char* key);
+std::optional<bool> flag_of(const Json& j, const char* key);
 
 }  // namespace porta::bench

@@ -9,14 +9,20 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
+
+#include <fmt/core.h>
 
 #include "cli.hpp"
 #include "compare.hpp"
+#include "models.hpp"
 #include "openblas.hpp"
 #include "peak.hpp"
 #include "problems.hpp"
 #include "report.hpp"
+#include "results_file.hpp"
+#include "standings.hpp"
 #include "suites.hpp"
 #include "timing.hpp"
 #include "workload_csv.hpp"
@@ -37,6 +43,18 @@ std::string error_of(std::string_view text) {
 }
 
 bool has(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+// The first line where `actual` differs from `expected`, or empty where they are the same.
+std::string first_difference(const std::string& actual, const std::string& expected) {
+  std::istringstream a(actual), e(expected);
+  std::string line_a, line_e;
+  for (int n = 1;; ++n) {
+    const bool more_a = static_cast<bool>(std::getline(a, line_a)), more_e = static_cast<bool>(std::getline(e, line_e));
+    if (!more_a && !more_e) return actual == expected ? "" : "the same lines, different line ends";
+    if (more_a != more_e || line_a != line_e)
+      return fmt::format("line {}: made '{}', expected '{}'", n, more_a ? line_a : "(end)", more_e ? line_e : "(end)");
+  }
+}
 
 }  // namespace
 
@@ -444,6 +462,29 @@ TEST_CASE("copy probe: unsupported where the backend has none; where measured, t
   CHECK(ceilings_from_json(to_json(c)).device_copy_gbs == 3000.0);
 }
 
+TEST_CASE("effective rates: convs a provider may run with fewer multiplies, rates above the ceiling") {
+  const Json three = conv_problem({.n = 1, .c = 64, .h = 14, .w = 14, .k = 64, .r = 3, .s = 3}, 1).params;
+  const Json one = conv_problem({.n = 1, .c = 64, .h = 14, .w = 14, .k = 64, .r = 1, .s = 1}, 1).params;
+  Json strided = three, grouped = three, five = three;
+  strided["stride_h"] = 2, grouped["groups"] = 64, five["r"] = five["s"] = 5;
+  CHECK(has(effective_rate_reason("conv2d", three, "cpu", "native", std::nullopt), "Winograd"));
+  CHECK(effective_rate_reason("conv2d", three, "cpu", "vendor", 90.0).empty());  // oneDNN: direct convolution
+  CHECK(effective_rate_reason("conv2d", strided, "cpu", "native", std::nullopt).empty());
+  CHECK(effective_rate_reason("conv2d", grouped, "cpu", "native", std::nullopt).empty());
+  CHECK(effective_rate_reason("conv2d", five, "cpu", "native", std::nullopt).empty());
+  CHECK(has(effective_rate_reason("conv2d", five, "cuda", "vendor", std::nullopt), "cuDNN"));
+  CHECK(effective_rate_reason("conv2d", one, "cuda", "vendor", std::nullopt).empty());
+  CHECK(has(effective_rate_reason("gemm", Json(), "opencl", "native", 104.0), "ceiling"));
+  CHECK(!effective_rate_reason("model", Json{{"convs_3x3_stride1", 16}}, "cpu", "native/nhwc", std::nullopt).empty());
+  CHECK(effective_rate_reason("model", Json{{"convs_3x3_stride1", 0}}, "cpu", "native", std::nullopt).empty());
+  CHECK(effective_rate_reason("model", Json{{"convs_3x3_stride1", 16}}, "pytorch", "eager", std::nullopt).empty());
+  Row row{.op = "conv2d", .params = three, .backend = "cpu"};
+  row.gflops = 250.0;
+  CHECK(rate_cell(row) == "250.0 eff");
+  row.impl = "vendor";
+  CHECK(rate_cell(row) == "250.0");
+}
+
 TEST_CASE("report: portability is the harmonic mean of efficiencies, 0 where a platform has no result") {
   const auto doc = [](const std::string& host, double native, std::optional<double> vendor) {
     Json env{{"hostname", host},
@@ -472,6 +513,39 @@ TEST_CASE("report: portability is the harmonic mean of efficiencies, 0 where a p
   CHECK(!has(html, "http"));                                      // no network requests, no links out
 }
 
+TEST_CASE("standings: the page from the fixtures, byte for byte, whatever the order of the files") {
+  const std::filesystem::path dir = PORTA_BENCH_TESTDATA;  // see testdata/README.md
+  std::vector<ResultsInput> inputs;
+  for (const char* name : {"synthetic-gpu.json", "opencl.json", "models.json", "cpu-gemm.json", "cpu-conv.json"})
+    inputs.push_back({(dir / name).string(), load_results(dir / name)});
+  std::ifstream file(dir / "standings.md", std::ios::binary);
+  const std::string expected{std::istreambuf_iterator<char>(file), {}};
+  CHECK(first_difference(render_standings(inputs, 3), expected) == "");
+  std::reverse(inputs.begin(), inputs.end());
+  CHECK(first_difference(render_standings(inputs, 3), expected) == "");
+}
+
+TEST_CASE("standings: an area without rows is left out; PyTorch stands beside the cpu device of as many threads") {
+  const auto doc = [](const std::vector<Row>& rows) {
+    return results_document(Json{{"devices", Json::array({Json{{"spec", "cpu"}, {"backend", "cpu"}, {"threads", 4}}})}},
+                            rows);
+  };
+  Row porta{.op = "model", .workload = "resnet50 b1", .device = "cpu", .backend = "cpu", .dtype = "f32"};
+  porta.median_s = 0.1;
+  porta.verified = true;
+  Row torch = porta;
+  torch.device = torch_device_spec(4), torch.backend = "pytorch", torch.impl = "eager", torch.median_s = 0.2;
+  Row other_threads = torch;
+  other_threads.device = torch_device_spec(2);
+  const std::string page = render_standings({{"a/m.json", doc({porta, torch, other_threads})}});
+  CHECK(has(page, "## Whole networks"));
+  CHECK(!has(page, "## GEMM"));
+  CHECK(!has(page, "## OpenCL"));
+  CHECK(has(page, "| resnet50 b1 | f32 | 100.00 | 200.00 | 2.00 |"));
+  CHECK(has(page, "porta ÷ PyTorch: 1 of 1 rows >= 0.90, geometric mean 2.00."));
+  CHECK(has(page, "`m.json`"));  // by file name: the page does not depend on where the files are
+}
+
 TEST_SUITE("cli") {
   // The command line as the bench_cli fuzz target checks it: parsed and checked, nothing run.
   int check(std::vector<std::string> args) {
@@ -488,6 +562,7 @@ TEST_SUITE("cli") {
     CHECK(check({"run", "--suite", "models", "--dtype", "f16,bf16"}) == 0);
     CHECK(check({"model", "--name", "resnet50", "--batch", "1,64"}) == 0);
     CHECK(check({"devices"}) == 0);
+    CHECK(check({"report", "--markdown", "standings.md", "--listed-rows", "10", "a.json", "b.json"}) == 0);
   }
 
   TEST_CASE("check-only: bad command lines are ArgumentError naming the value") {
