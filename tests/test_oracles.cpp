@@ -1,9 +1,11 @@
 // Checks against values computed outside porta and committed with the scripts that made them
-// (tests/oracles/README.md): activations by mpmath, f16 and bf16 bit patterns by numpy. ref and cpu
-// share their activation formulas and conversions, so the op cases, which compare devices with ref,
-// cannot catch a mistake in those.
+// (tests/oracles/README.md): activations by mpmath, f16 and bf16 bit patterns by numpy, GEMM,
+// convolution and pooling by PyTorch. ref and cpu share their activation formulas and conversions,
+// so the op cases, which compare devices with ref, cannot catch a mistake in those.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "core/runtime/embedded_source.hpp"
+#include "op_cases/verify.hpp"
 #include "test_util.hpp"
 
 namespace porta::detail {
@@ -251,6 +254,94 @@ void check_conversions(const CastDirection& d, std::span<const Conversion> rows,
   }
 }
 
+// --- ref against PyTorch ---------------------------------------------------------------------
+
+using Params = std::map<std::string, std::string>;
+
+std::vector<std::int64_t> ints(const Params& p, const std::string& key, std::vector<std::int64_t> absent = {}) {
+  const auto it = p.find(key);
+  if (it == p.end()) return absent;
+  std::vector<std::int64_t> values;
+  std::istringstream items(it->second);
+  for (std::string item; std::getline(items, item, ',');) values.push_back(std::stoll(item));
+  return values;
+}
+
+std::int64_t integer(const Params& p, const std::string& key, std::int64_t absent = 0) {
+  return ints(p, key, {absent}).at(0);
+}
+
+template <std::size_t N>
+std::array<std::int64_t, N> fixed(const Params& p, const std::string& key, std::array<std::int64_t, N> absent) {
+  const std::vector<std::int64_t> values = ints(p, key, {absent.begin(), absent.end()});
+  REQUIRE_MESSAGE(values.size() == N, key << " needs " << N << " values");
+  std::array<std::int64_t, N> result{};
+  std::copy(values.begin(), values.end(), result.begin());
+  return result;
+}
+
+float real(const Params& p, const std::string& key, float absent) {
+  const auto it = p.find(key);
+  return it == p.end() ? absent : static_cast<float>(number(it->second));
+}
+
+Activation activation_of(const Params& p) {
+  const auto it = p.find("activation");
+  if (it == p.end()) return Activation::None;
+  const std::optional<Activation> a = activation_named(it->second);
+  REQUIRE_MESSAGE(a, "unknown activation '" << it->second << "'");
+  return *a;
+}
+
+Layout layout_of(const Params& p) {
+  const auto it = p.find("layout");
+  return it != p.end() && it->second == to_string(Layout::NHWC) ? Layout::NHWC : Layout::NCHW;
+}
+
+// The graph of one case of ref_cases.txt. Its inputs are made in the order the script draws them,
+// which is the order cases::set_random_inputs seeds them in.
+Graph ref_case_graph(const std::string& op, const Params& p) {
+  Graph g;
+  const auto input = [&](const std::string& key) { return g.input(key, ints(p, key)); };
+  Tensor y;
+  if (op == "matmul") {
+    const Tensor a = input("a"), b = input("b");
+    y = g.matmul(a, b, {.trans_a = integer(p, "trans_a") != 0, .trans_b = integer(p, "trans_b") != 0});
+  } else if (op == "gemm") {
+    const Tensor a = input("a"), b = input("b");
+    const Tensor c = p.contains("c") ? input("c") : Tensor{};
+    y = g.gemm(a, b,
+               {.trans_a = integer(p, "trans_a") != 0, .trans_b = integer(p, "trans_b") != 0,
+                .alpha = real(p, "alpha", 1.0f), .beta = real(p, "beta", 1.0f), .activation = activation_of(p)},
+               c);
+  } else if (op == "conv2d") {
+    const Conv2dParams cp{.stride = fixed<2>(p, "stride", {1, 1}), .pad = fixed<4>(p, "pad", {0, 0, 0, 0}),
+                          .dilation = fixed<2>(p, "dilation", {1, 1}), .groups = integer(p, "groups", 1),
+                          .activation = activation_of(p), .layout = layout_of(p)};
+    const Tensor x = input("x"), w = input("w");
+    const Tensor bias = integer(p, "bias") != 0 ? g.input("bias", {g.shape(w)[0]}) : Tensor{};
+    Tensor residual;
+    if (integer(p, "residual") != 0) {
+      Graph probe;  // the output's shape, as the builder infers it
+      const Tensor out = probe.conv2d(probe.input("x", g.shape(x)), probe.input("w", g.shape(w)), cp);
+      residual = g.input("residual", probe.shape(out));
+    }
+    y = g.conv2d(x, w, cp, bias, {}, residual);
+  } else if (op == "max_pool2d" || op == "avg_pool2d") {
+    const Pool2dParams pp{.kernel = fixed<2>(p, "kernel", {1, 1}), .stride = fixed<2>(p, "stride", {1, 1}),
+                          .pad = fixed<4>(p, "pad", {0, 0, 0, 0}), .dilation = fixed<2>(p, "dilation", {1, 1}),
+                          .ceil_mode = integer(p, "ceil_mode") != 0,
+                          .count_include_pad = integer(p, "count_include_pad") != 0, .layout = layout_of(p)};
+    y = op == "max_pool2d" ? g.max_pool2d(input("x"), pp) : g.avg_pool2d(input("x"), pp);
+  } else if (op == "global_avg_pool") {
+    y = g.global_avg_pool(input("x"), {.layout = layout_of(p)});
+  } else {
+    throw Error(ErrorCode::InvalidArgument, "ref_cases.txt names an unknown op '" + op + "'");
+  }
+  g.output("y", y);
+  return g;
+}
+
 }  // namespace
 
 TEST_SUITE("ops") {
@@ -305,6 +396,48 @@ TEST_SUITE("ops") {
       }
     }
   }
+}
+
+TEST_CASE("oracle: ref matches PyTorch on GEMM, convolution and pooling cases") {
+  const std::vector<Row> rows = data_rows("ref_cases");
+  REQUIRE(rows.size() > 1);
+  // The inputs are drawn from seeds on both sides: first, that the script draws what C++ does.
+  const Row& draw = rows[0];
+  REQUIRE(draw.size() > 2);
+  REQUIRE(draw[0] == "random_values");
+  REQUIRE(draw[1] == "seed=1");
+  const std::vector<float> drawn = cases::random_values(draw.size() - 2, 1);
+  for (std::size_t i = 2; i < draw.size(); ++i)
+    REQUIRE_MESSAGE(drawn[i - 2] == number(draw[i]), "make_ref_cases.py no longer mirrors cases::random_values");
+
+  const Device ref = Device::open("ref");
+  REQUIRE((rows.size() - 1) % 2 == 0);
+  int checked = 0;
+  for (std::size_t r = 1; r < rows.size(); r += 2) {
+    const Row& head = rows[r];
+    REQUIRE(head.size() >= 3);
+    const std::string name = head[0] + "/" + head[1];
+    CAPTURE(name);
+    Params p;
+    for (std::size_t i = 2; i < head.size(); ++i) {
+      const std::size_t eq = head[i].find('=');
+      REQUIRE(eq != std::string::npos);
+      p[head[i].substr(0, eq)] = head[i].substr(eq + 1);
+    }
+    const Graph graph = ref_case_graph(head[0], p);
+    Executable exe = ref.compile(graph, {.poison_memory = true});
+    cases::set_random_inputs(exe, graph, static_cast<std::uint64_t>(integer(p, "seed")));
+    exe.run();
+    std::vector<float> want;
+    for (const std::string& v : rows[r + 1]) want.push_back(static_cast<float>(number(v)));
+    const std::vector<float> got = exe.output("y");
+    REQUIRE_MESSAGE(got.size() == want.size(), name << ": " << got.size() << " values, PyTorch has " << want.size());
+    const cases::Comparison c = cases::compare(got, want);
+    CHECK_MESSAGE((c.non_finite == 0 && c.nmse < 1e-10), name << ": nmse " << c.nmse << ", max abs error " << c.max_abs
+                                                              << " at element " << c.worst);
+    ++checked;
+  }
+  MESSAGE(checked << " cases checked against PyTorch");
 }
 
 }  // namespace porta::test
