@@ -45,7 +45,11 @@ inline float exp_clamped(float x, ExpRange range = {}) {
 }
 
 inline float sigmoid_fast(float x, ExpRange range = {}) { return 1.0f / (1.0f + exp_clamped(-x, range)); }
-inline float silu_fast(float x, ExpRange range = {}) { return x / (1.0f + exp_clamped(-x, range)); }
+// Below -range.hi the clamped exp leaves x / e^88, which is no longer small once |x| passes 1e30 (-1.5
+// at -FLT_MAX): SiLU is 0 there, to within a denormal.
+inline float silu_fast(float x, ExpRange range = {}) {
+  return (x < -range.hi ? 0.0f : x) / (1.0f + exp_clamped(-x, range));
+}
 
 // The two as functions of one float for a loop's body, each made before its loop so that it
 // holds the range as opaque_exp_range gives it.

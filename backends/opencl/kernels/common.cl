@@ -66,8 +66,10 @@ float activate(int act, float x, float lo, float hi) {
     case ACT_TANH: return tanh(x);
     case ACT_GELU: return 0.5f * x * (1.0f + erf(x * M_SQRT1_2_F));
     case ACT_GELU_TANH: {
+      // 0.5 x (1 + tanh(z)) as x sigmoid(2z): where tanh(z) is near -1, PoCL's is an ulp above it even at
+      // -inf, and 1 + tanh(z) left 2^-25 x (-1e31 at -FLT_MAX) where GELU is 0.
       const float c = 0.7978845608028654f;  // sqrt(2 / pi)
-      return 0.5f * x * (1.0f + tanh(c * (x + 0.044715f * x * x * x)));
+      return x * sigmoid_value(2.0f * c * (x + 0.044715f * x * x * x));
     }
     case ACT_CLIP: return clip_value(x, lo, hi);
     default: return x;
