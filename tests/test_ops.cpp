@@ -9,13 +9,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 
-#include "backends/cpu/kernels/micro_kernel.hpp"
 #include "op_cases/op_cases.hpp"
 #include "op_cases/verify.hpp"
 #include "test_util.hpp"
@@ -23,59 +21,9 @@
 namespace porta::test {
 namespace {
 
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? std::string() : std::string(value);
-}
-
 std::uint64_t test_seed() {
   const std::string text = env("PORTA_TEST_SEED");
   return text.empty() ? 20261130 : std::stoull(text, nullptr, 0);
-}
-
-// Specs may carry comma-separated options ("cpu:threads=2,x=y"), so a piece with '=' but no ':' is
-// an option of the spec before it, not a device of its own.
-std::vector<std::string> devices_under_test() {
-  const std::string text = env("PORTA_TEST_DEVICES");
-  std::vector<std::string> specs;
-  if (text.empty()) {
-    for (const DeviceInfo& d : devices()) specs.push_back(d.spec);
-    return specs;
-  }
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t end = std::min(text.find_first_of(",;", pos), text.size());
-    const std::string piece = text.substr(pos, end - pos);
-    const bool option = !specs.empty() && text[pos - 1] == ',' && piece.find('=') != std::string::npos &&
-                        piece.find(':') == std::string::npos;
-    if (option) specs.back() += "," + piece;
-    else if (!piece.empty()) specs.push_back(piece);
-    pos = end + 1;
-  }
-  return specs;
-}
-
-// PORTA_CPU_ISA caps the cpu device's kernels. Naming a set that this build or CPU does not run
-// would test a narrower set again under its name: ctest reports such a run as skipped.
-std::string cpu_isa_absent(const std::string& spec) {
-  const std::string isa = env("PORTA_CPU_ISA");
-  if (spec.rfind("cpu", 0) != 0 || (isa != "avx512" && isa != "avx2") || detail::isa_runs(isa)) return {};
-  return "PORTA_CPU_ISA=" + isa + " names kernels that this build or CPU does not run";
-}
-
-// A device that is absent is a skip with a message, never a failure; a malformed spec fails.
-std::optional<Device> open_or_skip(const std::string& spec) {
-  if (const std::string absent = cpu_isa_absent(spec); !absent.empty()) {
-    MESSAGE("skipping device '" << spec << "': " << absent);
-    return std::nullopt;
-  }
-  try {
-    return Device::open(spec);
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::NotFound && e.code() != ErrorCode::DeviceUnavailable) throw;
-    MESSAGE("skipping device '" << spec << "': " << std::string(e.what()));
-    return std::nullopt;
-  }
 }
 
 // PORTA_TEST_IMPL=vendor tests the devices' vendor library providers instead of porta's kernels;
