@@ -127,14 +127,25 @@ std::vector<float> random_values(std::size_t count, std::uint64_t seed, float lo
 }
 
 void set_random_inputs(Executable& exe, const Graph& graph, std::uint64_t seed) {
-  std::uint64_t i = 0;
-  for (const Tensor t : graph.inputs()) {
-    const TensorInfo& info = graph.info(t);
-    exe.set_input(info.name, random_values(buffer_elements(info), seed + i++));
-  }
+  const std::vector<Tensor> inputs = graph.inputs();
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    exe.set_input(graph.info(inputs[i]).name, random_input_values(graph, i, seed));
+}
+
+std::vector<float> random_input_values(const Graph& graph, std::size_t index, std::uint64_t seed) {
+  return random_values(buffer_elements(graph.info(graph.inputs().at(index))), seed + index);
+}
+
+Limits limits_of(OpKind op, DType dtype, bool tf32) {
+  return {nmse_threshold(op, dtype, tf32), max_abs_tolerance(op, dtype, tf32)};
 }
 
 void check_output(Verification& v, const std::string& name, const Shape& shape, DType dtype, OpKind op, bool tf32,
+                  std::span<const float> got, std::span<const float> want) {
+  check_output(v, name, shape, dtype, limits_of(op, dtype, tf32), got, want);
+}
+
+void check_output(Verification& v, const std::string& name, const Shape& shape, DType dtype, const Limits& limits,
                   std::span<const float> got, std::span<const float> want) {
   const auto fail = [&](const std::string& why) {
     v.passed = false;
@@ -151,8 +162,8 @@ void check_output(Verification& v, const std::string& name, const Shape& shape, 
   const Comparison c = compare(got, want);
   v.nmse = std::max(v.nmse, c.nmse);
   v.max_abs = std::max(v.max_abs, c.max_abs);
-  const double nmse_limit = nmse_threshold(op, dtype, tf32);
-  const double abs_limit = max_abs_tolerance(op, dtype, tf32) * c.want_max_abs;
+  const double nmse_limit = limits.nmse;
+  const double abs_limit = limits.max_abs * c.want_max_abs;
   std::string why;
   if (c.non_finite > 0) why = std::to_string(c.non_finite) + " non-finite values (unwritten or overflowed)";
   else if (c.nmse > nmse_limit) why = "nmse " + format(c.nmse) + " > " + format(nmse_limit);

@@ -37,6 +37,8 @@ std::vector<float> random_values(std::size_t count, std::uint64_t seed, float lo
 // Sets every input of `exe` to seeded random values in [-1, 1) (input i uses seed + i). A strided
 // input gets a buffer covering everything its strides address.
 void set_random_inputs(Executable& exe, const Graph& graph, std::uint64_t seed);
+// The values set_random_inputs gives input `index` (in Graph::inputs() order).
+std::vector<float> random_input_values(const Graph& graph, std::size_t index, std::uint64_t seed);
 
 struct Verification {
   bool passed = false;
@@ -45,9 +47,21 @@ struct Verification {
   std::string detail;      // which output failed and how, when it did
 };
 
+// How far an output may be from ref's: its NMSE, and its largest |got - want| relative to the largest |want|.
+struct Limits {
+  double nmse = 0.0;
+  double max_abs = 0.0;
+};
+// One op's: nmse_threshold and max_abs_tolerance.
+Limits limits_of(OpKind op, DType dtype, bool tf32 = false);
+
 // Checks one output (`got`) against ref's (`want`) as verify_against_ref does for each, and adds
 // the outcome to `v` (start it with passed = true).
 void check_output(Verification& v, const std::string& name, const Shape& shape, DType dtype, OpKind op, bool tf32,
+                  std::span<const float> got, std::span<const float> want);
+// The same with limits of the caller's: an output of a whole graph is judged by every op it depends
+// on, not by one (tests/graph_gen/differential.cpp).
+void check_output(Verification& v, const std::string& name, const Shape& shape, DType dtype, const Limits& limits,
                   std::span<const float> got, std::span<const float> want);
 
 // Compiles `graph` on `device` (with poisoned memory) and on `oracle`, runs both on the same seeded
