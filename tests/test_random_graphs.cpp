@@ -213,7 +213,7 @@ TEST_SUITE("random_graphs") {
     for (const std::string& spec : devices_under_test())
       if (auto d = open_or_skip(spec)) devices.push_back(std::move(*d));
     const auto start = std::chrono::steady_clock::now();
-    std::map<std::string, int> skipped;  // by device
+    std::map<std::string, std::pair<int, std::string>> skipped;  // by device: how many, and a reason
     int graphs = 0, ops = 0, failed = 0;
     for (const std::uint64_t seed : seeds_under_test()) {
       CAPTURE(seed);
@@ -221,7 +221,11 @@ TEST_SUITE("random_graphs") {
       const CheckOutcome outcome = check_graph(graph_of(recipe), devices, recipe.input_seed);
       ++graphs;
       ops += static_cast<int>(op_count(recipe));
-      for (const Skip& skip : outcome.skipped) ++skipped[skip.spec];
+      for (const Skip& skip : outcome.skipped) {
+        auto& [count, reason] = skipped[skip.spec];
+        ++count;
+        reason = skip.reason;
+      }
       if (outcome.mismatches.empty()) continue;
       // Shrinking takes a few hundred checks: the first failures say enough.
       const Mismatch& m = outcome.mismatches.front();
@@ -233,7 +237,8 @@ TEST_SUITE("random_graphs") {
     std::string devices_text = "ref";
     for (const Device& d : devices) devices_text += ", " + d.info().spec;
     MESSAGE(graphs << " graphs of " << ops << " ops on " << devices_text << " in " << seconds << " s");
-    for (const auto& [spec, count] : skipped) MESSAGE(spec << " cannot run " << count << " of them (NHWC nodes)");
+    for (const auto& [spec, skips] : skipped)
+      MESSAGE(spec << " skipped " << skips.first << " of them, the last because " << skips.second);
   }
 }
 
