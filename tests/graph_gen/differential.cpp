@@ -110,7 +110,7 @@ cases::Limits output_limits(const Graph& graph, Tensor output) {
 
 // What a device may differ by: output_limits, times the output's sensitivity (above), times a margin
 // for the distance between the two estimates, set by measuring: over 30000 graphs on cpu, cpu:threads=1,
-// opencl:0 (PoCL) and ref with the passes, the worst of 900000 outputs reached 8% of its limit.
+// opencl:0 (PoCL) and ref with the passes, the worst of 888000 outputs reached 8% of its limit.
 cases::Limits judged_limits(const Graph& graph, Tensor output, double sensitivity) {
   constexpr double margin = 4.0;
   cases::Limits limits = output_limits(graph, output);
