@@ -117,11 +117,12 @@ TEST_CASE("output_limits: the per-op limits summed over the ops an output depend
   CHECK(output_limits(g, moved).nmse == 0.0);
   CHECK(output_limits(g, conv).nmse == conv_limits.nmse);
   // Each conv once, though the first is read twice.
-  CHECK(output_limits(g, both).nmse == doctest::Approx(2 * conv_limits.nmse + cases::limits_of(OpKind::Add, DType::bf16).nmse));
-  CHECK(output_limits(g, both).max_abs ==
-        doctest::Approx(2 * conv_limits.max_abs + cases::limits_of(OpKind::Add, DType::bf16).max_abs));
+  const cases::Limits add_limits = cases::limits_of(OpKind::Add, DType::bf16);
+  CHECK(output_limits(g, both).nmse == doctest::Approx(2 * conv_limits.nmse + add_limits.nmse));
+  CHECK(output_limits(g, both).max_abs == doctest::Approx(2 * conv_limits.max_abs + add_limits.max_abs));
   // Widening is exact; narrowing a value that is already off may round it the other way.
-  CHECK(output_limits(g, narrowed).nmse == doctest::Approx(conv_limits.nmse + cases::limits_of(OpKind::Add, DType::f16).nmse));
+  CHECK(output_limits(g, narrowed).nmse ==
+        doctest::Approx(conv_limits.nmse + cases::limits_of(OpKind::Add, DType::f16).nmse));
 }
 
 TEST_CASE("the shrinker reduces a failing graph to its core and prints builder code that rebuilds it") {
@@ -129,7 +130,8 @@ TEST_CASE("the shrinker reduces a failing graph to its core and prints builder c
   const auto fails = [](const Graph& g) {
     return std::any_of(g.nodes().begin(), g.nodes().end(), [&](const Node& n) {
       const std::int32_t producer = g.info(n.inputs[0]).producer;
-      return n.op == OpKind::Sigmoid && producer >= 0 && g.nodes()[static_cast<std::size_t>(producer)].op == OpKind::Conv2d;
+      return n.op == OpKind::Sigmoid && producer >= 0 &&
+             g.nodes()[static_cast<std::size_t>(producer)].op == OpKind::Conv2d;
     });
   };
   std::uint64_t seed = 1;
@@ -230,8 +232,8 @@ TEST_SUITE("random_graphs") {
       // Shrinking takes a few hundred checks: the first failures say enough.
       const Mismatch& m = outcome.mismatches.front();
       const std::string shrunk = ++failed <= 3 ? shrunk_failure(recipe, devices, m) : std::string();
-      FAIL_CHECK("seed " << seed << ": " << m.spec << " with the passes " << std::string(m.optimize ? "on" : "off") << ": "
-                         << m.detail << "\n" << shrunk);
+      FAIL_CHECK("seed " << seed << ": " << m.spec << " with the passes " << std::string(m.optimize ? "on" : "off")
+                         << ": " << m.detail << "\n" << shrunk);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::string devices_text = "ref";

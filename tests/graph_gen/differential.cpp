@@ -44,7 +44,8 @@ Graph perturbed(const Graph& graph, std::uint64_t seed) {
       std::vector<float> values(static_cast<std::size_t>(info.desc.numel()));
       for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(info.data->data(), i, info.desc.dtype);
       perturb(values, seed + id);
-      r.replace(Tensor{static_cast<std::int32_t>(id)}, r.graph.constant(info.name, info.desc.shape, values, info.desc.dtype));
+      const Tensor now = r.graph.constant(info.name, info.desc.shape, values, info.desc.dtype);
+      r.replace(Tensor{static_cast<std::int32_t>(id)}, now);
     } else if (info.role == Role::Intermediate) {
       r.copy(graph.nodes()[static_cast<std::size_t>(info.producer)]);
     }
@@ -123,7 +124,8 @@ CheckOutcome check_graph(const Graph& graph, std::span<const Device> devices, st
   static const Device ref = Device::open("ref");
   CheckOutcome outcome;
   Values inputs;
-  for (std::size_t i = 0; i < graph.inputs().size(); ++i) inputs.push_back(cases::random_input_values(graph, i, input_seed));
+  for (std::size_t i = 0; i < graph.inputs().size(); ++i)
+    inputs.push_back(cases::random_input_values(graph, i, input_seed));
   Values want;
   std::vector<double> sensitivity;
   try {
@@ -191,8 +193,8 @@ std::string shrunk_failure(const Recipe& recipe, std::span<const Device> devices
   const Graph g = build(small)->graph;
   const std::optional<Mismatch> still = same_failure(g);
   return "// " + mismatch.spec + " with the passes " + (mismatch.optimize ? "on" : "off") + " against ref without: " +
-         (still ? still->detail : mismatch.detail) + "\n// Shrunk from " + std::to_string(op_count(recipe)) + " ops to " +
-         std::to_string(op_count(small)) + "; inputs from cases::set_random_inputs(exe, g, " +
+         (still ? still->detail : mismatch.detail) + "\n// Shrunk from " + std::to_string(op_count(recipe)) +
+         " ops to " + std::to_string(op_count(small)) + "; inputs from cases::set_random_inputs(exe, g, " +
          std::to_string(recipe.input_seed) + ").\n" + builder_code(g);
 }
 
