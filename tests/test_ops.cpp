@@ -107,6 +107,19 @@ TEST_CASE("compare: nmse, max abs error and non-finite values") {
   CHECK(cases::nmse_threshold(OpKind::Transpose, DType::bf16) == 0.0);
 }
 
+TEST_CASE("check_output: an output smaller than Limits::scale is judged as if it were that large") {
+  const float zeros[] = {0.0f, 0.0f}, tiny[] = {1e-7f, 0.0f}, off[] = {0.1f, 0.0f};
+  const auto passes = [&](const cases::Limits& limits, std::span<const float> got) {
+    cases::Verification v;
+    v.passed = true;
+    cases::check_output(v, "y", {2}, DType::f32, limits, got, zeros);
+    return v.passed;
+  };
+  CHECK_FALSE(passes({.nmse = 1e-10, .max_abs = 1e-5}, tiny));  // relative to zeros: any error is infinite
+  CHECK(passes({.nmse = 1e-10, .max_abs = 1e-5, .scale = 1.0}, tiny));
+  CHECK_FALSE(passes({.nmse = 1e-10, .max_abs = 1e-5, .scale = 1.0}, off));
+}
+
 TEST_CASE("random_values: reproducible, in range, never zero") {
   const auto a = cases::random_values(1000, 7, -1.0f, 1.0f), b = cases::random_values(1000, 7, -1.0f, 1.0f);
   CHECK(a == b);

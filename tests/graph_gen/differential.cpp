@@ -44,7 +44,8 @@ Graph perturbed(const Graph& graph, std::uint64_t seed) {
       std::vector<float> values(static_cast<std::size_t>(info.desc.numel()));
       for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(info.data->data(), i, info.desc.dtype);
       perturb(values, seed + id);
-      r.replace(Tensor{static_cast<std::int32_t>(id)}, r.graph.constant(info.name, info.desc.shape, values, info.desc.dtype));
+      const Tensor now = r.graph.constant(info.name, info.desc.shape, values, info.desc.dtype);
+      r.replace(Tensor{static_cast<std::int32_t>(id)}, now);
     } else if (info.role == Role::Intermediate) {
       r.copy(graph.nodes()[static_cast<std::size_t>(info.producer)]);
     }
@@ -110,7 +111,7 @@ cases::Limits output_limits(const Graph& graph, Tensor output) {
 
 // What a device may differ by: output_limits, times the output's sensitivity (above), times a margin
 // for the distance between the two estimates, set by measuring: over 30000 graphs on cpu, cpu:threads=1,
-// opencl:0 (PoCL) and ref with the passes, the worst of 900000 outputs reached 8% of its limit.
+// opencl:0 (PoCL) and ref with the passes, the worst of 888000 outputs reached 8% of its limit.
 cases::Limits judged_limits(const Graph& graph, Tensor output, double sensitivity) {
   constexpr double margin = 4.0;
   cases::Limits limits = output_limits(graph, output);
@@ -123,19 +124,32 @@ CheckOutcome check_graph(const Graph& graph, std::span<const Device> devices, st
   static const Device ref = Device::open("ref");
   CheckOutcome outcome;
   Values inputs;
-  for (std::size_t i = 0; i < graph.inputs().size(); ++i) inputs.push_back(cases::random_input_values(graph, i, input_seed));
+  for (std::size_t i = 0; i < graph.inputs().size(); ++i)
+    inputs.push_back(cases::random_input_values(graph, i, input_seed));
   Values want;
   std::vector<double> sensitivity;
   try {
     want = run(ref, graph, false, inputs);
+    // A graph that overflows (x * x, squared again and again, leaves f16's range) has nothing to
+    // judge its outputs by: it is skipped, as a device skips what it cannot run.
+    for (std::size_t i = 0; i < want.size(); ++i)
+      if (!std::all_of(want[i].begin(), want[i].end(), [](float w) { return std::isfinite(w); })) {
+        outcome.skipped.push_back({"ref", "output '" + graph.outputs()[i].first + "' is not finite"});
+        return outcome;
+      }
     sensitivity = sensitivities(ref, graph, inputs, want, input_seed);
   } catch (const Error& e) {
     outcome.mismatches.push_back({"ref", false, "the oracle " + describe(e)});
     return outcome;
   }
   std::vector<cases::Limits> limits;
-  for (std::size_t i = 0; i < want.size(); ++i)
+  for (std::size_t i = 0; i < want.size(); ++i) {
     limits.push_back(judged_limits(graph, graph.outputs()[i].second, sensitivity[i]));
+    // All zeros: equal values that cancel (x * sigmoid(x) - sigmoid(x) * x, where the passes make one
+    // a silu), or a relu of negative values. Errors are judged against the unit scale of the values
+    // that cancelled, which the generator keeps activations at.
+    if (std::all_of(want[i].begin(), want[i].end(), [](float w) { return w == 0.0f; })) limits.back().scale = 1.0;
+  }
   // Whether the device runs the graph: a device that cannot without the passes is skipped; with
   // them it must run whatever it runs without.
   const auto judge = [&](const Device& device, bool optimize) {
@@ -179,8 +193,8 @@ std::string shrunk_failure(const Recipe& recipe, std::span<const Device> devices
   const Graph g = build(small)->graph;
   const std::optional<Mismatch> still = same_failure(g);
   return "// " + mismatch.spec + " with the passes " + (mismatch.optimize ? "on" : "off") + " against ref without: " +
-         (still ? still->detail : mismatch.detail) + "\n// Shrunk from " + std::to_string(op_count(recipe)) + " ops to " +
-         std::to_string(op_count(small)) + "; inputs from cases::set_random_inputs(exe, g, " +
+         (still ? still->detail : mismatch.detail) + "\n// Shrunk from " + std::to_string(op_count(recipe)) +
+         " ops to " + std::to_string(op_count(small)) + "; inputs from cases::set_random_inputs(exe, g, " +
          std::to_string(recipe.input_seed) + ").\n" + builder_code(g);
 }
 

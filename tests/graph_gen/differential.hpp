@@ -22,7 +22,7 @@ struct Mismatch {
 };
 
 struct Skip {
-  std::string spec;    // of a device that cannot run the graph
+  std::string spec;    // of a device that cannot run the graph, or "ref" where its outputs overflow
   std::string reason;
 };
 

@@ -144,7 +144,8 @@ class StepBuilder {
         }
       }
       case OpKind::BatchNorm: {
-        if (g.shape(x).size() < 2) throw Error(ErrorCode::ShapeMismatch, "graph_gen: batchnorm needs a channel dimension");
+        if (g.shape(x).size() < 2)
+          throw Error(ErrorCode::ShapeMismatch, "graph_gen: batchnorm needs a channel dimension");
         const Shape c{g.shape(x)[1]};
         return g.batchnorm(x, constant(c, t, s.seed, 0.5f, 1.5f), constant(c, t, s.seed + 1, -0.5f, 0.5f),
                            constant(c, t, s.seed + 2, -0.5f, 0.5f), constant(c, t, s.seed + 3, 0.5f, 2.0f),
@@ -336,7 +337,8 @@ class Generator {
   }
 
   void softmax() {
-    if (const auto x = pick_any()) try_add(op_step(OpKind::Softmax, {*x}, SoftmaxParams{c_.pick<std::int64_t>({-1, 1})}));
+    if (const auto x = pick_any())
+      try_add(op_step(OpKind::Softmax, {*x}, SoftmaxParams{c_.pick<std::int64_t>({-1, 1})}));
   }
 
   std::optional<std::int32_t> conv(std::int32_t x) {
@@ -651,7 +653,8 @@ std::optional<Built> build(const Recipe& recipe) {
 }
 
 std::size_t op_count(const Recipe& recipe) {
-  return static_cast<std::size_t>(std::count_if(recipe.steps.begin(), recipe.steps.end(), [](const Step& s) { return !s.input; }));
+  return static_cast<std::size_t>(
+      std::count_if(recipe.steps.begin(), recipe.steps.end(), [](const Step& s) { return !s.input; }));
 }
 
 }  // namespace porta::graph_gen

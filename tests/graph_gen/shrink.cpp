@@ -275,7 +275,8 @@ class Fields {
  public:
   template <class T>
   Fields& add(std::string_view name, const T& value, const T& default_value, const std::string& text) {
-    if (value != default_value) fields_ += std::string(fields_.empty() ? "" : ", ") + "." + std::string(name) + " = " + text;
+    if (value != default_value)
+      fields_ += std::string(fields_.empty() ? "" : ", ") + "." + std::string(name) + " = " + text;
     return *this;
   }
   std::string str() const { return "{" + fields_ + "}"; }
@@ -347,12 +348,14 @@ class CodePrinter {
       const std::string strides = info.input_strides.empty() ? "" : ", " + braced(info.input_strides);
       const std::string dtype = strides.empty() ? dtype_argument(info.desc.dtype)
                                                 : ", DType::" + std::string(identifier(info.desc.dtype));
-      out_ << "const Tensor " << var(id) << " = g.input(\"" << info.name << "\", " << shape << dtype << strides << ");\n";
+      out_ << "const Tensor " << var(id) << " = g.input(\"" << info.name << "\", " << shape << dtype << strides
+           << ");\n";
     } else if (info.role == Role::Constant) {
       std::string values;
       std::size_t line = 0;
       for (std::int64_t i = 0; i < info.desc.numel(); ++i) {
-        const std::string v = float_literal(load_as_f32(info.data->data(), static_cast<std::size_t>(i), info.desc.dtype));
+        const std::string v =
+            float_literal(load_as_f32(info.data->data(), static_cast<std::size_t>(i), info.desc.dtype));
         if (line + v.size() > 100) values += "\n    ", line = 0;
         values += v + (i + 1 < info.desc.numel() ? ", " : "");
         line += v.size() + 2;
@@ -379,7 +382,8 @@ class CodePrinter {
         return s + ")";
       }
       case OpKind::Gemm:
-        return "g.gemm(" + in(0) + ", " + in(1) + (n.inputs.size() > 2 ? ", " + params + ", " + in(2) : with_params) + ")";
+        return "g.gemm(" + in(0) + ", " + in(1) + (n.inputs.size() > 2 ? ", " + params + ", " + in(2) : with_params) +
+               ")";
       case OpKind::MatMul: return "g.matmul(" + in(0) + ", " + in(1) + with_params + ")";
       case OpKind::Clip: {
         const auto& p = std::get<ClipParams>(n.params);
@@ -387,15 +391,19 @@ class CodePrinter {
       }
       case OpKind::BatchNorm:
         return "g.batchnorm(" + in(0) + ", " + in(1) + ", " + in(2) + ", " + in(3) + ", " + in(4) + with_params + ")";
-      case OpKind::Softmax: return "g.softmax(" + in(0) + ", " + std::to_string(std::get<SoftmaxParams>(n.params).axis) + ")";
+      case OpKind::Softmax:
+        return "g.softmax(" + in(0) + ", " + std::to_string(std::get<SoftmaxParams>(n.params).axis) + ")";
       case OpKind::Reshape: return "g.reshape(" + in(0) + ", " + braced(std::get<ReshapeParams>(n.params).shape) + ")";
-      case OpKind::Transpose: return "g.transpose(" + in(0) + ", " + braced(std::get<TransposeParams>(n.params).perm) + ")";
+      case OpKind::Transpose:
+        return "g.transpose(" + in(0) + ", " + braced(std::get<TransposeParams>(n.params).perm) + ")";
       case OpKind::Concat: {
         std::string xs;
         for (const Tensor t : n.inputs) xs += (xs.empty() ? "" : ", ") + var(t);
-        return "g.concat(std::vector<Tensor>{" + xs + "}, " + std::to_string(std::get<ConcatParams>(n.params).axis) + ")";
+        return "g.concat(std::vector<Tensor>{" + xs + "}, " + std::to_string(std::get<ConcatParams>(n.params).axis) +
+               ")";
       }
-      case OpKind::Cast: return "g.cast(" + in(0) + ", DType::" + std::string(identifier(std::get<CastParams>(n.params).to)) + ")";
+      case OpKind::Cast:
+        return "g.cast(" + in(0) + ", DType::" + std::string(identifier(std::get<CastParams>(n.params).to)) + ")";
       case OpKind::MaxPool2d: return "g.max_pool2d(" + in(0) + ", " + params + ")";
       case OpKind::AvgPool2d: return "g.avg_pool2d(" + in(0) + ", " + params + ")";
       case OpKind::GlobalAvgPool: return "g.global_avg_pool(" + in(0) + with_params + ")";

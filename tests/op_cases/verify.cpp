@@ -59,7 +59,8 @@ Comparison compare(std::span<const float> got, std::span<const float> want) {
     throw Error(ErrorCode::InvalidArgument, "compare: " + std::to_string(got.size()) + " values against " +
                                                 std::to_string(want.size()));
   Comparison c;
-  double err2 = 0.0, want2 = 0.0;
+  double& err2 = c.error_energy;
+  double& want2 = c.want_energy;
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double w = want[i], g = got[i];
     if (!std::isfinite(w)) continue;  // the caller judges a non-finite reference
@@ -160,17 +161,19 @@ void check_output(Verification& v, const std::string& name, const Shape& shape, 
   for (const float w : want) ref_non_finite += std::isfinite(w) ? 0 : 1;
   if (ref_non_finite > 0) fail(where + ": ref produced " + std::to_string(ref_non_finite) + " non-finite values");
   const Comparison c = compare(got, want);
-  v.nmse = std::max(v.nmse, c.nmse);
+  const double least_energy = limits.scale * limits.scale * static_cast<double>(want.size());
+  const double nmse = c.want_energy < least_energy ? c.error_energy / least_energy : c.nmse;
+  v.nmse = std::max(v.nmse, nmse);
   v.max_abs = std::max(v.max_abs, c.max_abs);
   const double nmse_limit = limits.nmse;
-  const double abs_limit = limits.max_abs * c.want_max_abs;
+  const double abs_limit = limits.max_abs * std::max(c.want_max_abs, limits.scale);
   std::string why;
   if (c.non_finite > 0) why = std::to_string(c.non_finite) + " non-finite values (unwritten or overflowed)";
-  else if (c.nmse > nmse_limit) why = "nmse " + format(c.nmse) + " > " + format(nmse_limit);
+  else if (nmse > nmse_limit) why = "nmse " + format(nmse) + " > " + format(nmse_limit);
   else if (c.max_abs > abs_limit) why = "max abs error " + format(c.max_abs) + " > " + format(abs_limit);
   if (why.empty()) return;
   const auto i = static_cast<std::size_t>(c.worst);
-  fail(where + ": " + why + " (nmse " + format(c.nmse) + ", max abs " + format(c.max_abs) + "; element " +
+  fail(where + ": " + why + " (nmse " + format(nmse) + ", max abs " + format(c.max_abs) + "; element " +
        std::to_string(i) + " of " + to_string(shape) + ": got " + format(got[i]) + ", want " + format(want[i]) + ")");
 }
 

@@ -18,6 +18,8 @@ struct Comparison {
   std::int64_t non_finite = 0;  // elements of `got` that are NaN or Inf where `want` is finite
   std::int64_t worst = -1;      // index of the first non-finite element, else of the largest error
   double want_max_abs = 0.0;    // largest |want|, the scale max_abs is judged against
+  double error_energy = 0.0;    // sum (got - want)^2 and sum want^2 over the finite elements: nmse's terms
+  double want_energy = 0.0;
 };
 Comparison compare(std::span<const float> got, std::span<const float> want);
 
@@ -48,9 +50,12 @@ struct Verification {
 };
 
 // How far an output may be from ref's: its NMSE, and its largest |got - want| relative to the largest |want|.
+// An output whose values are all smaller than `scale` is judged as if they were that large (an output
+// of zeros cannot be judged relative to itself).
 struct Limits {
   double nmse = 0.0;
   double max_abs = 0.0;
+  double scale = 0.0;
 };
 // One op's: nmse_threshold and max_abs_tolerance.
 Limits limits_of(OpKind op, DType dtype, bool tf32 = false);
