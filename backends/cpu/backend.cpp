@@ -116,7 +116,7 @@ int parse_threads(const DeviceSpec& spec) {
 
 // Channels-last: a conv's reduction runs along contiguous channels, every filter tap is one
 // shift of the same rows, and depthwise filters vectorise across channels. On ResNet-50 and
-// EfficientNet-B0 this ran 1.1-1.6x faster than NCHW end to end (docs/benchmarks.md).
+// EfficientNet-B0 this ran 1.1-1.6x faster than NCHW end to end (`git show 693fa6f:docs/benchmarks.md`).
 Layout cpu_conv_layout(const Graph&, const Node&) { return Layout::NHWC; }
 
 const HostVendorProvider* vendor_provider() {

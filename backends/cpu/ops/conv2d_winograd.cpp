@@ -155,7 +155,7 @@ void multiply_and_finish(const ConvOperands& op, const Plan& plan, const MicroKe
 
 }  // namespace
 
-// Measured on Zen 5 (1 and 2 threads, docs/benchmarks.md): with fewer than 32 channels in or
+// Measured on Zen 5 (1 and 2 threads, `git show 693fa6f:docs/benchmarks.md`): with fewer than 32 channels in or
 // out the transforms cost more than the multiplies they save; with fewer than 9 tiles the
 // transformed filters (4x the direct kernel's) stream from memory for too little work.
 bool winograd_preferred(const ConvDims& d) {
