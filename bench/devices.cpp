@@ -65,7 +65,7 @@ void print_devices(std::FILE* out) {
   print_text_table(out, {"spec", "backend", "name", "arch", "threads", "units", "memory"}, cells,
                    {false, false, false, false, true, true, true});
   if (!without_device.empty()) {
-    fmt::print(out, "\nCompiled in, but without a usable device:\n");
+    fmt::print(out, "\nBackends without a usable device, and why:\n");
     for (const std::string& line : without_device) fmt::print(out, "  {}\n", line);
   }
 }

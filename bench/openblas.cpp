@@ -1,5 +1,7 @@
 #include "openblas.hpp"
 
+#include <dlfcn.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -11,13 +13,47 @@
 namespace porta::bench {
 namespace {
 
+#if PORTA_BENCH_OPENBLAS
+// OpenBLAS, loaded on first use rather than linked, so that porta-bench starts where it is missing
+// (like porta's vendor modules); `failure` says why it did not load.
+struct OpenBlas {
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&openblas_set_num_threads) set_num_threads = nullptr;
+  std::string failure;
+};
+
+const OpenBlas& openblas() {
+  static const OpenBlas library = [] {
+    OpenBlas l;
+    void* handle = nullptr;
+    for (const char* name : {"libopenblas.so.0", "libopenblas.so"})
+      if ((handle = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    if (!handle) {
+      const char* why = dlerror();
+      l.failure = std::string("OpenBLAS did not load: ") + (why ? why : "dlopen failed");
+      return l;
+    }
+    l.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(handle, "cblas_sgemm"));
+    l.set_num_threads =
+        reinterpret_cast<decltype(&openblas_set_num_threads)>(dlsym(handle, "openblas_set_num_threads"));
+    if (!l.sgemm || !l.set_num_threads)
+      l.failure = "the OpenBLAS loaded has no cblas_sgemm or openblas_set_num_threads";
+    return l;
+  }();
+  return library;
+}
+#endif
+
 // Why OpenBLAS cannot run `problem` on `target`, or empty.
 std::string unsupported_reason(const Problem& problem, const Target& target) {
-  if (!PORTA_BENCH_OPENBLAS) return "this porta-bench was built without OpenBLAS (Debian: libopenblas-dev)";
   if (target.backend != "cpu") return "OpenBLAS runs on the host: it stands beside cpu devices only";
   if (problem.op != "gemm") return "OpenBLAS is a GEMM reference; " + problem.op + " is not a GEMM";
   if (problem.dtype != DType::f32) return "OpenBLAS's reference here is sgemm: f32 only";
-  return {};
+#if PORTA_BENCH_OPENBLAS
+  return openblas().failure;
+#else
+  return "this porta-bench was built without OpenBLAS's header (Debian: libopenblas-dev)";
+#endif
 }
 
 }  // namespace
@@ -54,16 +90,16 @@ Prepared prepare_openblas(const Problem& problem, const Target& target, const Ru
   gemm->a = std::move(values.at("a"));
   gemm->b = std::move(values.at("b"));
   gemm->c.resize(static_cast<std::size_t>(gemm->batch) * gemm->m * gemm->n);
-  const auto run = [gemm] {
+  const auto run = [gemm, sgemm = openblas().sgemm] {
     const Operands& g = *gemm;
     for (int i = 0; i < g.batch; ++i)
-      cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans, g.m,
+      sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans, g.m,
                   g.n, g.k, 1.0f, g.a.data() + std::size_t(i) * g.m * g.k, g.trans_a ? g.m : g.k,
                   g.b.data() + std::size_t(i) * g.k * g.n, g.trans_b ? g.k : g.n, 0.0f,
                   gemm->c.data() + std::size_t(i) * g.m * g.n, g.n);
     return std::optional<double>{};
   };
-  openblas_set_num_threads(target.device->info().threads);
+  openblas().set_num_threads(target.device->info().threads);
   const double first = steady_seconds();
   run();
   p.row.first_run_s = steady_seconds() - first;

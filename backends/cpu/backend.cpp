@@ -18,11 +18,12 @@
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/vector_kernels.hpp"
 #include "backends/cpu/ops/ops.hpp"
-#ifdef PORTA_HAVE_ONEDNN
+#if defined(PORTA_HAVE_ONEDNN) && !defined(PORTA_BACKEND_MODULES)
 #include "backends/cpu/vendor/onednn.hpp"
 #endif
 #include "core/runtime/fma_probe.hpp"
 #include "core/runtime/host_backend.hpp"
+#include "core/runtime/module_loader.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail {
@@ -119,8 +120,12 @@ int parse_threads(const DeviceSpec& spec) {
 // EfficientNet-B0 this ran 1.1-1.6x faster than NCHW end to end (`git show 693fa6f:docs/benchmarks.md`).
 Layout cpu_conv_layout(const Graph&, const Node&) { return Layout::NHWC; }
 
+// oneDNN's provider: linked in, or in a module build the cpu-onednn module, loaded on the first
+// impl=vendor use (HostVendorSource).
 const HostVendorProvider* vendor_provider() {
-#ifdef PORTA_HAVE_ONEDNN
+#if defined(PORTA_HAVE_ONEDNN) && defined(PORTA_BACKEND_MODULES)
+  return static_cast<const HostVendorProvider*>(vendor_module("cpu-onednn"));
+#elif defined(PORTA_HAVE_ONEDNN)
   return &onednn_provider();
 #else
   return nullptr;
@@ -132,7 +137,7 @@ class CpuDevice final : public HostDevice {
  public:
   CpuDevice(DeviceInfo info, std::shared_ptr<tbb::task_arena> arena)
       : HostDevice(std::move(info), cpu_kernels(), [arena](const std::function<void()>& body) { arena->execute(body); },
-                   vendor_provider(), &cpu_preparers(), cpu_conv_layout),
+                   vendor_provider, &cpu_preparers(), cpu_conv_layout),
         arena_(std::move(arena)) {}
 
   // Each thread of the arena runs the chosen kernels' multiply-add chains, all at once, timed by

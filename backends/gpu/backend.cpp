@@ -2,7 +2,9 @@
 // runtime's device properties, buffers and programs. With no driver or no device it has zero
 // devices and says why; nothing here aborts.
 #include <algorithm>
+#include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "backends/gpu/ops/ops.hpp"
@@ -11,6 +13,7 @@
 #include "backends/gpu/runtime/program.hpp"
 #include "backends/gpu/runtime/vendor.hpp"
 #include "core/runtime/fma_probe.hpp"
+#include "core/runtime/module_loader.hpp"
 #include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
@@ -103,9 +106,13 @@ bool parse_graphs_option(const DeviceSpec& spec) {
   return graphs;
 }
 
-// The vendor provider of this build, or nullptr when it was built without one.
+// The vendor provider of this build, or nullptr when it was built without one; in a module build,
+// throws DeviceUnavailable when the vendor module cannot load.
 std::shared_ptr<const VendorProvider> vendor_provider([[maybe_unused]] std::shared_ptr<const DeviceContext> context) {
-#if defined(PORTA_GPU_VENDOR)
+#if defined(PORTA_GPU_VENDOR) && defined(PORTA_BACKEND_MODULES)
+  const void* glue = vendor_module(std::string(backend_name) + "-vendor");
+  return static_cast<const VendorFactory*>(glue)->make(std::move(context));
+#elif defined(PORTA_GPU_VENDOR)
   return make_vendor_provider(std::move(context));
 #else
   return nullptr;
@@ -117,7 +124,6 @@ class GpuDevice final : public DeviceImpl {
   GpuDevice(int ordinal, bool graphs)
       : info_(device_info(ordinal)),
         context_(std::make_shared<const DeviceContext>(ordinal, info_.spec, limits_of(properties(ordinal)))),
-        vendor_(vendor_provider(context_)),
         graphs_(graphs) {}
 
   const DeviceInfo& info() const override { return info_; }
@@ -126,9 +132,7 @@ class GpuDevice final : public DeviceImpl {
     // Every op has a native kernel, in NCHW.
     if (std::string reason = nchw_only_reason(node, backend_name); !reason.empty()) return reason;
     if (options.impl != Impl::Vendor) return {};
-    if (vendor_ == nullptr)
-      return "this build of porta has no " + std::string(backend_name) + " vendor provider (" +
-             PORTA_GPU_VENDOR_LIBRARIES + " not found when it was built; use impl=native)";
+    if (vendor() == nullptr) return vendor_failure_;
     return vendor_->unsupported_reason(graph, node, options);
   }
 
@@ -137,7 +141,8 @@ class GpuDevice final : public DeviceImpl {
   }
 
   std::unique_ptr<Program> prepare(std::shared_ptr<const CompiledGraph> graph) override {
-    return std::make_unique<GpuProgram>(context_, std::move(graph), graphs_, vendor_.get());
+    const VendorProvider* vendor = graph->options.impl == Impl::Vendor ? this->vendor() : nullptr;
+    return std::make_unique<GpuProgram>(context_, std::move(graph), graphs_, vendor);
   }
 
   // ops/fma_probe.cu on 8 blocks of 256 threads per multiprocessor, enough warps to keep each
@@ -193,10 +198,29 @@ class GpuDevice final : public DeviceImpl {
   }
 
  private:
+  // The provider, made on the first impl=vendor use; null, with vendor_failure_ saying why, when
+  // there is none.
+  const VendorProvider* vendor() const {
+    std::call_once(vendor_once_, [this] {
+      try {
+        vendor_ = vendor_provider(context_);
+      } catch (const Error& e) {
+        vendor_failure_ = "the " + std::string(backend_name) + " backend's vendor library provider: " + e.what();
+        return;
+      }
+      if (vendor_ == nullptr)
+        vendor_failure_ = "this build of porta has no " + std::string(backend_name) + " vendor provider (" +
+                          PORTA_GPU_VENDOR_LIBRARIES + " not found when it was built; use impl=native)";
+    });
+    return vendor_.get();
+  }
+
   DeviceInfo info_;
   std::shared_ptr<const DeviceContext> context_;
-  std::shared_ptr<const VendorProvider> vendor_;
   bool graphs_;
+  mutable std::once_flag vendor_once_;
+  mutable std::shared_ptr<const VendorProvider> vendor_;
+  mutable std::string vendor_failure_;
 };
 
 class GpuBackend final : public Backend {

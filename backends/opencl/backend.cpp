@@ -12,14 +12,24 @@
 #include "backends/opencl/buffer.hpp"
 #include "backends/opencl/cl_error.hpp"
 #include "backends/opencl/graph_program.hpp"
-#ifdef PORTA_HAVE_CLBLAST
-#include "backends/opencl/vendor/clblast.hpp"
-#endif
+#include "backends/opencl/vendor/provider.hpp"
 #include "core/runtime/fma_probe.hpp"
+#include "core/runtime/module_loader.hpp"
 #include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail {
+
+const ClVendorProvider* opencl_vendor_provider() {
+#if defined(PORTA_HAVE_CLBLAST) && defined(PORTA_BACKEND_MODULES)
+  return static_cast<const ClVendorProvider*>(vendor_module("opencl-clblast"));
+#elif defined(PORTA_HAVE_CLBLAST)
+  return &clblast_provider();
+#else
+  return nullptr;
+#endif
+}
+
 namespace {
 
 class OpenClDevice final : public DeviceImpl {
@@ -35,12 +45,12 @@ class OpenClDevice final : public DeviceImpl {
   std::string unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const override {
     if (std::string reason = nchw_only_reason(node, "opencl"); !reason.empty()) return reason;
     if (options.impl != Impl::Vendor) return {};
-#ifdef PORTA_HAVE_CLBLAST
-    return clblast_unsupported_reason(graph, node);
-#else
-    (void)graph, (void)node;
+    try {
+      if (const ClVendorProvider* vendor = opencl_vendor_provider()) return vendor->unsupported_reason(graph, node);
+    } catch (const Error& e) {
+      return std::string("the opencl backend's vendor library provider: ") + e.what();
+    }
     return "the opencl backend has no vendor library provider in this build (install libclblast-dev for CLBlast)";
-#endif
   }
 
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return std::make_unique<ClBuffer>(device_, bytes); }
@@ -112,6 +122,9 @@ class OpenClBackend final : public Backend {
   }
 
   std::shared_ptr<DeviceImpl> open(const DeviceSpec& spec) override { return make_opencl_device(find_opencl_device(spec)); }
+  TuneReport tune(const DeviceSpec& spec, const TuneSettings& settings) override {
+    return tune_opencl_gemm(spec, settings);
+  }
 };
 
 }  // namespace

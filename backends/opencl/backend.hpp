@@ -17,4 +17,7 @@ ClDeviceDescription find_opencl_device(const DeviceSpec& spec);
 std::shared_ptr<DeviceImpl> make_opencl_device(ClDeviceDescription description,
                                                std::optional<GemmTiles> tiles = std::nullopt);
 
+// porta-bench tune on the device `spec` names (backends/opencl/gemm_tuning.cpp).
+TuneReport tune_opencl_gemm(const DeviceSpec& spec, const TuneSettings& settings);
+
 }  // namespace porta::detail

@@ -4,9 +4,7 @@
 #include "backends/opencl/cl_error.hpp"
 #include "backends/opencl/ops/ops.hpp"
 #include "porta/error.hpp"
-#ifdef PORTA_HAVE_CLBLAST
-#include "backends/opencl/vendor/clblast.hpp"
-#endif
+#include "backends/opencl/vendor/provider.hpp"
 
 namespace porta::detail {
 
@@ -14,19 +12,14 @@ ClGraphProgram::ClGraphProgram(std::shared_ptr<const ClDevice> device, std::shar
                                KernelPrograms& programs)
     : device_(std::move(device)), graph_(std::move(graph)) {
   LaunchBuilder builder(programs, *graph_);
-  // unsupported_reason has turned impl=vendor away unless CLBlast is built in.
-  const bool vendor = graph_->options.impl == Impl::Vendor;
+  // unsupported_reason has turned impl=vendor away unless the provider is there.
+  const ClVendorProvider* vendor = graph_->options.impl == Impl::Vendor ? opencl_vendor_provider() : nullptr;
+  if (graph_->options.impl == Impl::Vendor && !vendor)
+    throw Error(ErrorCode::Unsupported, "this build has no OpenCL vendor library");
   for (std::size_t step = 0; step < graph_->order.size(); ++step) {
     const Node& node = graph_->graph.nodes()[static_cast<std::size_t>(graph_->order[step])];
     builder.set_step(step);
-#ifdef PORTA_HAVE_CLBLAST
-    if (vendor) {
-      clblast_op(node.op)(builder, node);
-      continue;
-    }
-#endif
-    if (vendor) throw Error(ErrorCode::Unsupported, "this build has no OpenCL vendor library");
-    opencl_op(node.op)(builder, node);
+    (vendor ? vendor->op(node.op) : opencl_op(node.op))(builder, node);
   }
   launches_ = builder.take();
   events_.resize(launches_.size());

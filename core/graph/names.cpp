@@ -8,6 +8,8 @@
 
 namespace porta {
 
+Error::~Error() = default;
+
 std::string_view to_string(ErrorCode code) noexcept {
   switch (code) {
     case ErrorCode::InvalidArgument: return "invalid argument";

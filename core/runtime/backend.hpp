@@ -13,6 +13,7 @@
 #include "porta/error.hpp"
 #include "porta/executable.hpp"
 #include "porta/graph.hpp"
+#include "core/runtime/tuning.hpp"
 
 namespace porta::detail {
 
@@ -102,9 +103,14 @@ class Backend {
   virtual std::string_view name() const = 0;
   virtual BackendStatus status() = 0;  // enumerates devices; never throws for a missing driver
   virtual std::shared_ptr<DeviceImpl> open(const DeviceSpec& spec) = 0;
+  // porta-bench tune: measures kernel parameters on one device (core/runtime/tuning.hpp). The
+  // default throws Unsupported: only backends with tunable kernels override it.
+  virtual TuneReport tune(const DeviceSpec& spec, const TuneSettings& settings);
 };
 
 // Every backend compiled into this build: ref first, then cpu, then the optional ones.
 std::span<const std::unique_ptr<Backend>> registry();
+// The backend `spec` names; throws NotFound, listing the build's backends, when there is none.
+Backend& find_backend(const DeviceSpec& spec);
 
 }  // namespace porta::detail

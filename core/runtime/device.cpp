@@ -25,13 +25,7 @@ std::vector<DeviceInfo> devices() {
 
 Device Device::open(std::string_view text) {
   const detail::DeviceSpec spec = detail::parse_device_spec(text);
-  std::string known;
-  for (const auto& backend : detail::registry()) {
-    if (backend->name() == spec.backend) return Device(backend->open(spec));
-    known += (known.empty() ? "" : ", ") + std::string(backend->name());
-  }
-  throw Error(ErrorCode::NotFound, "device '" + std::string(text) + "': backend '" + spec.backend +
-                                       "' is not in this build (it has " + known + "; others need -DBACKEND=...)");
+  return Device(detail::find_backend(spec).open(spec));
 }
 
 const DeviceInfo& Device::info() const { return impl_->info(); }

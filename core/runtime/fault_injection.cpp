@@ -1,6 +1,9 @@
 #include "core/runtime/fault_injection.hpp"
 
 namespace porta::detail::fault {
+
+std::atomic<bool> armed{false};
+
 namespace {
 std::atomic<int> armed_site{-1};
 std::atomic<long> remaining{0};

@@ -13,7 +13,7 @@ enum class Site {
   FileRead,          // reading a file (the OpenCL program cache)
 };
 
-inline std::atomic<bool> armed{false};
+extern std::atomic<bool> armed;  // defined once, in libporta: backend modules share it
 
 bool fail_now(Site site) noexcept;  // counts this occurrence and says whether it is the chosen one
 

@@ -105,38 +105,53 @@ RunTime HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span
 }
 
 HostDevice::HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute,
-                       const HostVendorProvider* vendor, const HostPrepareTable* prepare, HostLayoutChoice layout)
+                       HostVendorSource vendor, const HostPrepareTable* prepare, HostLayoutChoice layout)
     : info_(std::move(info)),
       kernels_(kernels),
       execute_(std::move(execute)),
-      vendor_(vendor),
+      vendor_source_(vendor),
       prepare_(prepare),
-      layout_(layout) {
-  if (vendor_ == nullptr || prepare_ == nullptr) return;
-  for (std::size_t op = 0; op < op_kind_count; ++op)
-    if (vendor_->kernels[op] == kernels_[op]) vendor_prepare_[op] = (*prepare_)[op];
+      layout_(layout) {}
+
+const HostVendorProvider* HostDevice::vendor() const {
+  std::call_once(vendor_once_, [this] {
+    try {
+      vendor_ = vendor_source_ ? vendor_source_() : nullptr;
+    } catch (const Error& e) {
+      vendor_failure_ = "the " + info_.backend + " backend's vendor library provider: " + e.what();
+      return;
+    }
+    if (vendor_ == nullptr) {
+      vendor_failure_ = "the " + info_.backend + " backend has no vendor library provider in this build";
+      return;
+    }
+    if (prepare_ == nullptr) return;
+    for (std::size_t op = 0; op < op_kind_count; ++op)
+      if (vendor_->kernels[op] == kernels_[op]) vendor_prepare_[op] = (*prepare_)[op];
+  });
+  return vendor_;
 }
 
 std::string HostDevice::unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const {
-  const bool vendor = options.impl == Impl::Vendor;
-  if (vendor && vendor_ == nullptr) return "the " + info_.backend + " backend has no vendor library provider in this build";
-  const HostKernelTable& kernels = vendor ? vendor_->kernels : kernels_;
+  const bool use_vendor = options.impl == Impl::Vendor;
+  if (use_vendor && vendor() == nullptr) return vendor_failure_;
+  const HostKernelTable& kernels = use_vendor ? vendor_->kernels : kernels_;
   if (kernels[static_cast<std::size_t>(node.op)] == nullptr)
     return "the " + info_.backend + " backend has no " + std::string(to_string(node.op)) + " kernel";
-  return vendor ? vendor_->unsupported_reason(graph, node) : std::string{};
+  return use_vendor ? vendor_->unsupported_reason(graph, node) : std::string{};
 }
 
 Layout HostDevice::preferred_layout(const Graph& graph, const Node& conv, const CompileOptions& options) const {
-  if (options.impl == Impl::Vendor && vendor_ != nullptr) return vendor_->conv_layout;
+  if (options.impl == Impl::Vendor && vendor() != nullptr) return vendor_->conv_layout;
   return layout_ ? layout_(graph, conv) : Layout::NCHW;
 }
 
 std::unique_ptr<DeviceBuffer> HostDevice::allocate(std::size_t bytes) { return std::make_unique<HostBuffer>(bytes); }
 
 std::unique_ptr<Program> HostDevice::prepare(std::shared_ptr<const CompiledGraph> graph) {
-  const bool vendor = graph->options.impl == Impl::Vendor && vendor_ != nullptr;
-  return std::make_unique<HostProgram>(std::move(graph), vendor ? vendor_->kernels : kernels_, execute_,
-                                       vendor ? &vendor_prepare_ : prepare_);
+  const bool use_vendor = graph->options.impl == Impl::Vendor && vendor() != nullptr;
+  return std::make_unique<HostProgram>(std::move(graph), use_vendor ? vendor_->kernels : kernels_, execute_,
+                                       use_vendor ? &vendor_prepare_ : prepare_);
 }
 
 namespace {

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/runtime/backend.hpp"
@@ -91,6 +93,11 @@ struct HostVendorProvider {
   Layout conv_layout = Layout::NCHW;  // the layout its convolutions prefer
 };
 
+// Where a host device's vendor provider comes from, asked on the first impl=vendor use only: it
+// returns the provider, null when the build has none, or throws DeviceUnavailable saying why the
+// provider's module cannot load (core/runtime/module_loader.hpp).
+using HostVendorSource = const HostVendorProvider* (*)();
+
 // The layout a host device's own kernels prefer for a Conv2d node.
 using HostLayoutChoice = Layout (*)(const Graph& graph, const Node& conv);
 
@@ -99,7 +106,7 @@ class HostDevice : public DeviceImpl {
  public:
   // `prepare` runs for the nodes that the device's own kernels run, vendor provider or not.
   HostDevice(DeviceInfo info, const HostKernelTable& kernels, HostProgram::Executor execute = {},
-             const HostVendorProvider* vendor = nullptr, const HostPrepareTable* prepare = nullptr,
+             HostVendorSource vendor = nullptr, const HostPrepareTable* prepare = nullptr,
              HostLayoutChoice layout = nullptr);
   const DeviceInfo& info() const override { return info_; }
   std::string unsupported_reason(const Graph& graph, const Node& node,
@@ -110,13 +117,19 @@ class HostDevice : public DeviceImpl {
   std::size_t alignment() const override { return 64; }
 
  private:
+  // The provider, found on first use; null, with vendor_failure_ saying why, when there is none.
+  const HostVendorProvider* vendor() const;
+
   DeviceInfo info_;
   const HostKernelTable& kernels_;
   HostProgram::Executor execute_;
-  const HostVendorProvider* vendor_;
+  HostVendorSource vendor_source_;
   const HostPrepareTable* prepare_;
   HostLayoutChoice layout_;
-  HostPrepareTable vendor_prepare_{};  // prepare_ where the vendor provider runs the device's kernel
+  mutable std::once_flag vendor_once_;
+  mutable const HostVendorProvider* vendor_ = nullptr;
+  mutable std::string vendor_failure_;
+  mutable HostPrepareTable vendor_prepare_{};  // prepare_ where the vendor provider runs the device's kernel
 };
 
 // Physical memory of this machine, total and available, in bytes.

@@ -25,6 +25,8 @@ std::string_view to_string(ErrorCode code) noexcept;
 class Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  // Out of line, so that Error's type identity lives once, in libporta, for the backend modules too.
+  ~Error() override;
   ErrorCode code() const noexcept { return code_; }
 
  private:

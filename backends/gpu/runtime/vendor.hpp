@@ -29,4 +29,11 @@ class VendorProvider {
 // the build says to backend.cpp by defining PORTA_GPU_VENDOR.
 std::shared_ptr<const VendorProvider> make_vendor_provider(std::shared_ptr<const DeviceContext> context);
 
+// The glue's object in a module build: the <backend>-vendor module, loaded on the first impl=vendor
+// use, so that porta's own kernels run where the vendor libraries are missing.
+struct VendorFactory {
+  std::shared_ptr<const VendorProvider> (*make)(std::shared_ptr<const DeviceContext> context);
+};
+const VendorFactory& vendor_factory();  // backends/cuda/vendor/module.cpp
+
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

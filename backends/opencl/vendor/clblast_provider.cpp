@@ -2,6 +2,7 @@
 
 #include "backends/opencl/cl_error.hpp"
 #include "backends/opencl/vendor/clblast.hpp"
+#include "backends/opencl/vendor/provider.hpp"
 
 namespace porta::detail {
 namespace clblast_glue {
@@ -36,6 +37,11 @@ OpenClOp clblast_op(OpKind op) {
     case OpKind::Conv2d: return clblast_conv2d;
     default: return opencl_op(op);
   }
+}
+
+const ClVendorProvider& clblast_provider() {
+  static const ClVendorProvider provider{.unsupported_reason = clblast_unsupported_reason, .op = clblast_op};
+  return provider;
 }
 
 }  // namespace porta::detail
