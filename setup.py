@@ -22,6 +22,7 @@ class CMakeBuild(build_ext):
     def build_extension(self, ext):
         build = Path(self.build_temp).resolve() / "cmake"
         launcher = ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
+        os.environ.setdefault("CCACHE_BASEDIR", str(ROOT))  # as scripts/build: hits across checkouts
         subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                         "-DBACKEND=" + os.environ.get("PORTA_BACKEND", "cpu"), "-DPORTA_PYTHON=ON",
                         "-DPORTA_BUILD_TESTS=OFF", "-DPORTA_BUILD_BENCH=OFF", "-DPORTA_BUILD_TOOLS=OFF",
