@@ -42,14 +42,16 @@ extern "C" {
 const char* porta_last_error(void) { return porta::c_api::last_error.c_str(); }
 
 const char* porta_status_string(porta_status status) {
-  if (status == PORTA_OK) return "ok";
-  if (status < PORTA_INVALID_ARGUMENT || status > PORTA_INTERNAL) return "unknown status";
+  const long long code = porta::c_api::raw_enum(status);
+  if (code == PORTA_OK) return "ok";
+  if (code < PORTA_INVALID_ARGUMENT || code > PORTA_INTERNAL) return "unknown status";
   // to_string's views are of string literals, so NUL-terminated.
-  return porta::to_string(static_cast<porta::ErrorCode>(status)).data();
+  return porta::to_string(static_cast<porta::ErrorCode>(code)).data();
 }
 
 size_t porta_dtype_size(porta_dtype dtype) {
-  return dtype >= PORTA_F32 && dtype <= PORTA_BF16 ? porta::size_of(static_cast<porta::DType>(dtype)) : 0;
+  const long long t = porta::c_api::raw_enum(dtype);
+  return t >= PORTA_F32 && t <= PORTA_BF16 ? porta::size_of(static_cast<porta::DType>(t)) : 0;
 }
 
 }  // extern "C"

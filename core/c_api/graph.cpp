@@ -17,7 +17,10 @@ void check_index(std::size_t index, std::size_t count) {
 extern "C" {
 
 porta_status porta_graph_create(porta_graph** out) {
-  return guard([&] { out_ref(out, "out") = new porta_graph{}; });
+  return guard([&] {
+    porta_graph*& result = out_ref(out, "out");  // first: a NULL out must not leak the graph
+    result = new porta_graph{};
+  });
 }
 
 void porta_graph_free(porta_graph* graph) { free_handle(graph); }
@@ -27,7 +30,8 @@ porta_status porta_graph_input(porta_graph* graph, const char* name, const int64
   return guard([&] {
     porta::Shape s = to_shape(shape, rank, "shape");
     porta::Shape st = strides == nullptr ? porta::Shape{} : to_shape(strides, rank, "strides");
-    out_ref(out, "out") = {get(graph, "graph").input(text(name, "name"), std::move(s), dtype_of(dtype),
+    porta_tensor& result = out_ref(out, "out");  // first: a NULL out must leave the graph as it was
+    result = {get(graph, "graph").input(text(name, "name"), std::move(s), dtype_of(dtype),
                                                      std::move(st)).id};
   });
 }
@@ -37,7 +41,8 @@ porta_status porta_graph_constant(porta_graph* graph, const char* name, const in
   return guard([&] {
     if (data == nullptr && bytes > 0) invalid("data is NULL");
     const auto* p = static_cast<const std::byte*>(data);
-    out_ref(out, "out") = {get(graph, "graph").constant_bytes(text(name, "name"), to_shape(shape, rank, "shape"),
+    porta_tensor& result = out_ref(out, "out");  // first: a NULL out must leave the graph as it was
+    result = {get(graph, "graph").constant_bytes(text(name, "name"), to_shape(shape, rank, "shape"),
                                                               dtype_of(dtype), std::span(p, bytes)).id};
   });
 }
@@ -46,7 +51,8 @@ porta_status porta_graph_constant_f32(porta_graph* graph, const char* name, cons
                                       porta_dtype dtype, const float* values, size_t count, porta_tensor* out) {
   return guard([&] {
     if (values == nullptr && count > 0) invalid("values is NULL");
-    out_ref(out, "out") = {get(graph, "graph").constant(text(name, "name"), to_shape(shape, rank, "shape"),
+    porta_tensor& result = out_ref(out, "out");  // first: a NULL out must leave the graph as it was
+    result = {get(graph, "graph").constant(text(name, "name"), to_shape(shape, rank, "shape"),
                                                         std::span(values, count), dtype_of(dtype)).id};
   });
 }

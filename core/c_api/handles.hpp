@@ -105,15 +105,24 @@ porta_status guard(Body&& body) noexcept {
   return PORTA_INTERNAL;
 }
 
+// The integer a C caller passed as an enum: read as bytes, since C++ may not load a value outside the
+// enum's range as the enum itself, and a C caller may pass any int. Enums are taken by reference until here.
+template <class CEnum>
+long long raw_enum(const CEnum& value) {
+  std::underlying_type_t<CEnum> v;
+  std::memcpy(&v, &value, sizeof v);
+  return static_cast<long long>(v);
+}
+
 // A C enum value as the C++ enum of the same values, or InvalidArgument when out of range.
 template <class Enum, class CEnum>
-Enum enum_of(CEnum value, Enum last, const char* what) {
-  const auto v = static_cast<long long>(value);
+Enum enum_of(const CEnum& value, Enum last, const char* what) {
+  const long long v = raw_enum(value);
   if (v < 0 || v > static_cast<long long>(last))
     invalid(std::string(what) + " is " + std::to_string(v) + ", not one of porta.h's values");
   return static_cast<Enum>(v);
 }
-inline DType dtype_of(porta_dtype d) { return enum_of(d, DType::bf16, "dtype"); }
+inline DType dtype_of(const porta_dtype& d) { return enum_of(d, DType::bf16, "dtype"); }
 
 inline Tensor tensor_of(porta_tensor t) { return Tensor{t.id}; }
 

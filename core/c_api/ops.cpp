@@ -19,8 +19,8 @@ porta_status op(porta_graph* graph, porta_tensor* out, Build&& build) {
   });
 }
 
-porta::Activation activation_of(porta_activation a) { return enum_of(a, porta::Activation::Gelu, "activation"); }
-porta::Layout layout_of(porta_layout l) { return enum_of(l, porta::Layout::NHWC, "layout"); }
+porta::Activation activation_of(const porta_activation& a) { return enum_of(a, porta::Activation::Gelu, "activation"); }
+porta::Layout layout_of(const porta_layout& l) { return enum_of(l, porta::Layout::NHWC, "layout"); }
 
 template <std::size_t N>
 std::array<std::int64_t, N> array_of(const int64_t (&values)[N]) {
