@@ -5,7 +5,6 @@
 #include <cstring>
 #include <exception>
 #include <new>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -43,10 +42,9 @@ void set_last_error(ErrorCode code, std::string_view message) noexcept;
 // The object a handle holds, or InvalidArgument for NULL or a handle that is not live.
 template <class Handle>
 auto& get(Handle* handle, const char* what) {
-  if (handle == nullptr) invalid(std::string(what) + " is NULL");
-  if (handle->magic != std::remove_const_t<Handle>::live)
-    invalid(std::string(what) + " is not a live handle (freed, or not one of porta's)");
   using Plain = std::remove_const_t<Handle>;
+  if (handle == nullptr) invalid(std::string(what) + " is NULL");
+  if (handle->magic != Plain::live) invalid(std::string(what) + " is not a live handle (freed, or not one of porta's)");
   if constexpr (std::is_same_v<Plain, porta_graph>) return handle->graph;
   else if constexpr (std::is_same_v<Plain, porta_device>) return handle->device;
   else return handle->exe;
