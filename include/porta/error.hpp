@@ -6,18 +6,19 @@
 
 namespace porta {
 
+// The values are the C API's status codes (porta.h), where 0 is success.
 enum class ErrorCode {
-  InvalidArgument,    // a value the caller passed is out of range or malformed
-  ShapeMismatch,      // tensor shapes do not fit the op
-  DTypeMismatch,      // tensor dtypes do not fit the op
-  Overflow,           // a size or element count does not fit in 64 bits
-  NotFound,           // a named tensor, device or backend does not exist
-  Unsupported,        // valid, but not implemented on this backend or device
-  DeviceUnavailable,  // the backend is compiled in but has no usable device
-  OutOfMemory,        // an allocation failed
-  BuildFailed,        // a kernel or program failed to compile
-  IoError,            // a file could not be read or written
-  Internal,           // a bug in porta: please report it
+  InvalidArgument = 1,  // a value the caller passed is out of range or malformed
+  ShapeMismatch,        // tensor shapes do not fit the op
+  DTypeMismatch,        // tensor dtypes do not fit the op
+  Overflow,             // a size or element count does not fit in 64 bits
+  NotFound,             // a named tensor, device or backend does not exist
+  Unsupported,          // valid, but not implemented on this backend or device
+  DeviceUnavailable,    // the backend is compiled in but has no usable device
+  OutOfMemory,          // an allocation failed
+  BuildFailed,          // a kernel or program failed to compile
+  IoError,              // a file could not be read or written
+  Internal,             // a bug in porta: please report it
 };
 
 std::string_view to_string(ErrorCode code) noexcept;

@@ -1,0 +1,277 @@
+/* porta's C API (C11): build an op graph, compile it for a device, run it; from C or any language
+ * with a C FFI. It wraps the C++ API of porta.hpp one to one and lives in libporta.
+ *
+ * Every function that can fail returns a porta_status: PORTA_OK (0) or a code equal to
+ * porta::ErrorCode. porta_last_error() then gives the message of this thread's last failure. No C++
+ * exception crosses this boundary, and a NULL or freed handle, a NULL pointer where one is needed or a
+ * buffer of the wrong size is an error, never a crash (a handle used after free is caught while its
+ * memory has not been reused, and always under AddressSanitizer).
+ *
+ * Handles are opaque and owned by the caller: each porta_*_create/open/compile/load/build is paired
+ * with its porta_*_free (which takes NULL). A graph is used by one thread at a time; an executable's
+ * runs may come from several threads (they are serialized). Sizes are in bytes unless named count. */
+#ifndef PORTA_PORTA_H
+#define PORTA_PORTA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status and errors ------------------------------------------------------------------------- */
+
+typedef enum porta_status {
+  PORTA_OK = 0,
+  PORTA_INVALID_ARGUMENT = 1, /* a value the caller passed is out of range or malformed */
+  PORTA_SHAPE_MISMATCH = 2,
+  PORTA_DTYPE_MISMATCH = 3,
+  PORTA_OVERFLOW = 4,
+  PORTA_NOT_FOUND = 5,        /* a named tensor, device, backend or model does not exist */
+  PORTA_UNSUPPORTED = 6,      /* valid, but not implemented on this device */
+  PORTA_DEVICE_UNAVAILABLE = 7,
+  PORTA_OUT_OF_MEMORY = 8,
+  PORTA_BUILD_FAILED = 9,
+  PORTA_IO_ERROR = 10,
+  PORTA_INTERNAL = 11         /* a bug in porta: please report it */
+} porta_status;
+
+/* The message of the last call on this thread that failed ("" if none); valid until the next failure
+ * on this thread. */
+const char* porta_last_error(void);
+/* "ok", "invalid argument", ...; "unknown status" for a value outside the enum. */
+const char* porta_status_string(porta_status status);
+
+/* ---- enums (values equal to porta::DType, Activation, Layout, Impl, RunClock) --------------------- */
+
+typedef enum porta_dtype { PORTA_F32 = 0, PORTA_F16 = 1, PORTA_BF16 = 2 } porta_dtype;
+typedef enum porta_activation {
+  PORTA_ACT_NONE = 0, PORTA_ACT_RELU, PORTA_ACT_RELU6, PORTA_ACT_SIGMOID, PORTA_ACT_SILU, PORTA_ACT_TANH,
+  PORTA_ACT_GELU
+} porta_activation;
+typedef enum porta_layout { PORTA_NCHW = 0, PORTA_NHWC = 1 } porta_layout;
+typedef enum porta_impl { PORTA_IMPL_NATIVE = 0, PORTA_IMPL_VENDOR = 1 } porta_impl;
+typedef enum porta_run_clock { PORTA_CLOCK_NONE = 0, PORTA_CLOCK_DEVICE = 1, PORTA_CLOCK_HOST = 2 } porta_run_clock;
+
+/* Bytes of one element: 4 for f32, 2 for f16 and bf16 (0 for a value outside the enum). */
+size_t porta_dtype_size(porta_dtype dtype);
+
+#define PORTA_MAX_RANK 8
+
+typedef struct porta_tensor_desc {
+  porta_dtype dtype;
+  size_t rank;
+  int64_t shape[PORTA_MAX_RANK];
+} porta_tensor_desc;
+
+/* ---- graphs ------------------------------------------------------------------------------------ */
+
+typedef struct porta_graph porta_graph;
+/* A tensor of one graph; id -1 means "none" (an optional operand left out). */
+typedef struct porta_tensor { int32_t id; } porta_tensor;
+#ifdef __cplusplus
+#define PORTA_NO_TENSOR (porta_tensor{-1})
+#else
+#define PORTA_NO_TENSOR ((porta_tensor){-1})
+#endif
+
+porta_status porta_graph_create(porta_graph** out);
+void porta_graph_free(porta_graph* graph);
+
+/* A graph input of `rank` dims. `strides` (elements, may be NULL for dense row-major) lets the
+ * caller's buffer be a strided view. */
+porta_status porta_graph_input(porta_graph* graph, const char* name, const int64_t* shape, size_t rank,
+                               porta_dtype dtype, const int64_t* strides, porta_tensor* out);
+/* A constant from `bytes` bytes already in `dtype` storage; `bytes` must be the tensor's size. */
+porta_status porta_graph_constant(porta_graph* graph, const char* name, const int64_t* shape, size_t rank,
+                                  porta_dtype dtype, const void* data, size_t bytes, porta_tensor* out);
+/* A constant from `count` floats, converted to `dtype` once, here. */
+porta_status porta_graph_constant_f32(porta_graph* graph, const char* name, const int64_t* shape, size_t rank,
+                                      porta_dtype dtype, const float* values, size_t count, porta_tensor* out);
+/* Marks `tensor` as an output named `name`. */
+porta_status porta_graph_output(porta_graph* graph, const char* name, porta_tensor tensor);
+
+porta_status porta_graph_tensor_desc(const porta_graph* graph, porta_tensor tensor, porta_tensor_desc* out);
+porta_status porta_graph_input_count(const porta_graph* graph, size_t* count);
+porta_status porta_graph_output_count(const porta_graph* graph, size_t* count);
+/* The name (valid while the graph lives and is not changed) and tensor of input or output `index`. */
+porta_status porta_graph_input_at(const porta_graph* graph, size_t index, const char** name, porta_tensor* tensor);
+porta_status porta_graph_output_at(const porta_graph* graph, size_t index, const char** name, porta_tensor* tensor);
+
+/* ---- ops: each writes its result to *out; `name` may be NULL ("<op>_<index>") ---------------------
+ * Structs with a `size` field take sizeof(struct) there, so that they can grow: start from
+ * porta_*_params_default(), which sets it. A NULL params pointer means the defaults. */
+
+porta_status porta_matmul(porta_graph* graph, porta_tensor a, porta_tensor b, int trans_a, int trans_b,
+                          const char* name, porta_tensor* out);
+
+typedef struct porta_gemm_params {
+  size_t size;
+  int trans_a, trans_b;
+  float alpha, beta; /* act(alpha op(A) op(B) + beta C) */
+  porta_activation activation;
+} porta_gemm_params;
+porta_gemm_params porta_gemm_params_default(void);
+/* A is [M, K] ([K, M] with trans_a), B [K, N] ([N, K]); c, broadcast to [M, N], may be PORTA_NO_TENSOR. */
+porta_status porta_gemm(porta_graph* graph, porta_tensor a, porta_tensor b, porta_tensor c,
+                        const porta_gemm_params* params, const char* name, porta_tensor* out);
+
+typedef struct porta_conv2d_params {
+  size_t size;
+  int64_t stride[2];   /* h, w */
+  int64_t pad[4];      /* top, left, bottom, right */
+  int64_t dilation[2]; /* h, w */
+  int64_t groups;
+  porta_activation activation;
+  porta_layout layout; /* of x, residual and y; weights are [K, C/groups, R, S] */
+} porta_conv2d_params;
+porta_conv2d_params porta_conv2d_params_default(void);
+/* y = activation(conv(x, w) + bias + residual); bias [K] and residual (y's shape) may be PORTA_NO_TENSOR. */
+porta_status porta_conv2d(porta_graph* graph, porta_tensor x, porta_tensor w, porta_tensor bias,
+                          porta_tensor residual, const porta_conv2d_params* params, const char* name,
+                          porta_tensor* out);
+
+/* numpy broadcasting */
+porta_status porta_add(porta_graph* graph, porta_tensor a, porta_tensor b, const char* name, porta_tensor* out);
+porta_status porta_sub(porta_graph* graph, porta_tensor a, porta_tensor b, const char* name, porta_tensor* out);
+porta_status porta_mul(porta_graph* graph, porta_tensor a, porta_tensor b, const char* name, porta_tensor* out);
+porta_status porta_div(porta_graph* graph, porta_tensor a, porta_tensor b, const char* name, porta_tensor* out);
+
+porta_status porta_relu(porta_graph* graph, porta_tensor x, const char* name, porta_tensor* out);
+porta_status porta_relu6(porta_graph* graph, porta_tensor x, const char* name, porta_tensor* out);
+porta_status porta_clip(porta_graph* graph, porta_tensor x, float min, float max, const char* name, porta_tensor* out);
+porta_status porta_sigmoid(porta_graph* graph, porta_tensor x, const char* name, porta_tensor* out);
+porta_status porta_silu(porta_graph* graph, porta_tensor x, const char* name, porta_tensor* out);
+porta_status porta_tanh(porta_graph* graph, porta_tensor x, const char* name, porta_tensor* out);
+/* tanh_approximation 0: the exact erf form (ONNX Gelu, torch's default). */
+porta_status porta_gelu(porta_graph* graph, porta_tensor x, int tanh_approximation, const char* name,
+                        porta_tensor* out);
+
+/* Inference: scale * (x - mean) / sqrt(var + epsilon) + bias over dim 1; scale, bias, mean, var [C]. */
+porta_status porta_batchnorm(porta_graph* graph, porta_tensor x, porta_tensor scale, porta_tensor bias,
+                             porta_tensor mean, porta_tensor var, float epsilon, const char* name, porta_tensor* out);
+
+typedef struct porta_pool2d_params {
+  size_t size;
+  int64_t kernel[2];
+  int64_t stride[2];
+  int64_t pad[4]; /* top, left, bottom, right */
+  int64_t dilation[2];
+  int ceil_mode;
+  int count_include_pad; /* average pooling only */
+  porta_layout layout;
+} porta_pool2d_params;
+porta_pool2d_params porta_pool2d_params_default(void); /* kernel, stride and dilation 1, no padding */
+porta_status porta_max_pool2d(porta_graph* graph, porta_tensor x, const porta_pool2d_params* params,
+                              const char* name, porta_tensor* out);
+porta_status porta_avg_pool2d(porta_graph* graph, porta_tensor x, const porta_pool2d_params* params,
+                              const char* name, porta_tensor* out);
+/* NCHW: [N, C, H, W] -> [N, C, 1, 1]; NHWC: -> [N, 1, 1, C]. */
+porta_status porta_global_avg_pool(porta_graph* graph, porta_tensor x, porta_layout layout, const char* name,
+                                   porta_tensor* out);
+
+porta_status porta_softmax(porta_graph* graph, porta_tensor x, int64_t axis, const char* name, porta_tensor* out);
+/* ONNX Reshape: one dimension may be -1 (inferred); 0 copies the input's dimension. */
+porta_status porta_reshape(porta_graph* graph, porta_tensor x, const int64_t* shape, size_t rank, const char* name,
+                           porta_tensor* out);
+porta_status porta_flatten(porta_graph* graph, porta_tensor x, int64_t axis, const char* name, porta_tensor* out);
+porta_status porta_transpose(porta_graph* graph, porta_tensor x, const int64_t* perm, size_t rank, const char* name,
+                             porta_tensor* out);
+porta_status porta_concat(porta_graph* graph, const porta_tensor* xs, size_t count, int64_t axis, const char* name,
+                          porta_tensor* out);
+porta_status porta_cast(porta_graph* graph, porta_tensor x, porta_dtype to, const char* name, porta_tensor* out);
+
+/* ---- graphs from files and the model catalog ---------------------------------------------------- */
+
+/* An ONNX model; `batch` replaces a symbolic or unknown leading input dimension (1 if 0). */
+porta_status porta_onnx_load(const char* path, int64_t batch, porta_graph** out);
+porta_status porta_onnx_load_bytes(const void* data, size_t bytes, int64_t batch, porta_graph** out);
+
+typedef struct porta_model_options {
+  size_t size;
+  int64_t batch;      /* 1 */
+  int64_t resolution; /* 0: the model's native resolution */
+  int64_t classes;    /* 1000 */
+  porta_dtype dtype;
+  uint64_t seed;      /* of the random weights */
+} porta_model_options;
+porta_model_options porta_model_options_default(void);
+/* "resnet50", "efficientnet-b0" ... "efficientnet-b7": input "input", output "logits". */
+porta_status porta_model_build(const char* name, const porta_model_options* options, porta_graph** out);
+
+/* ---- devices ------------------------------------------------------------------------------------- */
+
+typedef struct porta_device porta_device;
+
+/* Strings are cut to fit, always NUL-terminated. */
+typedef struct porta_device_info {
+  size_t size;
+  char spec[128];  /* opens this device again, e.g. "cpu:threads=2" */
+  char backend[16];
+  char name[128];
+  char vendor[64];
+  char arch[64];
+  char driver[64];
+  int compute_units, threads, subgroup_size;
+  uint64_t memory_total, memory_free;
+  int fp16, bf16, matrix_units, tf32;
+} porta_device_info;
+
+/* Every usable device (ref excluded): writes up to `capacity` entries of `infos` (each with its size set,
+ * or with size 0, which this call sets) and the number found to *count; infos may be NULL with capacity 0. */
+porta_status porta_devices(porta_device_info* infos, size_t capacity, size_t* count);
+
+/* "ref", "cpu", "cpu:threads=1", "opencl:0", "cuda:0", "hip:0". */
+porta_status porta_device_open(const char* spec, porta_device** out);
+void porta_device_free(porta_device* device);
+porta_status porta_device_info_get(const porta_device* device, porta_device_info* out);
+/* The device's f32 FMA ceiling in GFLOP/s and its copy bandwidth in GB/s (Unsupported where it has
+ * no probe); each takes a fraction of a second. */
+porta_status porta_device_measure_fma_gflops(const porta_device* device, double* gflops);
+porta_status porta_device_measure_copy_gbs(const porta_device* device, double* gbs);
+
+typedef struct porta_compile_options {
+  size_t size;
+  int optimize;   /* 1: fold, fuse and move convs to the device's layout */
+  int allow_tf32; /* 0 */
+  porta_impl impl;
+  int profile;       /* 0 */
+  int poison_memory; /* 0 */
+} porta_compile_options;
+porta_compile_options porta_compile_options_default(void);
+
+typedef struct porta_memory_estimate {
+  uint64_t arena_bytes, constant_bytes, naive_arena_bytes;
+} porta_memory_estimate;
+
+typedef struct porta_executable porta_executable;
+
+/* `options` may be NULL (the defaults). The executable does not refer to the graph or device after. */
+porta_status porta_compile(const porta_device* device, const porta_graph* graph, const porta_compile_options* options,
+                           porta_executable** out);
+porta_status porta_estimate_memory(const porta_device* device, const porta_graph* graph,
+                                   const porta_compile_options* options, porta_memory_estimate* out);
+
+/* ---- executables --------------------------------------------------------------------------------- */
+
+void porta_executable_free(porta_executable* exe);
+porta_status porta_executable_input_desc(const porta_executable* exe, const char* name, porta_tensor_desc* out);
+porta_status porta_executable_output_desc(const porta_executable* exe, const char* name, porta_tensor_desc* out);
+/* Bytes in the input's storage dtype: exactly the input's size (for a strided input, its whole buffer). */
+porta_status porta_set_input(porta_executable* exe, const char* name, const void* data, size_t bytes);
+/* Floats, converted to the input's dtype. */
+porta_status porta_set_input_f32(porta_executable* exe, const char* name, const float* values, size_t count);
+porta_status porta_run(porta_executable* exe);
+/* Exactly the output's size in its storage dtype, or its element count as floats. */
+porta_status porta_get_output(const porta_executable* exe, const char* name, void* data, size_t bytes);
+porta_status porta_get_output_f32(const porta_executable* exe, const char* name, float* values, size_t count);
+porta_status porta_last_run_time(const porta_executable* exe, double* seconds, porta_run_clock* clock);
+/* Device memory of the plan (activation arena plus constants), known before the first run. */
+porta_status porta_planned_peak_bytes(const porta_executable* exe, uint64_t* bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PORTA_PORTA_H */

@@ -1,0 +1,167 @@
+// porta.Graph and porta.Tensor: every builder call of include/porta/graph.hpp, with its parameters
+// as keywords named as in C++; enums as strings ("relu", "NHWC", "bf16").
+#include <pybind11/stl.h>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+
+namespace porta::python {
+
+namespace {
+
+using namespace pybind11::literals;
+using Int2 = std::array<std::int64_t, 2>;
+using Int4 = std::array<std::int64_t, 4>;
+
+Tensor or_none(const std::optional<Tensor>& t) { return t.value_or(Tensor{}); }
+
+py::tuple shape_tuple(const Shape& shape) { return py::tuple(py::cast(shape)); }
+
+Tensor constant(Graph& g, const std::string& name, const py::array& values, const std::string& dtype) {
+  const DType t = dtype_of_array(values, dtype);
+  const Storage s = storage_of(values, t, "constant '" + name + "'");
+  return g.constant_bytes(name, s.shape(), t, s.bytes());
+}
+
+Tensor pool(Graph& g, OpKind op, Tensor x, Int2 kernel, Int2 stride, Int4 pad, Int2 dilation, bool ceil_mode,
+            bool count_include_pad, const std::string& layout, const std::string& name) {
+  const Pool2dParams p{.kernel = kernel, .stride = stride, .pad = pad, .dilation = dilation, .ceil_mode = ceil_mode,
+                       .count_include_pad = count_include_pad, .layout = parse_layout(layout)};
+  return op == OpKind::MaxPool2d ? g.max_pool2d(x, p, name) : g.avg_pool2d(x, p, name);
+}
+
+void bind_binary_and_unary(py::class_<Graph>& c) {
+  using Binary = Tensor (Graph::*)(Tensor, Tensor, std::string);
+  const std::pair<const char*, Binary> binary[] = {
+      {"add", &Graph::add}, {"sub", &Graph::sub}, {"mul", &Graph::mul}, {"div", &Graph::div}};
+  for (const auto& [op, fn] : binary)
+    c.def(op, [fn](Graph& g, Tensor a, Tensor b, std::string name) { return (g.*fn)(a, b, std::move(name)); },
+          "a"_a, "b"_a, "name"_a = "", "Elementwise, with numpy broadcasting.");
+  using Unary = Tensor (Graph::*)(Tensor, std::string);
+  const std::pair<const char*, Unary> unary[] = {{"relu", &Graph::relu},       {"relu6", &Graph::relu6},
+                                                 {"sigmoid", &Graph::sigmoid}, {"silu", &Graph::silu},
+                                                 {"tanh", &Graph::tanh}};
+  for (const auto& [op, fn] : unary)
+    c.def(op, [fn](Graph& g, Tensor x, std::string name) { return (g.*fn)(x, std::move(name)); }, "x"_a,
+          "name"_a = "", "Elementwise activation.");
+}
+
+void bind_linear(py::class_<Graph>& c) {
+  c.def(
+      "matmul",
+      [](Graph& g, Tensor a, Tensor b, bool trans_a, bool trans_b, std::string name) {
+        return g.matmul(a, b, {.trans_a = trans_a, .trans_b = trans_b}, std::move(name));
+      },
+      "a"_a, "b"_a, "trans_a"_a = false, "trans_b"_a = false, "name"_a = "",
+      "Batched matrix product with numpy-broadcast batch dims; trans_a/trans_b transpose the last two dims.");
+  c.def(
+      "gemm",
+      [](Graph& g, Tensor a, Tensor b, std::optional<Tensor> c, bool trans_a, bool trans_b, float alpha, float beta,
+         const std::string& activation, std::string name) {
+        const GemmParams p{.trans_a = trans_a, .trans_b = trans_b, .alpha = alpha, .beta = beta,
+                           .activation = parse_activation(activation)};
+        return g.gemm(a, b, p, or_none(c), std::move(name));
+      },
+      "a"_a, "b"_a, "c"_a = py::none(), "trans_a"_a = false, "trans_b"_a = false, "alpha"_a = 1.0f, "beta"_a = 1.0f,
+      "activation"_a = "none", "name"_a = "",
+      "activation(alpha * op(A) @ op(B) + beta * C): A [M, K], B [K, N], C broadcast to [M, N].");
+  c.def(
+      "conv2d",
+      [](Graph& g, Tensor x, Tensor w, std::optional<Tensor> bias, std::optional<Tensor> residual, Int2 stride,
+         Int4 pad, Int2 dilation, std::int64_t groups, const std::string& activation, const std::string& layout,
+         std::string name) {
+        const Conv2dParams p{.stride = stride, .pad = pad, .dilation = dilation, .groups = groups,
+                             .activation = parse_activation(activation), .layout = parse_layout(layout)};
+        return g.conv2d(x, w, p, or_none(bias), std::move(name), or_none(residual));
+      },
+      "x"_a, "w"_a, "bias"_a = py::none(), "residual"_a = py::none(), "stride"_a = Int2{1, 1},
+      "pad"_a = Int4{0, 0, 0, 0}, "dilation"_a = Int2{1, 1}, "groups"_a = 1, "activation"_a = "none",
+      "layout"_a = "NCHW", "name"_a = "",
+      "activation(conv(x, w) + bias + residual); w is [K, C/groups, R, S], pad is (top, left, bottom, right).");
+}
+
+void bind_layers(py::class_<Graph>& c) {
+  c.def("clip", [](Graph& g, Tensor x, float min, float max, std::string name) {
+    return g.clip(x, min, max, std::move(name));
+  }, "x"_a, "min"_a, "max"_a, "name"_a = "");
+  c.def("gelu", [](Graph& g, Tensor x, bool tanh_approximation, std::string name) {
+    return g.gelu(x, {.tanh_approximation = tanh_approximation}, std::move(name));
+  }, "x"_a, "tanh_approximation"_a = false, "name"_a = "", "GELU: exact (erf) unless tanh_approximation.");
+  c.def("batchnorm", [](Graph& g, Tensor x, Tensor scale, Tensor bias, Tensor mean, Tensor var, float epsilon,
+                        std::string name) {
+    return g.batchnorm(x, scale, bias, mean, var, {.epsilon = epsilon}, std::move(name));
+  }, "x"_a, "scale"_a, "bias"_a, "mean"_a, "var"_a, "epsilon"_a = 1e-5f, "name"_a = "",
+        "Inference batch normalization over dim 1; scale, bias, mean and var are [C].");
+  for (const auto& [op, kind] :
+       {std::pair{"max_pool2d", OpKind::MaxPool2d}, std::pair{"avg_pool2d", OpKind::AvgPool2d}})
+    c.def(op, [kind](Graph& g, Tensor x, Int2 kernel, Int2 stride, Int4 pad, Int2 dilation, bool ceil_mode,
+                     bool count_include_pad, const std::string& layout, const std::string& name) {
+      return pool(g, kind, x, kernel, stride, pad, dilation, ceil_mode, count_include_pad, layout, name);
+    }, "x"_a, "kernel"_a, "stride"_a = Int2{1, 1}, "pad"_a = Int4{0, 0, 0, 0}, "dilation"_a = Int2{1, 1},
+          "ceil_mode"_a = false, "count_include_pad"_a = false, "layout"_a = "NCHW", "name"_a = "",
+          "2-D pooling; count_include_pad applies to average pooling only.");
+  c.def("global_avg_pool", [](Graph& g, Tensor x, const std::string& layout, std::string name) {
+    return g.global_avg_pool(x, GlobalPoolParams{.layout = parse_layout(layout)}, std::move(name));
+  }, "x"_a, "layout"_a = "NCHW", "name"_a = "", "[N, C, H, W] -> [N, C, 1, 1] (NHWC: -> [N, 1, 1, C]).");
+  c.def("softmax", &Graph::softmax, "x"_a, "axis"_a = -1, "name"_a = "");
+  c.def("reshape", &Graph::reshape, "x"_a, "shape"_a, "name"_a = "",
+        "ONNX Reshape: one dimension may be -1 (inferred), 0 copies the input's.");
+  c.def("flatten", &Graph::flatten, "x"_a, "axis"_a = 1, "name"_a = "");
+  c.def("transpose", &Graph::transpose, "x"_a, "perm"_a, "name"_a = "");
+  c.def("concat", [](Graph& g, const std::vector<Tensor>& xs, std::int64_t axis, std::string name) {
+    return g.concat(xs, axis, std::move(name));
+  }, "xs"_a, "axis"_a, "name"_a = "");
+  c.def("cast", [](Graph& g, Tensor x, const std::string& to, std::string name) {
+    return g.cast(x, parse_dtype(to), std::move(name));
+  }, "x"_a, "to"_a, "name"_a = "");
+}
+
+}  // namespace
+
+std::vector<std::string> input_names(const Graph& g) {
+  std::vector<std::string> names;
+  for (Tensor t : g.inputs()) names.push_back(g.info(t).name);
+  return names;
+}
+
+std::vector<std::string> output_names(const Graph& g) {
+  std::vector<std::string> names;
+  for (const auto& [name, t] : g.outputs()) names.push_back(name);
+  return names;
+}
+
+void bind_graph(py::module_& m) {
+  py::class_<Tensor>(m, "Tensor", "A tensor of one Graph: what its builder calls take and return.")
+      .def_readonly("id", &Tensor::id)
+      .def("__eq__", [](Tensor a, Tensor b) { return a == b; })
+      .def("__hash__", [](Tensor t) { return t.id; })
+      .def("__repr__", [](Tensor t) { return "porta.Tensor(" + std::to_string(t.id) + ")"; });
+
+  py::class_<Graph> c(m, "Graph",
+                      "An op graph. Every builder call checks its operands and infers the result's shape and dtype "
+                      "at once, raising porta.Error that names the node.");
+  c.def(py::init<>());
+  c.def("input", [](Graph& g, std::string name, Shape shape, const std::string& dtype) {
+    return g.input(std::move(name), std::move(shape), parse_dtype(dtype));
+  }, "name"_a, "shape"_a, "dtype"_a = "f32", "A graph input, set at each run.");
+  c.def("constant", &constant, "name"_a, "values"_a, "dtype"_a = "",
+        "A constant from an array, stored in its dtype (float32, float16, ml_dtypes.bfloat16), or in `dtype` "
+        "('f32', 'f16', 'bf16': floating arrays are converted, a uint16 array is bf16 bits).");
+  c.def("output", &Graph::output, "name"_a, "tensor"_a, "Marks a tensor as an output named `name`.");
+  bind_linear(c);
+  bind_binary_and_unary(c);
+  bind_layers(c);
+  c.def("shape", [](const Graph& g, Tensor t) { return shape_tuple(g.shape(t)); }, "tensor"_a);
+  c.def("dtype", [](const Graph& g, Tensor t) { return std::string(to_string(g.dtype(t))); }, "tensor"_a);
+  c.def_property_readonly("inputs", &input_names, "The names of the graph's inputs.");
+  c.def_property_readonly("outputs", &output_names, "The names of the graph's outputs.");
+  c.def("__len__", [](const Graph& g) { return g.nodes().size(); }, "The number of nodes.");
+}
+
+}  // namespace porta::python
