@@ -58,7 +58,7 @@ class Exporter {
   const std::string& name(Tensor t) const { return g_.info(t).name; }
   std::int32_t elem(Tensor t) const { return elem_type(g_.dtype(t)); }
 
-  // A name no tensor or earlier helper value has, for the values ONNX needs in between.
+  // A name no tensor or earlier in-between value has, for the values ONNX needs in between.
   std::string fresh(const std::string& base) {
     std::string candidate = base;
     for (int i = 1; used_.count(candidate); ++i) candidate = base + "_" + std::to_string(i);

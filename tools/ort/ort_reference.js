@@ -3,7 +3,7 @@
 // Timed under the policy porta-bench uses (warm-up by time, then at least --min-samples runs and
 // --min-time seconds); all graph optimisations, sequential execution, --threads intra-op threads.
 // Inputs are raw little-endian float32 files; each output is written to --dir as out<i>.bin. With
-// --profile, a second session with ORT's profiler runs the model --profile times and the mean time
+// --profile, a second InferenceSession with ORT's profiler runs the model --profile times and the mean time
 // of each node over all runs but the first is reported. Prints one JSON object, or {"error": ...}.
 'use strict';
 const fs = require('fs');
