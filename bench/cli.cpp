@@ -20,6 +20,7 @@
 #include "devices.hpp"
 #include "env.hpp"
 #include "models.hpp"
+#include "porta/onnx.hpp"
 #include "problems.hpp"
 #include "report.hpp"
 #include "results.hpp"
@@ -150,8 +151,8 @@ int run_problems(const std::vector<Problem>& problems, const MeasureArgs& m, con
 }
 
 int run_model_command(const std::vector<std::string>& names, const std::vector<std::int64_t>& batches,
-                      const std::vector<std::string>& layout_names, bool torch, bool profile, const MeasureArgs& m,
-                      const OutputArgs& o, const std::string& command_line) {
+                      const std::vector<std::string>& layout_names, References references, bool profile,
+                      const MeasureArgs& m, const OutputArgs& o, const std::string& command_line) {
   std::vector<std::optional<Layout>> layouts;
   for (const std::string& name : layout_names)
     layouts.push_back(name == "nchw" ? std::optional(Layout::NCHW) : name == "nhwc" ? std::optional(Layout::NHWC) : std::nullopt);
@@ -162,7 +163,7 @@ int run_model_command(const std::vector<std::string>& names, const std::vector<s
     return list;
   });
   const std::vector<Target> targets = prepare_targets(m, {o.json, o.csv});
-  const std::vector<Row> rows = run_models(problems, targets, settings_from(m, o.verify), layouts, torch, profile);
+  const std::vector<Row> rows = run_models(problems, targets, settings_from(m, o.verify), layouts, references, profile);
   fmt::print("\n");
   print_model_summary(stdout, rows);
   if (!o.json.empty()) write_json(o.json, environment(infos_of(targets), command_line), rows);
@@ -330,7 +331,7 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
   std::vector<std::string> model_names, known_models;
   for (const models::ModelInfo& m : models::available()) known_models.push_back(m.name);
   std::vector<std::int64_t> batches{1};
-  bool no_torch = false, profile = false;
+  bool no_torch = false, no_ort = false, profile = false;
   auto* model_cmd = app.add_subcommand("model", "Time whole networks: latency, images/s, planned peak memory");
   model_cmd->add_option("--name", model_names, fmt::format("Models, comma-separated: {}", fmt::join(known_models, ", ")))
       ->required()->delimiter(',')->check(CLI::IsMember(known_models));
@@ -341,6 +342,7 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
                         "Conv layouts to run side by side, comma-separated: device (the device's choice), nchw, nhwc")
       ->delimiter(',')->check(CLI::IsMember({"device", "nchw", "nhwc"}))->capture_default_str();
   model_cmd->add_flag("--no-torch", no_torch, "Skip the PyTorch eager reference beside each cpu device");
+  model_cmd->add_flag("--no-ort", no_ort, "Skip the ONNX Runtime reference beside each cpu device");
   model_cmd->add_flag("--profile", profile, "Print where each run's time goes, by kind of node");
   add_output_options(model_cmd, output);
   add_measure_options(model_cmd, measure);
@@ -353,6 +355,15 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
   fit_cmd->add_option("--dtype", fit_dtype, "Storage dtype: f32, f16 or bf16")->capture_default_str();
   fit_cmd->add_option("--memory", fit_memory, "Budget in bytes (default: the device's free memory)")
       ->check(number_check<std::uint64_t>(0, false, "BYTES"));
+
+  std::string export_model, export_out;
+  std::int64_t export_batch = 1;
+  std::uint64_t export_seed = MeasureArgs{}.seed;
+  auto* export_cmd = app.add_subcommand("export", "Write a model as the .onnx file ONNX Runtime runs beside porta");
+  export_cmd->add_option("--model", export_model, "Model")->required()->check(CLI::IsMember(known_models));
+  export_cmd->add_option("--batch", export_batch, "Batch size")->check(positive)->capture_default_str();
+  export_cmd->add_option("--seed", export_seed, "Seed of the weights, as `model --seed`")->capture_default_str();
+  export_cmd->add_option("--out", export_out, "The .onnx file to write")->required();
 
   TuneArgs tune_args;
   auto* tune = add_tune_command(app, tune_args);
@@ -395,13 +406,21 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
   }
   if (app.got_subcommand(model_cmd)) {
     if (!check_only)
-      return run_model_command(model_names, batches, model_layouts, !no_torch, profile, measure, output, command_line);
+      return run_model_command(model_names, batches, model_layouts, {.torch = !no_torch, .ort = !no_ort}, profile,
+                               measure, output, command_line);
     checked_dtype(output.dtype);
     return 0;
   }
   if (app.got_subcommand(fit_cmd)) {
     if (!check_only) return run_fit_command(fit_model, fit_device, fit_dtype, fit_memory);
     checked_dtype(fit_dtype);
+    return 0;
+  }
+  if (app.got_subcommand(export_cmd)) {
+    if (!check_only) {
+      onnx::save(models::build(export_model, {.batch = export_batch, .seed = export_seed}), export_out);
+      fmt::print("{} batch {} -> {}\n", export_model, export_batch, export_out);
+    }
     return 0;
   }
   if (check_only && !app.got_subcommand(gemm_cmd) && !app.got_subcommand(conv_cmd)) return 0;

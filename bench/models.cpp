@@ -4,9 +4,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <filesystem>
-#include <map>
 #include <fstream>
-#include <memory>
 #include <variant>
 
 #include <unistd.h>
@@ -15,6 +13,7 @@
 
 #include "core/runtime/embedded_source.hpp"
 #include "op_cases/verify.hpp"
+#include "ort.hpp"
 
 namespace porta::detail {
 std::span<const EmbeddedSource> bench_scripts();  // bench/scripts/*.py, see CMakeLists.txt
@@ -59,16 +58,6 @@ std::string_view script(std::string_view name) {
   throw Error(ErrorCode::Internal, "porta-bench was built without its script " + std::string(name));
 }
 
-// Runs `command`, returning its standard output.
-std::string capture(const std::string& command) {
-  const std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) throw Error(ErrorCode::IoError, "cannot run: " + command);
-  std::string out;
-  char buffer[4096];
-  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) out.append(buffer, n);
-  return out;
-}
-
 // $PORTA_PYTHON, else Debian's python3 (where python3-torch installs), else python3 on the PATH.
 std::string python() {
   if (const char* chosen = std::getenv("PORTA_PYTHON"); chosen && *chosen) return chosen;
@@ -110,7 +99,7 @@ Row torch_reference(const Problem& model, int threads, const TimingPolicy& timin
       python(), file.string(), model.params["model"].get<std::string>(), model.params["batch"].get<std::int64_t>(),
       model.params["resolution"].get<std::int64_t>(), threads, timing.warmup_s, timing.min_samples,
       timing.min_time_s, timing.max_time_s);
-  const std::string out = capture(command);
+  const std::string out = ort::capture_output(command);
   std::filesystem::remove(file);
   const std::size_t brace = out.rfind("\n{");
   const Json result = Json::parse(brace == std::string::npos ? out : out.substr(brace + 1), nullptr, false);
@@ -136,7 +125,7 @@ Row torch_reference(const Problem& model, int threads, const TimingPolicy& timin
 
 std::vector<Row> run_models(const std::vector<Problem>& models, const std::vector<Target>& targets,
                             const RunSettings& settings, const std::vector<std::optional<Layout>>& layouts,
-                            bool torch, bool profile) {
+                            References references, bool profile) {
   std::vector<Row> rows;
   for (const Problem& model : models) {
     for (const Target& target : targets) {
@@ -161,49 +150,36 @@ std::vector<Row> run_models(const std::vector<Problem>& models, const std::vecto
           rows.push_back(std::move(row));
         }
       }
-      if (torch && target.device && target.backend == "cpu") {
-        rows.push_back(torch_reference(model, target.device->info().threads, settings.timing));
-        const Row& t = rows.back();
-        fmt::print(stderr, "{} on {}: {}\n", model.workload, t.device,
-                   t.median_s ? fmt::format("{:.2f} ms", *t.median_s * 1e3) : t.status + ": " + t.reason);
-      }
+      for (Row& row : reference_rows(model, target, settings, references, profile)) rows.push_back(std::move(row));
     }
   }
   return rows;
 }
 
-void print_model_profile(std::FILE* out, const Problem& model, const Device& device, const CompileOptions& options) {
-  // Fused convs keep the conv's name: classify them by the source graph's weights.
-  std::map<std::string, std::string> conv_kind;
-  for (const Node& n : model.graph.nodes()) {
-    if (n.op != OpKind::Conv2d) continue;
-    const Shape& w = model.graph.shape(n.inputs[1]);
-    const auto groups = std::get<Conv2dParams>(n.params).groups;
-    conv_kind[n.name] = groups > 1 && w[1] == 1 ? "conv2d depthwise"
-                        : w[2] == 1 && w[3] == 1 ? "conv2d 1x1"
-                                                 : fmt::format("conv2d {}x{}", w[2], w[3]);
-  }
+std::vector<ort::NodeTime> profiled_node_times(const Problem& model, const Device& device,
+                                               const CompileOptions& options, int runs) {
   CompileOptions profiled = options;
   profiled.profile = true;
   Executable exe = device.compile(model.graph, profiled);
   cases::set_random_inputs(exe, model.graph, 1);
   exe.run();  // the first run pays one-time costs
-  exe.run();
-  std::map<std::string, std::pair<double, int>> by_kind;
-  double total = 0.0;
-  for (const NodeTiming& t : exe.node_timings()) {
-    const auto conv = conv_kind.find(t.name);
-    auto& [seconds, count] = by_kind[conv != conv_kind.end() ? conv->second : std::string(to_string(t.op))];
-    seconds += t.seconds, ++count, total += t.seconds;
+  std::vector<ort::NodeTime> mean;
+  for (int r = 0; r < runs; ++r) {
+    exe.run();
+    const std::vector<ort::NodeTime> times = ort::node_times(exe);
+    if (mean.empty()) mean.resize(times.size());
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      mean[i].name = times[i].name, mean[i].op = times[i].op;
+      mean[i].seconds += times[i].seconds / runs;
+    }
   }
-  std::vector<std::pair<std::string, std::pair<double, int>>> sorted(by_kind.begin(), by_kind.end());
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  std::vector<std::vector<std::string>> cells;
-  for (const auto& [kind, v] : sorted)
-    cells.push_back({kind, std::to_string(v.second), fmt::format("{:.2f}", v.first * 1e3),
-                     fmt::format("{:.1f}", total > 0 ? 100.0 * v.first / total : 0.0)});
-  fmt::print(out, "\n{} on {} ({}), one profiled run:\n", model.workload, device.info().spec, to_string(options.impl));
-  print_text_table(out, {"nodes", "count", "ms", "%"}, cells, {false, true, true, true});
+  return mean;
+}
+
+void print_model_profile(std::FILE* out, const Problem& model, const Device& device, const CompileOptions& options) {
+  fmt::print(out, "\n{} on {} ({}), by kind of node, mean of 5 profiled runs:\n", model.workload, device.info().spec,
+             to_string(options.impl));
+  ort::print_by_kind(out, model.graph, {{"porta", profiled_node_times(model, device, options, 5)}});
 }
 
 void print_model_summary(std::FILE* out, const std::vector<Row>& rows) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "node_times.hpp"
 #include "problems.hpp"
 
 namespace porta::bench {
@@ -19,16 +20,36 @@ Row torch_reference(const Problem& model, int threads, const TimingPolicy& timin
 // Its rows' device: "pytorch-cpu:threads=N", beside the cpu device of N threads.
 std::string torch_device_spec(int threads);
 
+// The same network in ONNX Runtime's CPU provider (ort_rows.cpp): porta's graph exported to ONNX,
+// run by tools/ort on `cpu`'s thread count, timed under `timing` on the seeded inputs porta gets,
+// and verified against porta's output on `cpu`. An "unsupported" row saying why when ORT or node is
+// missing or the graph has no ONNX form. With `profile`, ORT's own per-node profile follows on stdout.
+Row ort_reference(const Problem& model, const Device& cpu, const RunSettings& settings, bool profile);
+// Its rows' device: "onnxruntime-cpu:threads=N", beside the cpu device of N threads.
+std::string ort_device_spec(int threads);
+
+// The frameworks timed beside porta on cpu targets.
+struct References {
+  bool torch = true;  // PyTorch eager
+  bool ort = true;    // ONNX Runtime
+};
+// The reference rows for `model` beside `target` (none unless it is a cpu device), each printed to
+// stderr as it finishes.
+std::vector<Row> reference_rows(const Problem& model, const Target& target, const RunSettings& settings,
+                                References which, bool profile);
+
 // Each model at each batch on each target, impl and conv layout (unset: the device's choice;
 // a set one is named in the row's impl, e.g. "native/nchw"), with the plan's peak memory in the
-// row's params, and PyTorch eager beside every cpu target (same threads) when `torch` is set.
-// With `profile`, each porta row is followed by its per-node time breakdown on stdout.
+// row's params, and the `references` beside every cpu target (same threads).
+// With `profile`, each porta row is followed by its per-node time breakdown on stdout, and ORT's by its own.
 std::vector<Row> run_models(const std::vector<Problem>& models, const std::vector<Target>& targets,
                             const RunSettings& settings, const std::vector<std::optional<Layout>>& layouts,
-                            bool torch, bool profile);
+                            References references, bool profile);
 
-// Where one run of `model` spends its time on `device`: the per-node device times of a profiled
-// run, summed by kind (convs split into depthwise, 1x1 and kxk), largest first.
+// The per-node device times of `model` on `device`, the mean of `runs` profiled runs after a first one.
+std::vector<ort::NodeTime> profiled_node_times(const Problem& model, const Device& device,
+                                               const CompileOptions& options, int runs);
+// Where `model` spends its time on `device`: profiled_node_times summed by kind (ort::by_kind).
 void print_model_profile(std::FILE* out, const Problem& model, const Device& device, const CompileOptions& options);
 
 // images/s, latency and planned peak memory, one line per row.

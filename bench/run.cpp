@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "env.hpp"
+#include "models.hpp"
 #include "op_cases/verify.hpp"
 #include "report.hpp"
 
@@ -197,6 +198,8 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
         for (const Provider provider : settings.providers)
           timed.push_back(skipped_row(problem, target, with_provider(these, provider), skip));
       }
+      if (suite.references && skip.empty())
+        for (Row& row : reference_rows(problem, target, these, {}, false)) timed.push_back(std::move(row));
       for (Row& row : timed) {
         planner.observe(row);
         rows.push_back(std::move(row));

@@ -29,8 +29,8 @@ const std::pair<const char*, const char*> area_texts[] = {
     {"Convolution layers", "Dense convolutions on the cpu backend (ResNet-50's layers, and any other a file lists) "
                            "beside oneDNN."},
     {"Depthwise layers", "Depthwise convolutions on the cpu backend (EfficientNet-B0's layers) beside oneDNN."},
-    {"Whole networks", "`porta-bench model`: latency of a whole network, beside oneDNN and PyTorch eager on as many "
-                       "threads."},
+    {"Whole networks", "`porta-bench model`: latency of a whole network, beside oneDNN, PyTorch eager and ONNX "
+                       "Runtime on as many threads."},
     {"OpenCL", "OpenCL devices: porta's kernels beside CLBlast."},
     {"GPU", "CUDA and HIP devices: porta's kernels beside cuBLAS and cuDNN."},
 };
@@ -43,7 +43,8 @@ std::optional<Kind> kind_of(const Point& p) {
 }
 
 std::optional<Area> area_of(const Platform& pf, Kind kind) {
-  if (pf.backend == "pytorch" || pf.backend == "ref") return std::nullopt;  // a peer; the oracle
+  // Peers, and the oracle: no area of their own.
+  if (pf.backend == "pytorch" || pf.backend == "onnxruntime" || pf.backend == "ref") return std::nullopt;
   if (kind == Kind::Network) return Area::Networks;
   if (pf.backend == "opencl") return Area::OpenCL;
   if (pf.backend == "cuda" || pf.backend == "hip") return Area::Gpu;
@@ -62,6 +63,7 @@ std::string layout_of(const Point& p) {
 std::string peer_name(const Platform& pf, const Point& p, Kind kind) {
   const std::string provider = provider_of(p);
   if (pf.backend == "pytorch") return "PyTorch";
+  if (pf.backend == "onnxruntime") return "ONNX Runtime";
   if (provider == "openblas") return "OpenBLAS";
   if (provider == "vendor" && pf.backend == "cpu") return "oneDNN";
   if (provider == "vendor" && pf.backend == "opencl") return "CLBlast";
@@ -70,12 +72,13 @@ std::string peer_name(const Platform& pf, const Point& p, Kind kind) {
 }
 
 // What porta is compared with on a platform: its other providers, and on a cpu device the PyTorch
-// rows of the same file on as many threads.
+// and ONNX Runtime rows of the same file on as many threads.
 bool is_peer_of(const Merged& m, const Point& q, std::size_t platform) {
   const Platform &pf = m.platforms[platform], &qf = m.platforms[q.platform];
   if (q.platform == platform) return provider_of(q) != "native";
-  return qf.backend == "pytorch" && pf.backend == "cpu" && qf.input == pf.input &&
-         qf.spec == torch_device_spec(pf.threads);
+  return pf.backend == "cpu" && qf.input == pf.input &&
+         ((qf.backend == "pytorch" && qf.spec == torch_device_spec(pf.threads)) ||
+          (qf.backend == "onnxruntime" && qf.spec == ort_device_spec(pf.threads)));
 }
 
 struct Line {
@@ -92,7 +95,7 @@ struct Table {
   std::vector<Line> lines;
 };
 
-// The peer's row of the same problem: the same layout, else one without a layout (PyTorch's).
+// The peer's row of the same problem: the same layout, else one without a layout (PyTorch's, ORT's).
 const Point* peer_row(const std::vector<std::pair<const Point*, std::string>>& candidates, const std::string& peer,
                       const Point& native) {
   const Point* loose = nullptr;

@@ -1,6 +1,7 @@
 // The `models` suite: every network of porta::models at batch 1 in f32, as problems the suite
-// runner sizes, times, verifies (where the reference is fast enough) and reports like any other.
-// `porta-bench model` is the command for chosen networks and batches, with PyTorch beside them.
+// runner sizes, times, verifies (where the reference is fast enough) and reports like any other,
+// with PyTorch eager and ONNX Runtime beside each cpu target. `porta-bench model` is the command
+// for chosen networks and batches.
 #include "models.hpp"
 #include "porta/models.hpp"
 #include "suites.hpp"

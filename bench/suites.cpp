@@ -151,6 +151,7 @@ Suite make_suite(const SuiteRequest& request, std::uint64_t seed) {
     suite.problems = conv_suite(dtypes, seed);
   } else if (request.name == "models") {
     suite.problems = model_problems(seed);
+    suite.references = true;
   } else if (request.name == "gpu") {
     suite.problems = gpu_suite(seed);
   } else {

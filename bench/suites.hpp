@@ -21,6 +21,7 @@ struct Suite {
   std::string name;
   std::vector<Problem> problems;
   bool is_peak = false;         // its rows are the ceilings' probes
+  bool references = false;      // PyTorch eager and ONNX Runtime beside each cpu target (the models suite)
   std::vector<DType> dtypes;    // the dtypes whose compute ceilings its rows need
 };
 

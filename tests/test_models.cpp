@@ -22,6 +22,7 @@ TEST_CASE("the networks have torchvision's parameter counts") {
   CHECK(parameters(models::resnet50()) == 25'557'032);
   CHECK(parameters(models::efficientnet(0)) == 5'288'548);
   CHECK(parameters(models::efficientnet(3)) == 12'233'232);
+  CHECK(parameters(models::mobilenet_v2()) == 3'504'872);
   CHECK(parameters(models::build("efficientnet-b7", {.classes = 10})) == 66'347'960 - 2560 * 990 - 990);
 }
 
@@ -29,7 +30,7 @@ TEST_CASE("models take their native resolution, a batch and a class count") {
   const Graph g = models::build("efficientnet-b3", {.batch = 2, .classes = 7});
   CHECK(g.shape(g.inputs().at(0)) == Shape{2, 3, 300, 300});
   CHECK(g.shape(g.outputs().at(0).second) == Shape{2, 7});
-  CHECK(models::available().size() == 9);
+  CHECK(models::available().size() == 10);
   check_error([] { models::build("resnet18"); }, ErrorCode::NotFound, {"resnet18", "resnet50", "efficientnet-b7"});
   check_error([] { models::efficientnet(8); }, ErrorCode::InvalidArgument, {"8"});
 }
@@ -50,9 +51,10 @@ void check_model(const std::string& name, const models::ModelOptions& options) {
   }
 }
 
-TEST_CASE("resnet50 and efficientnet-b0 run on every device and match ref") {
+TEST_CASE("resnet50, efficientnet-b0 and mobilenet-v2 run on every device and match ref") {
   check_model("resnet50", {.batch = 1, .resolution = 64, .classes = 10});
   check_model("efficientnet-b0", {.batch = 2, .resolution = 64, .classes = 10});
+  check_model("mobilenet-v2", {.batch = 2, .resolution = 64, .classes = 10});
 }
 
 TEST_CASE("efficientnet-b0's planned memory stays within twice its largest activation plus its weights") {

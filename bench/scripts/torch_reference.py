@@ -12,7 +12,7 @@ import time
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--model", required=True)  # resnet50, efficientnet-b0 ... efficientnet-b7
+    p.add_argument("--model", required=True)  # resnet50, efficientnet-b0 ... efficientnet-b7, mobilenet-v2
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--resolution", type=int, required=True)
     p.add_argument("--threads", type=int, default=1)

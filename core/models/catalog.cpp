@@ -10,11 +10,13 @@ std::vector<ModelInfo> available() {
   std::vector<ModelInfo> list{{"resnet50", 224}};
   constexpr std::int64_t resolutions[] = {224, 240, 260, 300, 380, 456, 528, 600};
   for (int v = 0; v < 8; ++v) list.push_back({"efficientnet-b" + std::to_string(v), resolutions[v]});
+  list.push_back({"mobilenet-v2", 224});
   return list;
 }
 
 Graph build(std::string_view name, const ModelOptions& options) {
   if (name == "resnet50") return resnet50(options);
+  if (name == "mobilenet-v2") return mobilenet_v2(options);
   constexpr std::string_view prefix = "efficientnet-b";
   if (name.size() == prefix.size() + 1 && name.starts_with(prefix) && name.back() >= '0' && name.back() <= '7')
     return efficientnet(name.back() - '0', options);

@@ -24,6 +24,18 @@ constexpr std::int64_t min_opset = 7, max_opset = 22;
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
+// The porta dtype of an ONNX element type; porta's tensors are float, float16 or bfloat16.
+DType float_dtype(std::int64_t elem_type, const std::string& what, const std::string& of) {
+  switch (static_cast<ElemType>(elem_type)) {
+    case ElemType::Float: return DType::f32;
+    case ElemType::Float16: return DType::f16;
+    case ElemType::BFloat16: return DType::bf16;
+    default: break;
+  }
+  unsupported(what + elem_type_name(static_cast<std::int32_t>(elem_type)) + "; porta takes float, float16 or bfloat16" +
+              of);
+}
+
 // A node's attributes, looked up by name with ONNX's defaults and a type check.
 class Attrs {
  public:
@@ -203,15 +215,7 @@ class Importer {
     for (const ValueInfo& in : graph_.inputs) {
       if (values_.contains(in.name)) continue;  // an initializer listed as an input (IR < 4): a constant
       const std::string what = "input '" + in.name + "'";
-      DType dtype;
-      switch (static_cast<ElemType>(in.elem_type)) {
-        case ElemType::Float: dtype = DType::f32; break;
-        case ElemType::Float16: dtype = DType::f16; break;
-        case ElemType::BFloat16: dtype = DType::bf16; break;
-        default:
-          unsupported(what + " has element type " + elem_type_name(in.elem_type) +
-                      "; porta takes float, float16 or bfloat16 inputs");
-      }
+      const DType dtype = float_dtype(in.elem_type, what + " has element type ", " inputs");
       Shape shape;
       if (const auto it = options_.input_shapes.find(in.name); it != options_.input_shapes.end()) {
         shape = it->second;
@@ -426,6 +430,10 @@ class Importer {
       unsupported("allowzero 1 with a 0 in the shape would make an empty tensor");
     define(n, g_.reshape(x, Shape(shape.begin(), shape.end()), unique(base_name(n))));
   }
+  void cast(const NodeProto& n, const Attrs& a) {
+    const DType to = float_dtype(a.int64("to", 0), "'to' is ", " casts");
+    define(n, g_.cast(tensor(n, 0), to, unique(base_name(n))));
+  }
   void transpose(const NodeProto& n, const Attrs& a) {
     define(n, g_.transpose(tensor(n, 0), a.ints("perm", {}), unique(base_name(n))));
   }
@@ -506,6 +514,7 @@ const std::unordered_map<std::string_view, Importer::Handler>& Importer::handler
       {"Flatten", &Importer::flatten},
       {"Reshape", &Importer::reshape},
       {"Transpose", &Importer::transpose},
+      {"Cast", &Importer::cast},
       {"Concat", &Importer::concat},
       {"BatchNormalization", &Importer::batch_norm},
       {"Softmax", &Importer::softmax},

@@ -24,9 +24,11 @@ struct ModelOptions {
 Graph resnet50(const ModelOptions& options = {});
 // variant 0..7: B0 at 224 px through B7 at 600 px, with compound width and depth scaling.
 Graph efficientnet(int variant, const ModelOptions& options = {});
+// MobileNet-V2 (width 1.0) at 224 px.
+Graph mobilenet_v2(const ModelOptions& options = {});
 
 struct ModelInfo {
-  std::string name;             // "resnet50", "efficientnet-b0" ... "efficientnet-b7"
+  std::string name;             // "resnet50", "efficientnet-b0" ... "efficientnet-b7", "mobilenet-v2"
   std::int64_t resolution = 0;  // native input size
 };
 

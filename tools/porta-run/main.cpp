@@ -1,6 +1,7 @@
 // porta-run: load an ONNX model, compile it for a device, run it and time it, as trtexec does.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <fmt/core.h>
 
 #include "npy.hpp"
+#include "ort.hpp"
 #include "porta/onnx.hpp"
 #include "porta/porta.hpp"
 
@@ -38,6 +40,8 @@ struct Args {
   std::int64_t batch = 1;
   int iterations = 10;
   std::string output_dir;
+  std::string compare;  // "ort": ONNX Runtime on the same file and inputs
+  bool profile = false;
 };
 
 double ms_since(Clock::time_point start) {
@@ -93,6 +97,20 @@ npy::Array output_array(const Executable& exe, const std::string& name) {
   return a;
 }
 
+void write_outputs(const Args& args, const Graph& graph, const Executable& exe) {
+  if (!args.output_dir.empty()) std::filesystem::create_directories(args.output_dir);
+  for (const auto& [name, t] : graph.outputs()) {
+    const TensorDesc& desc = exe.output_desc(name);
+    std::string where;
+    if (!args.output_dir.empty()) {
+      const auto path = std::filesystem::path(args.output_dir) / (file_name(name) + ".npy");
+      npy::write(path, output_array(exe, name));
+      where = " -> " + path.string();
+    }
+    fmt::print("output {} {} {}{}\n", name, to_string(desc.shape), to_string(desc.dtype), where);
+  }
+}
+
 // CLI11's own range checks print the whole double range; this says in a few words what is wrong.
 CLI::Validator at_least(long long bound) {
   return CLI::Validator(
@@ -108,6 +126,71 @@ CLI::Validator at_least(long long bound) {
         return value < bound ? fmt::format("{} must be >= {}", text, bound) : std::string();
       },
       fmt::format("INT>={}", bound));
+}
+
+// Sets every input from its file or seeded random values; returns the values set, as float32.
+std::vector<ort::Input> set_inputs(Executable& exe, const Graph& graph, const Args& args,
+                                   const std::map<std::string, std::string>& files) {
+  std::vector<ort::Input> set;
+  std::mt19937_64 rng(args.seed);
+  for (const Tensor t : graph.inputs()) {
+    const std::string& name = graph.info(t).name;
+    const TensorDesc& desc = graph.desc(t);
+    std::vector<float> values(static_cast<std::size_t>(desc.numel()));
+    if (const auto it = files.find(name); it != files.end()) {
+      const npy::Array a = npy::read(it->second);
+      if (a.shape != desc.shape)
+        throw Error(ErrorCode::ShapeMismatch, fmt::format("{}: shape {} does not match input '{}' {}{}", it->second,
+                                                          to_string(a.shape), name, to_string(desc.shape),
+                                                          a.shape.size() == desc.shape.size() && !a.shape.empty()
+                                                              ? " (--batch or --shape change the model's input shape)"
+                                                              : ""));
+      for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(a.data.data(), i, a.dtype);
+      if (a.dtype == desc.dtype)
+        exe.set_input_bytes(name, a.data);
+      else
+        exe.set_input(name, values);
+      fmt::print("input  {} {} {} from {}\n", name, to_string(desc.shape), to_string(desc.dtype), it->second);
+    } else {
+      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+      for (float& v : values) v = dist(rng);
+      exe.set_input(name, values);
+      fmt::print("input  {} {} {} random (seed {})\n", name, to_string(desc.shape), to_string(desc.dtype), args.seed);
+    }
+    set.push_back({name, desc.shape, std::move(values)});
+  }
+  return set;
+}
+
+// The same model in ONNX Runtime on the same inputs: its latency beside porta's and how far each
+// output is from porta's (relative L2 error and largest difference).
+void compare_with_ort(const Args& args, const Graph& graph, const Executable& exe,
+                      const std::vector<ort::Input>& inputs, double porta_median_ms) {
+  ort::Options options;
+  options.threads = exe.device().backend == "cpu" ? exe.device().threads : Device::open("cpu").info().threads;
+  options.profile_runs = args.profile ? 6 : 0;
+  const ort::Result r = ort::run(args.model, inputs, options);
+  if (!r.error.empty()) throw Error(ErrorCode::Unsupported, "--compare ort: " + r.error);
+  fmt::print("onnxruntime ({}): median {:.3f} ms, min {:.3f} ms over {} runs; ORT time / porta time {:.3f}\n",
+             r.version, r.median_s * 1e3, r.min_s * 1e3, r.samples, r.median_s * 1e3 / porta_median_ms);
+  for (const ort::Output& o : r.outputs) {
+    const std::vector<float> mine = exe.output(o.name);
+    if (mine.size() != o.values.size())
+      throw Error(ErrorCode::ShapeMismatch, fmt::format("--compare ort: output '{}' is {} in ORT, {} in porta", o.name,
+                                                        to_string(o.shape), to_string(exe.output_desc(o.name).shape)));
+    double error = 0.0, energy = 0.0, largest = 0.0;
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      const double d = static_cast<double>(mine[i]) - o.values[i];
+      const double want = o.values[i];
+      error += d * d, energy += want * want, largest = std::max(largest, std::abs(d));
+    }
+    fmt::print("output {} against ORT: relative L2 error {:.3g}, largest difference {:.3g}\n", o.name,
+               std::sqrt(error / std::max(energy, 1e-300)), largest);
+  }
+  if (args.profile) {
+    fmt::print("\nBy kind of node: porta, the last run; ORT, the mean of 5 profiled runs\n");
+    ort::print_by_kind(stdout, graph, {{"porta", ort::node_times(exe)}, {"ORT", r.profile}});
+  }
 }
 
 int run(const Args& args) {
@@ -137,39 +220,12 @@ int run(const Args& args) {
 
   const Device device = Device::open(args.device);
   CompileOptions compile_options;
+  compile_options.profile = args.profile;
   if (args.impl == "vendor") compile_options.impl = Impl::Vendor;
   start = Clock::now();
   Executable exe = device.compile(graph, compile_options);
   const double compile_ms = ms_since(start);
-
-  std::mt19937_64 rng(args.seed);
-  for (const Tensor t : graph.inputs()) {
-    const std::string& name = graph.info(t).name;
-    const TensorDesc& desc = graph.desc(t);
-    if (const auto it = files.find(name); it != files.end()) {
-      const npy::Array a = npy::read(it->second);
-      if (a.shape != desc.shape)
-        throw Error(ErrorCode::ShapeMismatch, fmt::format("{}: shape {} does not match input '{}' {}{}", it->second,
-                                                          to_string(a.shape), name, to_string(desc.shape),
-                                                          a.shape.size() == desc.shape.size() && !a.shape.empty()
-                                                              ? " (--batch or --shape change the model's input shape)"
-                                                              : ""));
-      if (a.dtype == desc.dtype) {
-        exe.set_input_bytes(name, a.data);
-      } else {
-        std::vector<float> values(a.data.size() / size_of(a.dtype));
-        for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(a.data.data(), i, a.dtype);
-        exe.set_input(name, values);
-      }
-      fmt::print("input  {} {} {} from {}\n", name, to_string(desc.shape), to_string(desc.dtype), it->second);
-    } else {
-      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-      std::vector<float> values(static_cast<std::size_t>(desc.numel()));
-      for (float& v : values) v = dist(rng);
-      exe.set_input(name, values);
-      fmt::print("input  {} {} {} random (seed {})\n", name, to_string(desc.shape), to_string(desc.dtype), args.seed);
-    }
-  }
+  const std::vector<ort::Input> inputs = set_inputs(exe, graph, args, files);
 
   start = Clock::now();
   exe.run();
@@ -188,16 +244,12 @@ int run(const Args& args) {
   if (!times.empty())
     fmt::print("latency over {} runs: median {:.3f} ms, min {:.3f} ms\n", times.size(), times[times.size() / 2],
                times.front());
-  if (!args.output_dir.empty()) std::filesystem::create_directories(args.output_dir);
-  for (const auto& [name, t] : graph.outputs()) {
-    const TensorDesc& desc = exe.output_desc(name);
-    std::string where;
-    if (!args.output_dir.empty()) {
-      const auto path = std::filesystem::path(args.output_dir) / (file_name(name) + ".npy");
-      npy::write(path, output_array(exe, name));
-      where = " -> " + path.string();
-    }
-    fmt::print("output {} {} {}{}\n", name, to_string(desc.shape), to_string(desc.dtype), where);
+  write_outputs(args, graph, exe);
+  if (args.compare == "ort") {
+    compare_with_ort(args, graph, exe, inputs, times.empty() ? first_ms : times[times.size() / 2]);
+  } else if (args.profile) {
+    fmt::print("\nBy kind of node, the last run:\n");
+    ort::print_by_kind(stdout, graph, {{"porta", ort::node_times(exe)}});
   }
   return 0;
 }
@@ -229,6 +281,11 @@ int main(int argc, char** argv) {
       ->check(at_least(0))
       ->capture_default_str();
   app.add_option("--output-dir", args.output_dir, "Write each output as NAME.npy here");
+  app.add_option("--compare", args.compare,
+                 "ort: run the model in ONNX Runtime's CPU provider too (same inputs, the cpu device's threads), "
+                 "timed beside porta, its outputs checked against porta's")
+      ->check(CLI::IsMember({"ort"}));
+  app.add_flag("--profile", args.profile, "Print where the time goes by kind of node (and ORT's, with --compare ort)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,222 @@
+// porta::Graph -> ONNX (opset 13): one node per porta node, plus the nodes ONNX spells separately
+// (a conv's residual add and fused activation, SiLU as x * sigmoid(x), MatMul's transposes). Values
+// keep the graph's tensor names; a graph output under another name gets an Identity.
+#include <fstream>
+#include <set>
+
+#include "core/onnx/writer.hpp"
+#include "porta/error.hpp"
+#include "porta/onnx.hpp"
+
+namespace porta::onnx {
+namespace {
+
+using namespace writer;
+
+[[noreturn]] void unsupported(const Node& n, const std::string& what) {
+  throw Error(ErrorCode::Unsupported, "ONNX export: node '" + n.name + "' (" + std::string(to_string(n.op)) + "): " +
+                                          what + " has no ONNX opset 13 form that porta writes");
+}
+
+std::int32_t elem_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return FLOAT;
+    case DType::f16: return FLOAT16;
+    case DType::bf16: return BFLOAT16;
+  }
+  throw Error(ErrorCode::Unsupported, "ONNX export: dtype " + std::string(to_string(dtype)));
+}
+
+std::vector<std::int64_t> pads(const std::array<std::int64_t, 4>& p) { return {p[0], p[1], p[2], p[3]}; }
+std::vector<std::int64_t> pair(const std::array<std::int64_t, 2>& p) { return {p[0], p[1]}; }
+
+class Exporter {
+ public:
+  explicit Exporter(const Graph& g) : g_(g) {
+    for (const TensorInfo& t : g.tensors()) used_.insert(t.name);
+  }
+
+  std::vector<std::byte> bytes() {
+    for (const Tensor t : g_.inputs()) model_.inputs.push_back(value_info(name(t), g_.shape(t), elem(t)));
+    for (const TensorInfo& t : g_.tensors())
+      if (t.role == Role::Constant)
+        model_.initializers.push_back(raw_tensor(t.name, t.desc.shape, elem_type(t.desc.dtype), t.data->data(),
+                                                 t.data->size()));
+    for (const Node& n : g_.nodes()) node(n);
+    for (const auto& [output, t] : g_.outputs()) {
+      if (output != name(t)) {
+        if (used_.count(output))
+          throw Error(ErrorCode::Unsupported, "ONNX export: output '" + output + "' is also the name of another tensor");
+        emit("Identity", {name(t)}, output, output);
+      }
+      model_.outputs.push_back(value_info(output, g_.shape(t), elem(t)));
+    }
+    return model_.bytes();
+  }
+
+ private:
+  const std::string& name(Tensor t) const { return g_.info(t).name; }
+  std::int32_t elem(Tensor t) const { return elem_type(g_.dtype(t)); }
+
+  // A name no tensor or earlier in-between value has, for the values ONNX needs in between.
+  std::string fresh(const std::string& base) {
+    std::string candidate = base;
+    for (int i = 1; used_.count(candidate); ++i) candidate = base + "_" + std::to_string(i);
+    used_.insert(candidate);
+    return candidate;
+  }
+  void emit(const std::string& op, const std::vector<std::string>& inputs, const std::string& output,
+            const std::string& node_name, const std::vector<Proto>& attrs = {}) {
+    model_.nodes.push_back(writer::node(op, inputs, {output}, node_name, attrs));
+  }
+  std::string scalar(const std::string& base, float v) {
+    const std::string n = fresh(base);
+    model_.initializers.push_back(raw_tensor(n, {}, FLOAT, &v, sizeof v));
+    return n;
+  }
+  std::string ints(const std::string& base, const std::vector<std::int64_t>& values) {
+    const std::string n = fresh(base);
+    model_.initializers.push_back(int64_tensor(n, values));
+    return n;
+  }
+
+  // `x` through `act` into `out`, by nodes named `node_name` (the last) and after it.
+  void activation(const Node& n, const std::string& x, Activation act, const std::string& out,
+                  const std::string& node_name) {
+    switch (act) {
+      case Activation::None: emit("Identity", {x}, out, node_name); return;
+      case Activation::Relu: emit("Relu", {x}, out, node_name); return;
+      case Activation::Sigmoid: emit("Sigmoid", {x}, out, node_name); return;
+      case Activation::Tanh: emit("Tanh", {x}, out, node_name); return;
+      case Activation::Relu6: clip(x, 0.0f, 6.0f, out, node_name); return;
+      case Activation::Silu: {
+        const std::string gate = fresh(node_name + ".sigmoid");
+        emit("Sigmoid", {x}, gate, gate);
+        emit("Mul", {x, gate}, out, node_name);
+        return;
+      }
+      case Activation::Gelu: break;
+    }
+    unsupported(n, "GELU");
+  }
+  void clip(const std::string& x, float lo, float hi, const std::string& out, const std::string& node_name) {
+    emit("Clip", {x, scalar(node_name + ".min", lo), scalar(node_name + ".max", hi)}, out, node_name);
+  }
+  // What a fused epilogue writes: `y` itself, or an intermediate for the ops after it.
+  std::string before_epilogue(const std::string& y, bool more) { return more ? fresh(y + ".pre") : y; }
+
+  void conv(const Node& n, const std::vector<std::string>& in, const std::string& y) {
+    const auto& p = std::get<Conv2dParams>(n.params);
+    if (p.layout != Layout::NCHW) unsupported(n, "an NHWC conv");
+    const Shape& w = g_.shape(n.inputs[1]);
+    std::vector<std::string> operands(in.begin(), in.end() - (p.residual ? 1 : 0));
+    const bool act = p.activation != Activation::None;
+    std::string out = before_epilogue(y, p.residual || act);
+    emit("Conv", operands, out, n.name,
+         {attr_ints("kernel_shape", {w[2], w[3]}), attr_ints("strides", pair(p.stride)), attr_ints("pads", pads(p.pad)),
+          attr_ints("dilations", pair(p.dilation)), attr_int("group", p.groups)});
+    if (p.residual) {
+      const std::string sum = before_epilogue(y, act);
+      emit("Add", {out, in.back()}, sum, fresh(n.name + ".residual"));
+      out = sum;
+    }
+    if (act) activation(n, out, p.activation, y, fresh(n.name + ".act"));
+  }
+  void gemm(const Node& n, const std::vector<std::string>& in, const std::string& y) {
+    const auto& p = std::get<GemmParams>(n.params);
+    const bool act = p.activation != Activation::None;
+    const std::string out = before_epilogue(y, act);
+    emit("Gemm", in, out, n.name,
+         {attr_int("transA", p.trans_a), attr_int("transB", p.trans_b), attr_float("alpha", p.alpha),
+          attr_float("beta", p.beta)});
+    if (act) activation(n, out, p.activation, y, fresh(n.name + ".act"));
+  }
+  void matmul(const Node& n, std::vector<std::string> in, const std::string& y) {
+    const auto& p = std::get<MatMulParams>(n.params);
+    for (std::size_t i = 0; i < 2; ++i) {
+      const auto rank = static_cast<std::int64_t>(g_.shape(n.inputs[i]).size());
+      if (!(i == 0 ? p.trans_a : p.trans_b) || rank < 2) continue;
+      std::vector<std::int64_t> perm(static_cast<std::size_t>(rank));
+      for (std::int64_t d = 0; d < rank; ++d) perm[static_cast<std::size_t>(d)] = d;
+      std::swap(perm[perm.size() - 2], perm.back());
+      const std::string t = fresh(n.name + (i == 0 ? ".a_t" : ".b_t"));
+      emit("Transpose", {in[i]}, t, t, {attr_ints("perm", perm)});
+      in[i] = t;
+    }
+    emit("MatMul", in, y, n.name);
+  }
+  void pool(const Node& n, const std::vector<std::string>& in, const std::string& y) {
+    const auto& p = std::get<Pool2dParams>(n.params);
+    if (p.layout != Layout::NCHW) unsupported(n, "an NHWC pool");
+    std::vector<Proto> attrs{attr_ints("kernel_shape", pair(p.kernel)), attr_ints("strides", pair(p.stride)),
+                             attr_ints("pads", pads(p.pad)), attr_int("ceil_mode", p.ceil_mode)};
+    if (n.op == OpKind::MaxPool2d) {
+      attrs.push_back(attr_ints("dilations", pair(p.dilation)));
+      emit("MaxPool", in, y, n.name, attrs);
+      return;
+    }
+    if (p.dilation != std::array<std::int64_t, 2>{1, 1}) unsupported(n, "a dilated average pool");
+    attrs.push_back(attr_int("count_include_pad", p.count_include_pad));
+    emit("AveragePool", in, y, n.name, attrs);
+  }
+
+  void node(const Node& n) {
+    std::vector<std::string> in;
+    for (const Tensor t : n.inputs) in.push_back(name(t));
+    const std::string& y = name(n.output);
+    switch (n.op) {
+      case OpKind::Conv2d: return conv(n, in, y);
+      case OpKind::Gemm: return gemm(n, in, y);
+      case OpKind::MatMul: return matmul(n, in, y);
+      case OpKind::MaxPool2d:
+      case OpKind::AvgPool2d: return pool(n, in, y);
+      case OpKind::Add: return emit("Add", in, y, n.name);
+      case OpKind::Sub: return emit("Sub", in, y, n.name);
+      case OpKind::Mul: return emit("Mul", in, y, n.name);
+      case OpKind::Div: return emit("Div", in, y, n.name);
+      case OpKind::Relu: return emit("Relu", in, y, n.name);
+      case OpKind::Sigmoid: return emit("Sigmoid", in, y, n.name);
+      case OpKind::Tanh: return emit("Tanh", in, y, n.name);
+      case OpKind::Silu: return activation(n, in[0], Activation::Silu, y, n.name);
+      case OpKind::Clip: {
+        const auto& p = std::get<ClipParams>(n.params);
+        return clip(in[0], p.min, p.max, y, n.name);
+      }
+      case OpKind::BatchNorm:
+        return emit("BatchNormalization", in, y, n.name,
+                    {attr_float("epsilon", std::get<BatchNormParams>(n.params).epsilon)});
+      case OpKind::GlobalAvgPool:
+        if (std::get<GlobalPoolParams>(n.params).layout != Layout::NCHW) unsupported(n, "an NHWC pool");
+        return emit("GlobalAveragePool", in, y, n.name);
+      case OpKind::Softmax:
+        return emit("Softmax", in, y, n.name, {attr_int("axis", std::get<SoftmaxParams>(n.params).axis)});
+      case OpKind::Reshape:
+        return emit("Reshape", {in[0], ints(n.name + ".shape", std::get<ReshapeParams>(n.params).shape)}, y, n.name);
+      case OpKind::Transpose:
+        return emit("Transpose", in, y, n.name, {attr_ints("perm", std::get<TransposeParams>(n.params).perm)});
+      case OpKind::Concat:
+        return emit("Concat", in, y, n.name, {attr_int("axis", std::get<ConcatParams>(n.params).axis)});
+      case OpKind::Cast:
+        return emit("Cast", in, y, n.name, {attr_int("to", elem_type(std::get<CastParams>(n.params).to))});
+      case OpKind::Gelu: unsupported(n, "GELU");
+    }
+    unsupported(n, "the op");
+  }
+
+  const Graph& g_;
+  std::set<std::string> used_;
+  Model model_;
+};
+
+}  // namespace
+
+std::vector<std::byte> save_bytes(const Graph& graph) { return Exporter(graph).bytes(); }
+
+void save(const Graph& graph, const std::filesystem::path& path) {
+  const std::vector<std::byte> bytes = save_bytes(graph);
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out.flush()) throw Error(ErrorCode::IoError, "ONNX export: cannot write " + path.string());
+}
+
+}  // namespace porta::onnx
