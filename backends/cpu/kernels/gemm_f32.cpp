@@ -26,6 +26,7 @@
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/scratch_pool.hpp"
 #include "backends/cpu/kernels/vector_kernels.hpp"
+#include "backends/cpu/plans/explain.hpp"
 #include "backends/cpu/plans/gemm_plan.hpp"
 #include "core/runtime/op_math.hpp"
 
@@ -423,7 +424,9 @@ void run_blocked(const GemmPlan& plan, std::int64_t m, std::int64_t n, std::int6
 void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand& a, const GemmOperand& b, float* c,
               std::int64_t ldc, const GemmEpilogue& epilogue) {
   if (m <= 0 || n <= 0) return;
-  const GemmPlan plan = plan_gemm({m, n, k, a.dtype, b.dtype, a.ld, b.ld, a.trans, b.trans}, host_machine());
+  const GemmShape shape{m, n, k, a.dtype, b.dtype, a.ld, b.ld, a.trans, b.trans};
+  const GemmPlan plan = plan_gemm(shape, host_machine());
+  if (plans_verbose()) print_plan(describe(shape), describe(plan));
   switch (plan.algorithm) {
     case GemmAlgorithm::zero_fill: return zero_fill(m, n, c, ldc, epilogue);
     case GemmAlgorithm::few_rows: return few_rows(m, n, k, a, b, c, ldc, plan, epilogue);

@@ -181,6 +181,12 @@ TaskGrid gemm_task_grid(const GemmPlan& plan, std::int64_t m, std::int64_t slice
   return {mr, m, row_panels, row_blocks, chunk_panels, ceil_div(slice_panels, chunk_panels), false};
 }
 
+std::string describe(const GemmShape& s) {
+  return "gemm " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " " +
+         std::string(to_string(s.a_dtype)) + " " + std::string(to_string(s.b_dtype)) + " " + (s.a_trans ? "T" : "N") +
+         (s.b_trans ? "T" : "N");
+}
+
 std::string describe(const GemmPlan& plan) {
   std::string line = std::string("gemm ") + name(plan.algorithm);
   if (plan.algorithm == GemmAlgorithm::blocked) {

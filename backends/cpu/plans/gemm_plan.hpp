@@ -85,6 +85,10 @@ struct TaskGrid {
 // The grid of a slice of `slice_panels` panels of B under a blocked `plan` of C's `m` rows.
 TaskGrid gemm_task_grid(const GemmPlan& plan, std::int64_t m, std::int64_t slice_panels);
 
+// The problem in a few words: "gemm 1760x16x1760 f32 f32 NT" (m x n x k, A's and B's dtypes and
+// whether each is transposed).
+std::string describe(const GemmShape& shape);
+
 // One line: "gemm blocked kernel=avx512 14x32 a=rows b=in_place kc=512 nc=256 pass=512 threads=2 split=columns".
 std::string describe(const GemmPlan& plan);
 
