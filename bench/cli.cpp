@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -74,7 +77,7 @@ const CLI::Validator non_negative_seconds = number_check<double>(0.0, true, "NON
 struct MeasureArgs {
   std::vector<std::string> devices;
   std::vector<std::string> impls{"native"};
-  bool allow_tf32 = false;
+  bool allow_tf32 = false, explain = false;
   std::uint64_t seed = 42;
   TimingPolicy timing;
 };
@@ -91,6 +94,7 @@ void add_measure_options(CLI::App* cmd, MeasureArgs& a) {
                   "Kernel providers, comma-separated or repeated: native, vendor, openblas (f32 GEMM on cpu)")
       ->delimiter(',')->check(CLI::IsMember({"native", "vendor", "openblas"}));
   cmd->add_flag("--allow-tf32", a.allow_tf32, "Let f32 GEMM/conv use tf32 matrix units where they exist");
+  cmd->add_flag("--explain", a.explain, "Print each CPU kernel call's plan on stderr, a line each (PORTA_VERBOSE=1)");
   cmd->add_option("--seed", a.seed, "Seed of the random inputs and weights")
       ->check(number_check<std::uint64_t>(0, true, "UINT"))->capture_default_str();
   cmd->add_option("--warmup", a.timing.warmup_s, "Seconds of warm-up runs")->check(non_negative_seconds)
@@ -128,6 +132,8 @@ std::vector<DeviceInfo> infos_of(const std::vector<Target>& targets) {
 
 // Opens the devices and checks the output files before anything runs, so nothing is lost at the end.
 std::vector<Target> prepare_targets(const MeasureArgs& m, const std::vector<std::string>& files) {
+  // The cpu backend reads PORTA_VERBOSE when its first device opens, below.
+  if (m.explain) setenv("PORTA_VERBOSE", "1", 1);
   return checking_arguments([&] {
     for (const std::string& file : files)
       if (!file.empty()) check_writable(file);
@@ -148,49 +154,6 @@ int run_problems(const std::vector<Problem>& problems, const MeasureArgs& m, con
   if (!o.json.empty()) write_json(o.json, environment(infos_of(targets), command_line), rows);
   if (!o.csv.empty()) write_csv(o.csv, rows);
   return finish(rows);
-}
-
-int run_model_command(const std::vector<std::string>& names, const std::vector<std::int64_t>& batches,
-                      const std::vector<std::string>& layout_names, References references, bool profile,
-                      const MeasureArgs& m, const OutputArgs& o, const std::string& command_line) {
-  std::vector<std::optional<Layout>> layouts;
-  for (const std::string& name : layout_names)
-    layouts.push_back(name == "nchw" ? std::optional(Layout::NCHW) : name == "nhwc" ? std::optional(Layout::NHWC) : std::nullopt);
-  const std::vector<Problem> problems = checking_arguments([&] {
-    std::vector<Problem> list;
-    for (const std::string& name : names)
-      for (const std::int64_t batch : batches) list.push_back(model_problem(name, batch, parse_dtype(o.dtype), m.seed));
-    return list;
-  });
-  const std::vector<Target> targets = prepare_targets(m, {o.json, o.csv});
-  const std::vector<Row> rows = run_models(problems, targets, settings_from(m, o.verify), layouts, references, profile);
-  fmt::print("\n");
-  print_model_summary(stdout, rows);
-  if (!o.json.empty()) write_json(o.json, environment(infos_of(targets), command_line), rows);
-  if (!o.csv.empty()) write_csv(o.csv, rows);
-  return finish(rows);
-}
-
-int run_fit_command(const std::string& model, const std::string& spec, const std::string& dtype_name,
-                    std::uint64_t memory) {
-  const auto [device, dtype] = checking_arguments([&] { return std::pair{Device::open(spec), parse_dtype(dtype_name)}; });
-  const DeviceInfo& info = device.info();
-  const std::uint64_t budget = memory > 0 ? memory : info.memory_free;
-  if (budget == 0) throw ArgumentError(fmt::format("{} does not report its free memory: give --memory BYTES", info.spec));
-  const Fit fit = fit_batch(model, device, dtype, budget);
-  constexpr double mib = 1 << 20;
-  const MemoryEstimate& e = fit.at_batch;
-  fmt::print("{} ({}) on {}: budget {:.1f} MiB ({})\n", model, dtype_name, info.spec, budget / mib,
-             memory > 0 ? "--memory" : "the device's free memory");
-  if (fit.batch == 0) {
-    fmt::print("does not fit even at batch 1: its plan needs {:.1f} MiB ({:.1f} activations + {:.1f} weights)\n",
-               e.peak_bytes() / mib, e.arena_bytes / mib, e.constant_bytes / mib);
-    return 1;
-  }
-  fmt::print("largest batch: {}\nplanned peak: {:.1f} MiB ({:.1f} activations + {:.1f} weights; {:.1f} MiB of "
-             "activations without reuse)\n",
-             fit.batch, e.peak_bytes() / mib, e.arena_bytes / mib, e.constant_bytes / mib, e.naive_arena_bytes / mib);
-  return 0;
 }
 
 // ./porta-results/<UTC timestamp>/, made unique if two runs start in the same second.
@@ -237,83 +200,151 @@ std::string join_command_line(const std::vector<std::string>& args) {
   return line;
 }
 
-}  // namespace
+// One subcommand: its options, bound to arguments of its own, and what it does once they are
+// parsed (check_only: check the arguments, problem shapes included, and touch nothing).
+struct Command {
+  CLI::App* app;
+  std::function<int(bool check_only)> run;
+};
 
-int run_cli(std::vector<std::string> args, CliMode mode) {
-  const bool check_only = mode == CliMode::CheckOnly;
-  if (args.size() == 1) args.insert(args.end(), {"run", "--suite", "quick"});  // the default: a quick look
-  const std::string command_line = join_command_line(args);
+template <class Args>
+std::shared_ptr<Args> args_for() {
+  return std::make_shared<Args>();
+}
 
-  CLI::App app{"porta-bench: time porta's ops on every device, verified against the reference.\n"
-               "With no arguments: porta-bench run --suite quick",
-               "porta-bench"};
-  app.require_subcommand(1);
+void check_dtype(const std::string& name) {
+  checking_arguments([&] { parse_dtype(name); });
+}
 
-  app.add_subcommand("devices", "List backends and their devices, and why a backend has none");
+Command add_devices_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("devices", "List backends and their devices, and why a backend has none");
+  return {cmd, [](bool check_only) {
+            if (!check_only) print_devices(stdout);
+            return 0;
+          }};
+}
 
-  bool markdown = false;
-  auto* support = app.add_subcommand("support", "Print the op x device support matrix");
-  support->add_flag("--markdown", markdown, "As a markdown table (docs/ops.md)");
+Command add_support_command(CLI::App& app) {
+  auto markdown = args_for<bool>();
+  auto* cmd = app.add_subcommand("support", "Print the op x device support matrix");
+  cmd->add_flag("--markdown", *markdown, "As a markdown table (docs/ops.md)");
+  return {cmd, [markdown](bool check_only) {
+            if (!check_only) print_support_matrix(stdout, *markdown);
+            return 0;
+          }};
+}
 
+struct GemmArgs {
+  cases::GemmProblem gemm;
   MeasureArgs measure;
   OutputArgs output;
+};
 
-  cases::GemmProblem gemm;
-  auto* gemm_cmd = app.add_subcommand("gemm", "Time C = op(A) op(B), A is MxK, B is KxN");
-  gemm_cmd->add_option("--m", gemm.m, "Rows of C")->required()->check(positive);
-  gemm_cmd->add_option("--n", gemm.n, "Columns of C")->required()->check(positive);
-  gemm_cmd->add_option("--k", gemm.k, "Inner dimension")->required()->check(positive);
-  gemm_cmd->add_flag("--trans-a", gemm.trans_a, "A is stored KxM");
-  gemm_cmd->add_flag("--trans-b", gemm.trans_b, "B is stored NxK");
-  gemm_cmd->add_option("--batch", gemm.batch, "Independent GEMMs per run")->check(positive)
-      ->capture_default_str();
-  add_output_options(gemm_cmd, output);
-  add_measure_options(gemm_cmd, measure);
+int run_gemm(GemmArgs& a, bool check_only, const std::string& command_line) {
+  // The shapes alone, so that a problem too large to build is refused before weights are made.
+  checking_arguments([&] {
+    a.gemm.dtype = parse_dtype(a.output.dtype);
+    cases::gemm_graph(a.gemm);
+  });
+  if (check_only) return 0;
+  const std::vector<Problem> problems = checking_arguments([&] { return std::vector{gemm_problem(a.gemm)}; });
+  return run_problems(problems, a.measure, a.output, command_line);
+}
 
+Command add_gemm_command(CLI::App& app, const std::string& command_line) {
+  auto a = args_for<GemmArgs>();
+  cases::GemmProblem& gemm = a->gemm;
+  auto* cmd = app.add_subcommand("gemm", "Time C = op(A) op(B), A is MxK, B is KxN");
+  cmd->add_option("--m", gemm.m, "Rows of C")->required()->check(positive);
+  cmd->add_option("--n", gemm.n, "Columns of C")->required()->check(positive);
+  cmd->add_option("--k", gemm.k, "Inner dimension")->required()->check(positive);
+  cmd->add_flag("--trans-a", gemm.trans_a, "A is stored KxM");
+  cmd->add_flag("--trans-b", gemm.trans_b, "B is stored NxK");
+  cmd->add_option("--batch", gemm.batch, "Independent GEMMs per run")->check(positive)->capture_default_str();
+  add_output_options(cmd, a->output);
+  add_measure_options(cmd, a->measure);
+  return {cmd, [a, command_line](bool check_only) { return run_gemm(*a, check_only, command_line); }};
+}
+
+struct ConvArgs {
   cases::ConvProblem conv;
   std::int64_t stride = 1, pad = 0, dilation = 1;
-  auto& cp = conv.params;
-  std::string layout = "nchw";
-  auto* conv_cmd = app.add_subcommand("conv", "Time a 2-D convolution: NCHW (or NHWC) input, KxC/GxRxS weights");
+  CLI::Option *stride_opt = nullptr, *pad_opt = nullptr, *dilation_opt = nullptr;
+  std::string layout = "nchw", activation = "none";
+  std::map<std::string, Activation> activations;
+  MeasureArgs measure;
+  OutputArgs output;
+};
+
+int run_conv(ConvArgs& a, bool check_only, const std::string& command_line) {
+  Conv2dParams& cp = a.conv.params;
+  checking_arguments([&] {
+    a.conv.dtype = parse_dtype(a.output.dtype);
+    if (a.stride_opt->count()) cp.stride = {a.stride, a.stride};
+    if (a.pad_opt->count()) cp.pad = {a.pad, a.pad, a.pad, a.pad};
+    if (a.dilation_opt->count()) cp.dilation = {a.dilation, a.dilation};
+    cp.layout = a.layout == "nhwc" ? Layout::NHWC : Layout::NCHW;
+    cp.activation = a.activations.at(a.activation);
+    cases::conv_shape_graph(a.conv);  // the shapes alone, as run_gemm
+  });
+  if (check_only) return 0;
+  const std::vector<Problem> problems =
+      checking_arguments([&] { return std::vector{conv_problem(a.conv, a.measure.seed)}; });
+  return run_problems(problems, a.measure, a.output, command_line);
+}
+
+// The geometry options of conv: strides, padding and dilation, each for both dimensions or one.
+void add_geometry_options(CLI::App* cmd, ConvArgs& a) {
+  auto& cp = a.conv.params;
+  a.stride_opt = cmd->add_option("--stride", a.stride, "Stride, both dimensions")->check(positive);
+  auto* stride_h = cmd->add_option("--stride-h", cp.stride[0], "Vertical stride")->check(positive);
+  auto* stride_w = cmd->add_option("--stride-w", cp.stride[1], "Horizontal stride")->check(positive);
+  a.stride_opt->excludes(stride_h)->excludes(stride_w);
+  a.pad_opt = cmd->add_option("--pad", a.pad, "Padding, all four sides")->check(non_negative);
+  for (auto [name, value] : {std::pair{"--pad-top", &cp.pad[0]}, {"--pad-left", &cp.pad[1]},
+                             {"--pad-bottom", &cp.pad[2]}, {"--pad-right", &cp.pad[3]}})
+    a.pad_opt->excludes(cmd->add_option(name, *value, "Padding on one side")->check(non_negative));
+  a.dilation_opt = cmd->add_option("--dilation", a.dilation, "Dilation, both dimensions")->check(positive);
+  a.dilation_opt->excludes(cmd->add_option("--dilation-h", cp.dilation[0], "Vertical dilation")->check(positive));
+  a.dilation_opt->excludes(cmd->add_option("--dilation-w", cp.dilation[1], "Horizontal dilation")->check(positive));
+}
+
+Command add_conv_command(CLI::App& app, const std::string& command_line) {
+  auto a = args_for<ConvArgs>();
+  cases::ConvProblem& conv = a->conv;
+  auto* cmd = app.add_subcommand("conv", "Time a 2-D convolution: NCHW (or NHWC) input, KxC/GxRxS weights");
   for (auto [name, value, what] : {std::tuple{"--n", &conv.n, "Batch"}, {"--c", &conv.c, "Input channels"},
                                    {"--h", &conv.h, "Input height"}, {"--w", &conv.w, "Input width"},
                                    {"--k", &conv.k, "Output channels"}, {"--r", &conv.r, "Filter height"},
                                    {"--s", &conv.s, "Filter width"}})
-    conv_cmd->add_option(name, *value, what)->required()->check(positive);
-  auto* stride_opt = conv_cmd->add_option("--stride", stride, "Stride, both dimensions")->check(positive);
-  auto* stride_h = conv_cmd->add_option("--stride-h", cp.stride[0], "Vertical stride")->check(positive);
-  auto* stride_w = conv_cmd->add_option("--stride-w", cp.stride[1], "Horizontal stride")->check(positive);
-  stride_opt->excludes(stride_h)->excludes(stride_w);
-  auto* pad_opt = conv_cmd->add_option("--pad", pad, "Padding, all four sides")->check(non_negative);
-  for (auto [name, value] : {std::pair{"--pad-top", &cp.pad[0]}, {"--pad-left", &cp.pad[1]},
-                             {"--pad-bottom", &cp.pad[2]}, {"--pad-right", &cp.pad[3]}})
-    pad_opt->excludes(conv_cmd->add_option(name, *value, "Padding on one side")->check(non_negative));
-  auto* dilation_opt = conv_cmd->add_option("--dilation", dilation, "Dilation, both dimensions")
-                           ->check(positive);
-  dilation_opt->excludes(conv_cmd->add_option("--dilation-h", cp.dilation[0], "Vertical dilation")
-                             ->check(positive));
-  dilation_opt->excludes(conv_cmd->add_option("--dilation-w", cp.dilation[1], "Horizontal dilation")
-                             ->check(positive));
-  conv_cmd->add_option("--groups", cp.groups, "Groups (C for depthwise)")->check(positive)
-      ->capture_default_str();
-  conv_cmd->add_option("--layout", layout, "How x and y are stored: nchw, or nhwc (channels last)")
+    cmd->add_option(name, *value, what)->required()->check(positive);
+  add_geometry_options(cmd, *a);
+  cmd->add_option("--groups", conv.params.groups, "Groups (C for depthwise)")->check(positive)->capture_default_str();
+  cmd->add_option("--layout", a->layout, "How x and y are stored: nchw, or nhwc (channels last)")
       ->check(CLI::IsMember({"nchw", "nhwc"}))->capture_default_str();
-  conv_cmd->add_flag("--bias", conv.bias, "Add a bias per output channel, in the conv's epilogue");
-  std::map<std::string, Activation> activations;
-  for (const Activation a : {Activation::None, Activation::Relu, Activation::Relu6, Activation::Sigmoid,
-                             Activation::Silu, Activation::Tanh, Activation::Gelu})
-    activations.emplace(to_string(a), a);
-  std::string activation = "none";
-  conv_cmd->add_option("--activation", activation, "Activation in the conv's epilogue")
-      ->check(CLI::IsMember(activations))->capture_default_str();
-  add_output_options(conv_cmd, output);
-  add_measure_options(conv_cmd, measure);
+  cmd->add_flag("--bias", conv.bias, "Add a bias per output channel, in the conv's epilogue");
+  for (const Activation act : {Activation::None, Activation::Relu, Activation::Relu6, Activation::Sigmoid,
+                               Activation::Silu, Activation::Tanh, Activation::Gelu})
+    a->activations.emplace(to_string(act), act);
+  cmd->add_option("--activation", a->activation, "Activation in the conv's epilogue")
+      ->check(CLI::IsMember(a->activations))->capture_default_str();
+  add_output_options(cmd, a->output);
+  add_measure_options(cmd, a->measure);
+  return {cmd, [a, command_line](bool check_only) { return run_conv(*a, check_only, command_line); }};
+}
 
+struct RunArgs {
   SuiteArgs suite;
+  MeasureArgs measure;
+};
+
+Command add_run_command(CLI::App& app, const std::string& command_line) {
+  auto a = args_for<RunArgs>();
+  SuiteArgs& suite = a->suite;
   auto* run = app.add_subcommand("run", "Run a suite on every device, verified; write JSON, CSV and an HTML report");
   auto* suite_opt = run->add_option("--suite", suite.request.name,
                                     fmt::format("Suite to run: {}", fmt::join(suite_names(), ", ")))
-                       ->check(CLI::IsMember(suite_names()))->capture_default_str();
+                        ->check(CLI::IsMember(suite_names()))->capture_default_str();
   auto* workload_opt =
       run->add_option("--workload", suite.request.workload_file, "Run the problems of a CSV file (columns as bench/workloads/)")
           ->excludes(suite_opt);
@@ -326,60 +357,188 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
   run->add_option("--budget", suite.options.budget_s, "Seconds for the whole suite; what is left is skipped (0: none)")
       ->check(non_negative_seconds)->capture_default_str();
   run->add_option("--peaks", suite.peaks, "Take the devices' ceilings from an earlier results.json (of --suite peak)");
-  add_measure_options(run, measure);
+  add_measure_options(run, a->measure);
+  return {run, [a, command_line](bool check_only) {
+            if (!check_only) return run_suite(a->suite, a->measure, command_line);
+            for (const std::string& d : a->suite.dtypes) check_dtype(d);
+            return 0;
+          }};
+}
 
-  std::vector<std::string> model_names, known_models;
-  for (const models::ModelInfo& m : models::available()) known_models.push_back(m.name);
+struct ModelArgs {
+  std::vector<std::string> names;
   std::vector<std::int64_t> batches{1};
+  std::vector<std::string> layouts{"device"};
   bool no_torch = false, no_ort = false, profile = false;
-  auto* model_cmd = app.add_subcommand("model", "Time whole networks: latency, images/s, planned peak memory");
-  model_cmd->add_option("--name", model_names, fmt::format("Models, comma-separated: {}", fmt::join(known_models, ", ")))
-      ->required()->delimiter(',')->check(CLI::IsMember(known_models));
-  model_cmd->add_option("--batch", batches, "Batch sizes, comma-separated")->delimiter(',')->check(positive)
+  MeasureArgs measure;
+  OutputArgs output;
+};
+
+int run_model_command(const ModelArgs& a, const std::string& command_line) {
+  const MeasureArgs& m = a.measure;
+  const OutputArgs& o = a.output;
+  std::vector<std::optional<Layout>> layouts;
+  for (const std::string& name : a.layouts)
+    layouts.push_back(name == "nchw" ? std::optional(Layout::NCHW) : name == "nhwc" ? std::optional(Layout::NHWC) : std::nullopt);
+  const std::vector<Problem> problems = checking_arguments([&] {
+    std::vector<Problem> list;
+    for (const std::string& name : a.names)
+      for (const std::int64_t batch : a.batches) list.push_back(model_problem(name, batch, parse_dtype(o.dtype), m.seed));
+    return list;
+  });
+  const std::vector<Target> targets = prepare_targets(m, {o.json, o.csv});
+  const std::vector<Row> rows =
+      run_models(problems, targets, settings_from(m, o.verify), layouts, {.torch = !a.no_torch, .ort = !a.no_ort},
+                 a.profile);
+  fmt::print("\n");
+  print_model_summary(stdout, rows);
+  if (!o.json.empty()) write_json(o.json, environment(infos_of(targets), command_line), rows);
+  if (!o.csv.empty()) write_csv(o.csv, rows);
+  return finish(rows);
+}
+
+std::vector<std::string> known_models() {
+  std::vector<std::string> names;
+  for (const models::ModelInfo& m : models::available()) names.push_back(m.name);
+  return names;
+}
+
+Command add_model_command(CLI::App& app, const std::string& command_line) {
+  auto a = args_for<ModelArgs>();
+  const std::vector<std::string> known = known_models();
+  auto* cmd = app.add_subcommand("model", "Time whole networks: latency, images/s, planned peak memory");
+  cmd->add_option("--name", a->names, fmt::format("Models, comma-separated: {}", fmt::join(known, ", ")))
+      ->required()->delimiter(',')->check(CLI::IsMember(known));
+  cmd->add_option("--batch", a->batches, "Batch sizes, comma-separated")->delimiter(',')->check(positive)
       ->capture_default_str();
-  std::vector<std::string> model_layouts{"device"};
-  model_cmd->add_option("--layout", model_layouts,
-                        "Conv layouts to run side by side, comma-separated: device (the device's choice), nchw, nhwc")
+  cmd->add_option("--layout", a->layouts,
+                  "Conv layouts to run side by side, comma-separated: device (the device's choice), nchw, nhwc")
       ->delimiter(',')->check(CLI::IsMember({"device", "nchw", "nhwc"}))->capture_default_str();
-  model_cmd->add_flag("--no-torch", no_torch, "Skip the PyTorch eager reference beside each cpu device");
-  model_cmd->add_flag("--no-ort", no_ort, "Skip the ONNX Runtime reference beside each cpu device");
-  model_cmd->add_flag("--profile", profile, "Print where each run's time goes, by kind of node");
-  add_output_options(model_cmd, output);
-  add_measure_options(model_cmd, measure);
+  cmd->add_flag("--no-torch", a->no_torch, "Skip the PyTorch eager reference beside each cpu device");
+  cmd->add_flag("--no-ort", a->no_ort, "Skip the ONNX Runtime reference beside each cpu device");
+  cmd->add_flag("--profile", a->profile, "Print where each run's time goes, by kind of node");
+  add_output_options(cmd, a->output);
+  add_measure_options(cmd, a->measure);
+  return {cmd, [a, command_line](bool check_only) {
+            if (!check_only) return run_model_command(*a, command_line);
+            check_dtype(a->output.dtype);
+            return 0;
+          }};
+}
 
-  std::string fit_model, fit_device = "cpu", fit_dtype = "f32";
-  std::uint64_t fit_memory = 0;
-  auto* fit_cmd = app.add_subcommand("fit", "Find the largest batch whose planned memory fits the device");
-  fit_cmd->add_option("--model", fit_model, "Model")->required()->check(CLI::IsMember(known_models));
-  fit_cmd->add_option("--device", fit_device, "Device spec")->capture_default_str();
-  fit_cmd->add_option("--dtype", fit_dtype, "Storage dtype: f32, f16 or bf16")->capture_default_str();
-  fit_cmd->add_option("--memory", fit_memory, "Budget in bytes (default: the device's free memory)")
+struct FitArgs {
+  std::string model, device = "cpu", dtype = "f32";
+  std::uint64_t memory = 0;
+};
+
+int run_fit_command(const FitArgs& a) {
+  const std::string& model = a.model;
+  const std::string& dtype_name = a.dtype;
+  const std::uint64_t memory = a.memory;
+  const auto [device, dtype] =
+      checking_arguments([&] { return std::pair{Device::open(a.device), parse_dtype(dtype_name)}; });
+  const DeviceInfo& info = device.info();
+  const std::uint64_t budget = memory > 0 ? memory : info.memory_free;
+  if (budget == 0) throw ArgumentError(fmt::format("{} does not report its free memory: give --memory BYTES", info.spec));
+  const Fit fit = fit_batch(model, device, dtype, budget);
+  constexpr double mib = 1 << 20;
+  const MemoryEstimate& e = fit.at_batch;
+  fmt::print("{} ({}) on {}: budget {:.1f} MiB ({})\n", model, dtype_name, info.spec, budget / mib,
+             memory > 0 ? "--memory" : "the device's free memory");
+  if (fit.batch == 0) {
+    fmt::print("does not fit even at batch 1: its plan needs {:.1f} MiB ({:.1f} activations + {:.1f} weights)\n",
+               e.peak_bytes() / mib, e.arena_bytes / mib, e.constant_bytes / mib);
+    return 1;
+  }
+  fmt::print("largest batch: {}\nplanned peak: {:.1f} MiB ({:.1f} activations + {:.1f} weights; {:.1f} MiB of "
+             "activations without reuse)\n",
+             fit.batch, e.peak_bytes() / mib, e.arena_bytes / mib, e.constant_bytes / mib, e.naive_arena_bytes / mib);
+  return 0;
+}
+
+Command add_fit_command(CLI::App& app) {
+  auto a = args_for<FitArgs>();
+  auto* cmd = app.add_subcommand("fit", "Find the largest batch whose planned memory fits the device");
+  cmd->add_option("--model", a->model, "Model")->required()->check(CLI::IsMember(known_models()));
+  cmd->add_option("--device", a->device, "Device spec")->capture_default_str();
+  cmd->add_option("--dtype", a->dtype, "Storage dtype: f32, f16 or bf16")->capture_default_str();
+  cmd->add_option("--memory", a->memory, "Budget in bytes (default: the device's free memory)")
       ->check(number_check<std::uint64_t>(0, false, "BYTES"));
+  return {cmd, [a](bool check_only) {
+            if (!check_only) return run_fit_command(*a);
+            check_dtype(a->dtype);
+            return 0;
+          }};
+}
 
-  std::string export_model, export_out;
-  std::int64_t export_batch = 1;
-  std::uint64_t export_seed = MeasureArgs{}.seed;
-  auto* export_cmd = app.add_subcommand("export", "Write a model as the .onnx file ONNX Runtime runs beside porta");
-  export_cmd->add_option("--model", export_model, "Model")->required()->check(CLI::IsMember(known_models));
-  export_cmd->add_option("--batch", export_batch, "Batch size")->check(positive)->capture_default_str();
-  export_cmd->add_option("--seed", export_seed, "Seed of the weights, as `model --seed`")->capture_default_str();
-  export_cmd->add_option("--out", export_out, "The .onnx file to write")->required();
+struct ExportArgs {
+  std::string model, out;
+  std::int64_t batch = 1;
+  std::uint64_t seed = MeasureArgs{}.seed;
+};
 
-  TuneArgs tune_args;
-  auto* tune = add_tune_command(app, tune_args);
-  ReportArgs report_args;
-  auto* report = add_report_command(app, report_args);
-  CompareArgs compare_args;
-  auto* compare = add_compare_command(app, compare_args);
+Command add_export_command(CLI::App& app) {
+  auto a = args_for<ExportArgs>();
+  auto* cmd = app.add_subcommand("export", "Write a model as the .onnx file ONNX Runtime runs beside porta");
+  cmd->add_option("--model", a->model, "Model")->required()->check(CLI::IsMember(known_models()));
+  cmd->add_option("--batch", a->batch, "Batch size")->check(positive)->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the weights, as `model --seed`")->capture_default_str();
+  cmd->add_option("--out", a->out, "The .onnx file to write")->required();
+  return {cmd, [a](bool check_only) {
+            if (check_only) return 0;
+            onnx::save(models::build(a->model, {.batch = a->batch, .seed = a->seed}), a->out);
+            fmt::print("{} batch {} -> {}\n", a->model, a->batch, a->out);
+            return 0;
+          }};
+}
 
-  // CLI11 would only say "A subcommand is required" for a misspelt one.
+// The commands whose options and work live in files of their own (tune.cpp, report.cpp,
+// compare.cpp); they read files or a device, so a check stops before them.
+Command add_tune(CLI::App& app) {
+  auto a = args_for<TuneArgs>();
+  return {add_tune_command(app, *a), [a](bool check_only) { return check_only ? 0 : run_tune(*a); }};
+}
+
+Command add_report(CLI::App& app) {
+  auto a = args_for<ReportArgs>();
+  return {add_report_command(app, *a), [a](bool check_only) {
+            return check_only ? 0 : checking_arguments([&] { return run_report(*a); });
+          }};
+}
+
+Command add_compare(CLI::App& app) {
+  auto a = args_for<CompareArgs>();
+  return {add_compare_command(app, *a), [a](bool check_only) {
+            return check_only ? 0 : checking_arguments([&] { return run_compare(*a); });
+          }};
+}
+
+// CLI11 would only say "A subcommand is required" for a misspelt one.
+void check_command_name(const CLI::App& app, const std::vector<std::string>& args) {
   std::vector<std::string> commands;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     commands.push_back(sub->get_name());
   const bool help = args[1] == "-h" || args[1] == "--help";
   if (!help && std::find(commands.begin(), commands.end(), args[1]) == commands.end())
     throw ArgumentError(fmt::format("unknown command '{}' (expected one of: {})", args[1], fmt::join(commands, ", ")));
+}
 
+}  // namespace
+
+int run_cli(std::vector<std::string> args, CliMode mode) {
+  if (args.size() == 1) args.insert(args.end(), {"run", "--suite", "quick"});  // the default: a quick look
+  const std::string command_line = join_command_line(args);
+  CLI::App app{"porta-bench: time porta's ops on every device, verified against the reference.\n"
+               "With no arguments: porta-bench run --suite quick",
+               "porta-bench"};
+  app.require_subcommand(1);
+  const Command commands[] = {add_devices_command(app),           add_support_command(app),
+                              add_gemm_command(app, command_line), add_conv_command(app, command_line),
+                              add_run_command(app, command_line),  add_model_command(app, command_line),
+                              add_fit_command(app),               add_export_command(app),
+                              add_tune(app),                      add_report(app),
+                              add_compare(app)};
+  check_command_name(app, args);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   try {
@@ -388,63 +547,10 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     throw ArgumentError(single_line(e.what()) + " (see --help)");
   }
-
   // What is left to check needs a device, a file or weights, so a check stops at each command's door.
-  const auto checked_dtype = [&](const std::string& name) { checking_arguments([&] { parse_dtype(name); }); };
-  if (app.got_subcommand("devices")) {
-    if (!check_only) print_devices(stdout);
-    return 0;
-  }
-  if (app.got_subcommand(support)) {
-    if (!check_only) print_support_matrix(stdout, markdown);
-    return 0;
-  }
-  if (app.got_subcommand(run)) {
-    if (!check_only) return run_suite(suite, measure, command_line);
-    for (const std::string& d : suite.dtypes) checked_dtype(d);
-    return 0;
-  }
-  if (app.got_subcommand(model_cmd)) {
-    if (!check_only)
-      return run_model_command(model_names, batches, model_layouts, {.torch = !no_torch, .ort = !no_ort}, profile,
-                               measure, output, command_line);
-    checked_dtype(output.dtype);
-    return 0;
-  }
-  if (app.got_subcommand(fit_cmd)) {
-    if (!check_only) return run_fit_command(fit_model, fit_device, fit_dtype, fit_memory);
-    checked_dtype(fit_dtype);
-    return 0;
-  }
-  if (app.got_subcommand(export_cmd)) {
-    if (!check_only) {
-      onnx::save(models::build(export_model, {.batch = export_batch, .seed = export_seed}), export_out);
-      fmt::print("{} batch {} -> {}\n", export_model, export_batch, export_out);
-    }
-    return 0;
-  }
-  if (check_only && !app.got_subcommand(gemm_cmd) && !app.got_subcommand(conv_cmd)) return 0;
-  if (app.got_subcommand(report)) return checking_arguments([&] { return run_report(report_args); });
-  if (app.got_subcommand(compare)) return checking_arguments([&] { return run_compare(compare_args); });
-  if (app.got_subcommand(tune)) return run_tune(tune_args);
-
-  const bool is_gemm = app.got_subcommand(gemm_cmd);
-  checking_arguments([&] {
-    gemm.dtype = conv.dtype = parse_dtype(output.dtype);
-    if (stride_opt->count()) cp.stride = {stride, stride};
-    if (pad_opt->count()) cp.pad = {pad, pad, pad, pad};
-    if (dilation_opt->count()) cp.dilation = {dilation, dilation};
-    cp.layout = layout == "nhwc" ? Layout::NHWC : Layout::NCHW;
-    cp.activation = activations.at(activation);
-    // The shapes alone, so that a problem too large to build is refused before weights are made.
-    if (is_gemm) cases::gemm_graph(gemm);
-    else cases::conv_shape_graph(conv);
-  });
-  if (check_only) return 0;
-  const std::vector<Problem> problems = checking_arguments([&] {
-    return std::vector{is_gemm ? gemm_problem(gemm) : conv_problem(conv, measure.seed)};
-  });
-  return run_problems(problems, measure, output, command_line);
+  for (const Command& command : commands)
+    if (app.got_subcommand(command.app)) return command.run(mode == CliMode::CheckOnly);
+  return 0;
 }
 
 }  // namespace porta::bench

@@ -146,19 +146,13 @@ void print_overhead(const std::vector<Row>& rows, double empty_sample_s) {
 
 }  // namespace
 
-int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunSettings& settings,
-              const SuiteOptions& options, const std::filesystem::path& dir, const std::string& command_line) {
-  const bool progress = isatty(fileno(stderr)) != 0;
-  std::vector<std::string> specs;
-  for (const Target& t : targets) specs.push_back(t.spec);
-  fmt::print(stderr, "porta-bench: suite '{}': {} problems on {}\n", suite.name, suite.problems.size(),
-             fmt::join(specs, ", "));
+namespace {
 
+// Every problem on every target and provider, in order, the peak suite's probes first; each row
+// verified as far as the limits allow.
+std::vector<Row> run_rows(const Suite& suite, const std::vector<Target>& targets, const RunSettings& settings,
+                          const SuiteOptions& options, std::map<std::string, Ceilings>& ceilings, bool progress) {
   std::vector<Row> rows;
-  std::map<std::string, Ceilings> ceilings = options.ceilings;
-  if (!suite.is_peak)
-    for (const Target& t : targets)
-      if (t.device && !ceilings.count(t.spec)) ceilings[t.spec] = measure_ceilings(t, suite.dtypes, settings, progress);
   // ref verifies each row it can within the limit. Beyond it, the cpu device, which the tests check
   // against ref, verifies the rows of other devices: with many cores it reaches an H100's largest
   // GEMMs in seconds.
@@ -207,11 +201,14 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
       }
     }
   }
-  if (suite.is_peak)
-    for (const Target& t : targets) ceilings[t.spec] = ceilings_from_rows(rows, t.spec, "the peak suite in this run");
-  for (Row& row : rows)
-    if (const auto it = ceilings.find(row.device); it != ceilings.end()) place_on_roofline(row, it->second);
+  return rows;
+}
 
+// The results folder's files (JSON, CSV, the report; the peak suite's BabelStream CSV), and the
+// tables and the timing overhead on stdout.
+void write_results(const Suite& suite, const std::vector<Target>& targets, const SuiteOptions& options,
+                   const std::map<std::string, Ceilings>& ceilings, const std::vector<Row>& rows,
+                   const std::filesystem::path& dir, const std::string& command_line) {
   std::vector<DeviceInfo> infos;
   for (const Target& t : targets)
     if (t.device) infos.push_back(t.device->info());
@@ -245,6 +242,27 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
       write_babelstream_csv(stream, rows, t.spec);
       fmt::print("Stream:  {} (BabelStream CSV)\n", stream.string());
     }
+}
+
+}  // namespace
+
+int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunSettings& settings,
+              const SuiteOptions& options, const std::filesystem::path& dir, const std::string& command_line) {
+  const bool progress = isatty(fileno(stderr)) != 0;
+  std::vector<std::string> specs;
+  for (const Target& t : targets) specs.push_back(t.spec);
+  fmt::print(stderr, "porta-bench: suite '{}': {} problems on {}\n", suite.name, suite.problems.size(),
+             fmt::join(specs, ", "));
+  std::map<std::string, Ceilings> ceilings = options.ceilings;
+  if (!suite.is_peak)
+    for (const Target& t : targets)
+      if (t.device && !ceilings.count(t.spec)) ceilings[t.spec] = measure_ceilings(t, suite.dtypes, settings, progress);
+  std::vector<Row> rows = run_rows(suite, targets, settings, options, ceilings, progress);
+  if (suite.is_peak)
+    for (const Target& t : targets) ceilings[t.spec] = ceilings_from_rows(rows, t.spec, "the peak suite in this run");
+  for (Row& row : rows)
+    if (const auto it = ceilings.find(row.device); it != ceilings.end()) place_on_roofline(row, it->second);
+  write_results(suite, targets, options, ceilings, rows, dir, command_line);
   return any_failed(rows) ? 1 : 0;
 }
 

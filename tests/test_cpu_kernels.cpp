@@ -180,8 +180,9 @@ TEST_SUITE("runtime") {
               const TileEpilogue epilogue{.bias = bias.data(), .residual = f.residual ? residual.data() : nullptr,
                                           .ld_residual = ldc, .activation = f.activation};
               std::vector<float> c = old;
-              run(depth, a.data(), lda, both, b.get(), c.data(), ldc, count, cols, f.accumulate,
-                  f.epilogue ? &epilogue : nullptr);
+              run({.depth = depth, .a = a.data(), .lda = lda, .taps = both, .b = b.get(), .c = c.data(), .ldc = ldc,
+                   .tiles = count, .cols = cols, .accumulate = f.accumulate,
+                   .epilogue = f.epilogue ? &epilogue : nullptr});
               CAPTURE(kernel.isa);
               CAPTURE(mr);
               CAPTURE(nr);

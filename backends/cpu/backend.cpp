@@ -18,6 +18,7 @@
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/vector_kernels.hpp"
 #include "backends/cpu/ops/ops.hpp"
+#include "backends/cpu/plans/explain.hpp"
 #if defined(PORTA_HAVE_ONEDNN) && !defined(PORTA_BACKEND_MODULES)
 #include "backends/cpu/vendor/onednn.hpp"
 #endif
@@ -174,9 +175,10 @@ class CpuBackend final : public Backend {
     if (spec.index != 0)
       throw Error(ErrorCode::NotFound, "device '" + spec.text + "': there is one cpu device, cpu:0; use cpu:threads=N to size it");
     const int threads = parse_threads(spec);
-    // A malformed PORTA_CPU_CACHES or PORTA_CPU_ISA fails here, not in the middle of a run.
+    // A malformed PORTA_CPU_CACHES, PORTA_CPU_ISA or PORTA_VERBOSE fails here, not in the middle of a run.
     host_cache_sizes();
     gemm_micro_kernel();
+    plans_verbose();
     return std::make_shared<CpuDevice>(cpu_info(threads, spec.option("threads") == nullptr),
                                        std::make_shared<tbb::task_arena>(threads));
   }

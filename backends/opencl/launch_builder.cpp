@@ -90,7 +90,12 @@ void LaunchBuilder::copy(Tensor source, Tensor destination) {
     if (a < b + bytes && b < a + bytes)
       throw Error(ErrorCode::Internal, "memory plan overlaps a copy's source and destination");
   }
-  if (bytes > 0) launches_.push_back({step_, CopyLaunch{source.id, destination.id, bytes}});
+  if (bytes == 0) return;
+  // Assigned in place: GCC 12 warned of maybe-uninitialized members when a Launch holding a
+  // CopyLaunch was moved into the vector.
+  Launch& launch = launches_.emplace_back();
+  launch.step = step_;
+  launch.work = CopyLaunch{source.id, destination.id, bytes};
 }
 
 Long8 to_long8(const Shape& dims, std::int64_t fill) {

@@ -4,6 +4,7 @@
 // them all and CPUID picks one at run time.
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -112,9 +113,21 @@ inline constexpr Taps one_tap{no_shift, 1, 0};
 // With `tiles` > 1 it runs that many tiles of consecutive rows in one call, each mr rows of A (by
 // rows mr * lda floats, by columns mr), C and the residual on from the one before (at depth 16,
 // set-up and stores took nearly half of a call's time; a call per tile pays the set-up each time).
-using MicroKernelFn = void (*)(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b,
-                               float* c, std::int64_t ldc, std::int64_t tiles, int cols, bool accumulate,
-                               const TileEpilogue* epilogue);
+// The caller fills in one MicroKernelArgs per call and passes it whole.
+struct MicroKernelArgs {
+  std::int64_t depth = 0;
+  const float* a = nullptr;
+  std::int64_t lda = 0;
+  Taps taps = one_tap;
+  const float* b = nullptr;
+  float* c = nullptr;
+  std::int64_t ldc = 0;
+  std::int64_t tiles = 1;
+  int cols = 0;
+  bool accumulate = false;
+  const TileEpilogue* epilogue = nullptr;  // may be null
+};
+using MicroKernelFn = void (*)(const MicroKernelArgs& call);
 
 // How a kernel reads A. By columns: A(i, p) at a[p * lda + i], a packed panel's layout (lda =
 // mr) and a transposed A's where it lies (gemm_f32). By rows: A(i, p) at a[i * lda + p], a
@@ -153,6 +166,30 @@ struct MicroKernel {
   MicroKernelFn run_tail_rows_a = nullptr;
   MicroKernelFn run_tail_columns_a = nullptr;
 };
+
+// The micro-kernels of one instruction set, and the choices among them that the plans make
+// (backends/cpu/plans/). The free functions below make the same choices in the host's set.
+struct KernelSet {
+  MicroKernel wide, narrow, wide_aliasing, narrow_aliasing;
+  std::vector<MicroKernel> for_filters;  // further candidates for convolutions
+  std::optional<MicroKernel> pointwise;  // for 1x1 layers of exactly its nr filters
+  std::vector<MicroKernel> four_row;     // for a GEMM's last row panel, beside the aliasing kernels
+
+  const MicroKernel& for_columns(std::int64_t columns, bool fewer_rows = false) const;
+  const MicroKernel& for_gemm(std::int64_t columns, bool a_in_place, bool fewer_rows, bool a_streamed = false) const;
+  const MicroKernel& for_last_panel(const MicroKernel& kernel, std::int64_t rows) const;
+  const MicroKernel& for_filters_of(std::int64_t filters, std::int64_t rows, bool pointwise, bool streams) const;
+  // The pointwise kernel (AVX-512's 6x64) where `columns` are whole panels of it, else null.
+  const MicroKernel* pointwise_panels(std::int64_t columns) const;
+};
+
+// Whether this build has the kernels of `isa` (generic always), whether or not this CPU runs them.
+bool isa_built(std::string_view isa);
+// The kernels of `isa`, made once: those of a set this build has (isa_built), else the generic
+// set. Choices made in a set this CPU does not run are only data (the plans' tests).
+const KernelSet& kernel_set(std::string_view isa);
+// The set of the host: the widest this build has and this CPU runs, at most PORTA_CPU_ISA's.
+const KernelSet& host_kernel_set();
 
 MicroKernel avx512_micro_kernel();
 MicroKernel avx512_narrow_micro_kernel();

@@ -97,10 +97,14 @@ __attribute__((target("avx2,fma"))) void sum_tile(__m256 (&lo)[mr], __m256 (&hi)
 
 // `tiles` tiles of consecutive rows (MicroKernelFn), each summed in registers and stored once.
 template <ARead read>
-__attribute__((target("avx2,fma"), flatten)) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
-                                                         const Taps& taps, const float* b, float* c, std::int64_t ldc,
-                                                         std::int64_t tiles, int cols, bool accumulate,
-                                                         const TileEpilogue* epilogue) {
+__attribute__((target("avx2,fma"), flatten)) void kernel(const MicroKernelArgs& call) {
+  const std::int64_t depth = call.depth, lda = call.lda, ldc = call.ldc, tiles = call.tiles;
+  const Taps& taps = call.taps;
+  const float *a = call.a, *b = call.b;
+  float* c = call.c;
+  const int cols = call.cols;
+  const bool accumulate = call.accumulate;
+  const TileEpilogue* epilogue = call.epilogue;
   const int finish = finish_index(accumulate, epilogue);
   const float* residual = epilogue ? epilogue->residual : nullptr;
   const std::int64_t a_tile = read == ARead::columns ? mr : mr * lda;

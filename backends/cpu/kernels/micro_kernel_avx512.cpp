@@ -120,10 +120,14 @@ __attribute__((target("avx512f,fma"))) void sum_tile(__m512 (&acc)[Mr][Vecs], st
 
 // `tiles` tiles of consecutive rows (MicroKernelFn), each summed in registers and stored once.
 template <int Mr, int Vecs, ARead read>
-__attribute__((target("avx512f,fma"), flatten)) void kernel(std::int64_t depth, const float* a, std::int64_t lda,
-                                                            const Taps& taps, const float* b, float* c,
-                                                            std::int64_t ldc, std::int64_t tiles, int cols,
-                                                            bool accumulate, const TileEpilogue* epilogue) {
+__attribute__((target("avx512f,fma"), flatten)) void kernel(const MicroKernelArgs& call) {
+  const std::int64_t depth = call.depth, lda = call.lda, ldc = call.ldc, tiles = call.tiles;
+  const Taps& taps = call.taps;
+  const float *a = call.a, *b = call.b;
+  float* c = call.c;
+  const int cols = call.cols;
+  const bool accumulate = call.accumulate;
+  const TileEpilogue* epilogue = call.epilogue;
   static_assert(Mr <= max_mr);
   const int finish = finish_index(accumulate, epilogue);
   __mmask16 lanes[Vecs];

@@ -53,11 +53,13 @@ void tile(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps
 
 // `tiles` tiles of consecutive rows (MicroKernelFn).
 template <bool columns>
-void kernel(std::int64_t depth, const float* a, std::int64_t lda, const Taps& taps, const float* b, float* c,
-            std::int64_t ldc, std::int64_t tiles, int cols, bool accumulate, const TileEpilogue* epilogue) {
-  TileEpilogue rows = epilogue ? *epilogue : TileEpilogue{};
-  for (std::int64_t t = 0; t < tiles; ++t, a += columns ? mr : mr * lda, c += mr * ldc) {
-    tile<columns>(depth, a, lda, taps, b, c, ldc, cols, accumulate, epilogue ? &rows : nullptr);
+void kernel(const MicroKernelArgs& call) {
+  TileEpilogue rows = call.epilogue ? *call.epilogue : TileEpilogue{};
+  const float* a = call.a;
+  float* c = call.c;
+  for (std::int64_t t = 0; t < call.tiles; ++t, a += columns ? mr : mr * call.lda, c += mr * call.ldc) {
+    tile<columns>(call.depth, a, call.lda, call.taps, call.b, c, call.ldc, call.cols, call.accumulate,
+                  call.epilogue ? &rows : nullptr);
     if (rows.residual) rows.residual += mr * rows.ld_residual;
   }
 }

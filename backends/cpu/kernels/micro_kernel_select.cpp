@@ -13,13 +13,6 @@
 namespace porta::detail {
 namespace {
 
-struct KernelSet {
-  MicroKernel wide, narrow, wide_aliasing, narrow_aliasing;
-  std::vector<MicroKernel> for_filters;  // further candidates for convolutions
-  std::optional<MicroKernel> pointwise;  // for 1x1 layers of exactly its nr filters
-  std::vector<MicroKernel> four_row;     // for a GEMM's last row panel, beside the aliasing kernels
-};
-
 // The kernels of `isa`, a set this build has.
 KernelSet set_of([[maybe_unused]] std::string_view isa) {
 #if defined(PORTA_CPU_AVX512)
@@ -45,27 +38,26 @@ KernelSet set_of([[maybe_unused]] std::string_view isa) {
 }
 
 // The widest set this build has and this CPU runs, at most PORTA_CPU_ISA's.
-KernelSet choose() {
+std::string_view choose() {
   const char* cap = std::getenv("PORTA_CPU_ISA");
   const std::string_view limit = cap ? cap : cpu_isas[0];
   const auto* const first = std::ranges::find(cpu_isas, limit);
   if (first == std::end(cpu_isas))
     throw Error(ErrorCode::InvalidArgument, "PORTA_CPU_ISA=" + std::string(limit) + ": expected avx512, avx2 or generic");
-  return set_of(*std::find_if(first, std::end(cpu_isas), isa_runs));  // generic always runs
-}
-
-const KernelSet& kernels() {
-  static const KernelSet chosen = choose();
-  return chosen;
-}
-
-// The pointwise kernel (AVX-512's 6x64) where `columns` are whole panels of it, else null.
-const MicroKernel* pointwise_panels(std::int64_t columns) {
-  const std::optional<MicroKernel>& pointwise = kernels().pointwise;
-  return pointwise && columns % pointwise->nr == 0 ? &*pointwise : nullptr;
+  return *std::find_if(first, std::end(cpu_isas), isa_runs);  // generic always runs
 }
 
 }  // namespace
+
+bool isa_built(std::string_view isa) {
+#if defined(PORTA_CPU_AVX512)
+  if (isa == "avx512") return true;
+#endif
+#if defined(PORTA_CPU_AVX2)
+  if (isa == "avx2") return true;
+#endif
+  return isa == "generic";
+}
 
 bool isa_runs(std::string_view isa) {
 #if defined(PORTA_CPU_AVX512)
@@ -77,6 +69,16 @@ bool isa_runs(std::string_view isa) {
   return isa == "generic";
 }
 
+const KernelSet& kernel_set(std::string_view isa) {
+  static const KernelSet avx512 = set_of("avx512"), avx2 = set_of("avx2"), generic = set_of("generic");
+  return isa == "avx512" && isa_built(isa) ? avx512 : isa == "avx2" && isa_built(isa) ? avx2 : generic;
+}
+
+const KernelSet& host_kernel_set() {
+  static const KernelSet& chosen = kernel_set(choose());
+  return chosen;
+}
+
 std::vector<MicroKernel> runnable_micro_kernels() {
   std::vector<MicroKernel> all;
   const auto add = [&all](const MicroKernel& kernel) {  // once each: AVX2's set is one kernel four times
@@ -85,7 +87,7 @@ std::vector<MicroKernel> runnable_micro_kernels() {
   };
   for (const std::string_view isa : cpu_isas) {
     if (!isa_runs(isa)) continue;
-    const KernelSet set = set_of(isa);
+    const KernelSet& set = kernel_set(isa);
     for (const MicroKernel& kernel : {set.wide, set.narrow, set.wide_aliasing, set.narrow_aliasing}) add(kernel);
     for (const MicroKernel& kernel : set.for_filters) add(kernel);
     if (set.pointwise) add(*set.pointwise);
@@ -94,41 +96,41 @@ std::vector<MicroKernel> runnable_micro_kernels() {
   return all;
 }
 
-const MicroKernel& gemm_micro_kernel() { return kernels().wide; }
-
-const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool fewer_rows) {
-  const KernelSet& set = kernels();
-  const bool narrow = columns <= set.narrow.nr;
-  if (fewer_rows) return narrow ? set.narrow_aliasing : set.wide_aliasing;
-  return narrow ? set.narrow : set.wide;
+const MicroKernel* KernelSet::pointwise_panels(std::int64_t columns) const {
+  return pointwise && columns % pointwise->nr == 0 ? &*pointwise : nullptr;
 }
 
-const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool fewer_rows, bool a_streamed) {
+const MicroKernel& KernelSet::for_columns(std::int64_t columns, bool fewer_rows) const {
+  const bool is_narrow = columns <= narrow.nr;
+  if (fewer_rows) return is_narrow ? narrow_aliasing : wide_aliasing;
+  return is_narrow ? narrow : wide;
+}
+
+const MicroKernel& KernelSet::for_gemm(std::int64_t columns, bool a_in_place, bool fewer_rows, bool a_streamed) const {
   constexpr std::int64_t three_panels = 48;  // of the narrow kernel; AVX-512's 7x48 in one
-  const KernelSet& set = kernels();
-  if (const MicroKernel* pointwise = pointwise_panels(columns); a_streamed && pointwise) return *pointwise;
-  if (columns <= set.wide.nr || columns > three_panels) return gemm_micro_kernel_for(columns, fewer_rows);
+  if (const MicroKernel* one_pass = pointwise_panels(columns); a_streamed && one_pass) return *one_pass;
+  if (columns <= wide.nr || columns > three_panels) return for_columns(columns, fewer_rows);
   if (a_in_place)
-    for (const MicroKernel& kernel : set.for_filters)
+    for (const MicroKernel& kernel : for_filters)
       if (kernel.nr == three_panels) return kernel;
-  return fewer_rows ? set.narrow_aliasing : set.narrow;
+  return fewer_rows ? narrow_aliasing : narrow;
 }
 
-const MicroKernel& gemm_last_panel_kernel(const MicroKernel& kernel, std::int64_t rows) {
-  const KernelSet& set = kernels();
+const MicroKernel& KernelSet::for_last_panel(const MicroKernel& kernel, std::int64_t rows) const {
   const MicroKernel* best = &kernel;
   const auto consider = [&](const MicroKernel& fewer) {
     if (fewer.nr == kernel.nr && fewer.mr < best->mr && fewer.mr >= rows) best = &fewer;
   };
-  consider(set.wide_aliasing);
-  consider(set.narrow_aliasing);
-  for (const MicroKernel& fewer : set.four_row) consider(fewer);
+  consider(wide_aliasing);
+  consider(narrow_aliasing);
+  for (const MicroKernel& fewer : four_row) consider(fewer);
   return *best;
 }
 
-const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise, bool streams) {
+const MicroKernel& KernelSet::for_filters_of(std::int64_t filters, std::int64_t rows, bool is_pointwise,
+                                             bool streams) const {
   const MicroKernel* one_pass = pointwise_panels(filters);
-  if (pointwise && one_pass && (streams || filters == one_pass->nr)) return *one_pass;
+  if (is_pointwise && one_pass && (streams || filters == one_pass->nr)) return *one_pass;
   // On a tie, a kernel that needs no tail panel: 14x16 loads more per multiply than the wide
   // kernels (8x24x56x56->144 ran 7-10 % slower as 14x32 with one than as 7x48). Then the wider
   // panels, which pass fewer times over each output pixel: 7x48 against 14x32 for 96 filters
@@ -138,10 +140,28 @@ const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t ro
     const std::int64_t left = filters % k.nr;
     return std::tuple{computed_by(k, filters, rows), left > 0 && left <= k.tail_nr, -k.nr};
   };
-  const MicroKernel* best = &gemm_micro_kernel_for(filters);
-  for (const MicroKernel& kernel : kernels().for_filters)
+  const MicroKernel* best = &for_columns(filters);
+  for (const MicroKernel& kernel : for_filters)
     if (cost(kernel) < cost(*best)) best = &kernel;
   return *best;
+}
+
+const MicroKernel& gemm_micro_kernel() { return host_kernel_set().wide; }
+
+const MicroKernel& gemm_micro_kernel_for(std::int64_t columns, bool fewer_rows) {
+  return host_kernel_set().for_columns(columns, fewer_rows);
+}
+
+const MicroKernel& gemm_kernel_for(std::int64_t columns, bool a_in_place, bool fewer_rows, bool a_streamed) {
+  return host_kernel_set().for_gemm(columns, a_in_place, fewer_rows, a_streamed);
+}
+
+const MicroKernel& gemm_last_panel_kernel(const MicroKernel& kernel, std::int64_t rows) {
+  return host_kernel_set().for_last_panel(kernel, rows);
+}
+
+const MicroKernel& filter_micro_kernel_for(std::int64_t filters, std::int64_t rows, bool pointwise, bool streams) {
+  return host_kernel_set().for_filters_of(filters, rows, pointwise, streams);
 }
 
 }  // namespace porta::detail

@@ -35,8 +35,13 @@ VectorKernels kernels_of([[maybe_unused]] std::string_view isa) {
 
 }  // namespace
 
+const VectorKernels& vector_kernels_for(std::string_view isa) {
+  static const VectorKernels avx512 = kernels_of("avx512"), avx2 = kernels_of("avx2"), generic = kernels_of("generic");
+  return isa == "avx512" && isa_built(isa) ? avx512 : isa == "avx2" && isa_built(isa) ? avx2 : generic;
+}
+
 const VectorKernels& vector_kernels() {
-  static const VectorKernels chosen = kernels_of(gemm_micro_kernel().isa);
+  static const VectorKernels& chosen = vector_kernels_for(gemm_micro_kernel().isa);
   return chosen;
 }
 

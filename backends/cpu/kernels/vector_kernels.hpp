@@ -63,6 +63,8 @@ VectorKernels avx512_vector_kernels();
 VectorKernels avx2_vector_kernels();
 VectorKernels generic_vector_kernels();
 
+// The set of `isa`, made once: of a set this build has (isa_built), else the generic set.
+const VectorKernels& vector_kernels_for(std::string_view isa);
 // The set for the instruction set of gemm_micro_kernel() (which PORTA_CPU_ISA caps), chosen once.
 const VectorKernels& vector_kernels();
 // Every set this build has and this CPU runs (isa_runs), named by its instruction set: for tests.

@@ -133,8 +133,9 @@ void multiply_and_finish(const ConvOperands& op, const Plan& plan, const MicroKe
       const std::int64_t depth = std::min(kc, d.c - slice);
       for (std::int64_t panel = 0; panel * nr < cols; ++panel) {
         const float* b = u + ((xi * panels + k0 / nr + panel) * d.c + slice) * nr;
-        kernel.run_rows_a(depth, a + slice, plan.lda, one_tap, b, m + xi * m_rows * ldm + panel * nr, ldm,
-                          m_rows / mr, static_cast<int>(nr), slice > 0, nullptr);
+        kernel.run_rows_a({.depth = depth, .a = a + slice, .lda = plan.lda, .b = b,
+                           .c = m + xi * m_rows * ldm + panel * nr, .ldc = ldm, .tiles = m_rows / mr,
+                           .cols = static_cast<int>(nr), .accumulate = slice > 0});
       }
     }
   }

@@ -47,6 +47,7 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options) {
   const gpu::DeviceLimits& limits = context.limits();
+  static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
