@@ -20,6 +20,19 @@ function(porta_backend_target name out)
   set(${out} porta PARENT_SCOPE)
 endfunction()
 
+# porta_gpu_module_entry(OBJECTS): in a module build, backends/gpu's entry point joins the object
+# library OBJECTS (porta_cuda, porta_hip), compiled with the neutral GPU API of that backend.
+function(porta_gpu_module_entry objects)
+  if(NOT PORTA_BACKEND_MODULES)
+    return()
+  endif()
+  target_sources(${objects} PRIVATE ${PROJECT_SOURCE_DIR}/backends/gpu/module.cpp)
+  target_include_directories(${objects} PRIVATE ${PORTA_GENERATED_DIR})
+  set_property(SOURCE ${PROJECT_SOURCE_DIR}/backends/gpu/backend.cpp TARGET_DIRECTORY ${objects} APPEND PROPERTY
+               COMPILE_DEFINITIONS PORTA_BACKEND_MODULES)  # the only user: it loads the vendor module
+  add_dependencies(${objects} porta_build_id)
+endfunction()
+
 # porta_vendor_target(BACKEND_TARGET NAME OUT ENTRY): sets OUT to the target that a vendor
 # library's glue goes into: the backend's own (static build), or the module libporta-NAME.so on top
 # of it, with ENTRY its PORTA_VENDOR_MODULE, so that the backend loads without the library.
