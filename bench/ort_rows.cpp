@@ -28,7 +28,8 @@ cases::Verification check_against_porta(const Problem& model, const Device& cpu,
   exe.run();
   cases::Verification v{.passed = true};
   for (const auto& [name, t] : model.graph.outputs()) {
-    const auto it = std::find_if(r.outputs.begin(), r.outputs.end(), [&](const ort::Output& o) { return o.name == name; });
+    const std::string& wanted = name;  // clang 15 does not capture structured bindings
+    const auto it = std::find_if(r.outputs.begin(), r.outputs.end(), [&](const ort::Output& o) { return o.name == wanted; });
     if (it == r.outputs.end()) {
       v.passed = false;
       v.detail += fmt::format("ONNX Runtime gave no output '{}'. ", name);
