@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "comm.hpp"
 #include "results_file.hpp"
 
 namespace porta::bench {
@@ -37,6 +38,7 @@ Merged merge(const std::vector<ResultsInput>& inputs) {
       const std::string op = text_of(row, "op");
       const std::size_t platform = platform_of(text_of(row, "device"), text_of(row, "backend"));
       if (op == "stream" || op == "launch" || op == "fma" || op == "device-copy") continue;  // their numbers are the ceilings
+      if (is_comm_op(op)) continue;  // bandwidths, charted on their own (report.cpp)
       Point pt{.platform = platform,
                .op = op,
                .workload = text_of(row, "workload"),
