@@ -26,8 +26,8 @@ class Cluster {
   virtual void set_timeout(double seconds) = 0;
   // Every rank's `text`, in rank order, at rank 0; the others get an empty list.
   virtual std::vector<std::string> gather(const std::string& text) = 0;
-  // Rank 0's value, on every rank; and the largest of every rank's.
-  virtual double broadcast(double value) = 0;
+  // Rank 0's `bytes` at `data`, on every rank; and the largest of every rank's `value`.
+  virtual void broadcast(void* data, std::size_t bytes) = 0;
   virtual double max(double value) = 0;
   virtual void barrier() = 0;
 

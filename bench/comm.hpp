@@ -1,7 +1,8 @@
 #pragma once
 // `porta-bench comm`: the collectives of data-parallel work (allreduce, allgather, reduce-scatter,
-// broadcast) over the job's MPI, from a few bytes to --max-bytes, f32 and bf16, each verified
-// against a serial computation, with nccl-tests' algorithm and bus bandwidths. Written as the
+// broadcast) over the job's MPI on host buffers or NCCL on device buffers, from a few bytes to
+// --max-bytes, f32 and bf16, each verified against a serial computation, with nccl-tests'
+// algorithm and bus bandwidths; and host-device copy bandwidth, pinned and pageable. Written as the
 // `comm` suite's results.json, results.csv and report.html, as `run` writes a suite's.
 #include <cstdint>
 #include <filesystem>
@@ -22,6 +23,8 @@ struct CommArgs {
   int warmup = 2, min_iterations = 5;
   double min_time_s = 0.05;
   bool reference = true;  // time a plain MPI_Allreduce loop beside each f32 allreduce
+  std::vector<std::string> transports{"mpi"};
+  std::vector<std::string> devices;  // whose host-device copies to time
   std::string out;
   double rank_timeout_s = 600.0;
 };

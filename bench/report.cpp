@@ -324,8 +324,9 @@ std::string portability_section(const Merged& m) {
   return h + "</table>";
 }
 
-// Bus bandwidth against buffer size, a chart per collective (porta-bench comm): a line per file,
-// dtype and provider, the buffer size on a log scale.
+// Bus bandwidth against buffer size, a chart per collective (porta-bench comm), and the copies'
+// bandwidth: a line per transport, dtype and provider (device, direction and host memory for
+// copies), and per file; the buffer size on a log scale.
 struct CommSeries {
   std::string label;
   std::vector<std::pair<double, double>> points;  // (bytes, busbw GB/s)
@@ -352,7 +353,7 @@ std::string comm_chart(const std::string& op, const std::vector<CommSeries>& ser
                      "y=\"{4:.1f}\" text-anchor=\"end\">{5:.2g}</text>", L, L + W, Y(top * i / 4), L - 4, Y(top * i / 4) + 4,
                      top * i / 4);
   h += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">buffer size</text><text transform=\"translate(14,{}) "
-                   "rotate(-90)\" text-anchor=\"middle\">bus bandwidth GB/s</text>", L + W / 2, T + H + 36, T + H / 2);
+                   "rotate(-90)\" text-anchor=\"middle\">GB/s</text>", L + W / 2, T + H + 36, T + H / 2);
   for (std::size_t i = 0; i < series.size(); ++i) {
     std::string path;
     for (const auto& [bytes, gbs] : series[i].points) path += fmt::format("{:.1f},{:.1f} ", X(bytes), Y(gbs));
@@ -369,21 +370,24 @@ std::string comm_section(const std::vector<ResultsInput>& inputs) {
   for (const ResultsInput& in : inputs)
     for (const Json& row : in.doc["results"]) {
       const std::string op = text_of(row, "op");
-      const auto bytes = number_of(row, "bytes"), busbw = number_of(row, "busbw_gbs");
-      if (!is_comm_op(op) || text_of(row, "status") != "ok" || !bytes || !busbw) continue;
-      const std::string impl = text_of(row, "impl");
-      std::string label = text_of(row, "dtype") + (impl == "native" ? "" : " " + impl);
+      const bool copy = !number_of(row, "busbw_gbs");
+      const auto bytes = number_of(row, "bytes"), gbs = number_of(row, copy ? "gbs" : "busbw_gbs");
+      if (!is_comm_op(op) || text_of(row, "status") != "ok" || !bytes || !gbs) continue;
+      const std::string impl = text_of(row, "impl"), chart = copy ? "host-device copies (GB/s)" : op;
+      std::string label = copy ? text_of(row, "device") + " " + op + " " + impl
+                               : text_of(row, "backend") + " " + text_of(row, "dtype") + (impl == "native" ? "" : " " + impl);
       if (inputs.size() > 1) label += " [" + in.name + "]";
-      if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
-      std::vector<CommSeries>& series = by_op[op];
+      if (std::find(ops.begin(), ops.end(), chart) == ops.end()) ops.push_back(chart);
+      std::vector<CommSeries>& series = by_op[chart];
       auto it = std::find_if(series.begin(), series.end(), [&](const CommSeries& s) { return s.label == label; });
       if (it == series.end()) it = series.insert(series.end(), CommSeries{label, {}});
-      it->points.emplace_back(*bytes, *busbw);
+      it->points.emplace_back(*bytes, *gbs);
     }
   if (ops.empty()) return {};
-  std::string h = "<h2>Collectives</h2><p>Bus bandwidth as nccl-tests defines it: the algorithm bandwidth (bytes over "
-                  "time) times 2(n-1)/n for allreduce, (n-1)/n for allgather and reduce-scatter, 1 for broadcast, over n "
-                  "ranks; every result checked against a serial computation.</p>";
+  std::string h = "<h2>Collectives and copies</h2><p>Collectives: bus bandwidth as nccl-tests defines it, the algorithm "
+                  "bandwidth (bytes over time) times 2(n-1)/n for allreduce, (n-1)/n for allgather and reduce-scatter, "
+                  "1 for broadcast, over n ranks; every result checked against a serial computation. Copies: bytes over "
+                  "time of the runtime's blocking copy, from pinned or pageable host memory.</p>";
   for (const std::string& op : ops) h += comm_chart(op, by_op[op]);
   return h;
 }

@@ -3,7 +3,8 @@
 # (mpirun --oversubscribe). CASE is one of
 #   gather  `run` on every rank: one results file at rank 0, rows of every rank with host and rank,
 #           each rank's env, and the report with every rank's platform;
-#   comm    every collective, f32 and bf16, checked against a serial computation on each rank;
+#   comm    every collective, f32 and bf16, checked against a serial computation on each rank, and
+#           each rank's host-device copies on opencl:0 (where the machine has one);
 #   fail    rank 1 fails at its device: the job ends with rank 1's error and exit code, not a hang;
 #   kill    rank 1 is killed mid-run: the job ends with an error, not a hang;
 #   stall   rank 1 is stopped mid-run: rank 0 ends the job after --rank-timeout with that message.
@@ -59,7 +60,7 @@ print(f"{np} ranks: {len(doc['results'])} rows in one file, every rank's env and
 PY
   ;;
 comm)
-  job "$bench" comm --max-bytes 65536 --factor 8 --min-time 0 --min-iters 2 --warmup-iters 1 --out out
+  job "$bench" comm --max-bytes 65536 --factor 8 --min-time 0 --min-iters 2 --warmup-iters 1 --device opencl:0 --out out
   [ "$code" = 0 ] || { cat stdout.txt stderr.txt; exit 1; }
   [ "$(find . -name results.json | wc -l)" = 1 ] || { echo "not one results file"; exit 1; }
   python3 - out/results.json out/report.html "$np" <<'PY'
@@ -67,7 +68,11 @@ import json, sys
 doc, np = json.load(open(sys.argv[1])), int(sys.argv[3])
 rows = doc["results"]
 factor = {"allreduce": 2 * (np - 1) / np, "allgather": (np - 1) / np, "reduce-scatter": (np - 1) / np, "broadcast": 1}
-native = [r for r in rows if r["impl"] == "native"]
+native = [r for r in rows if r["impl"] == "native" and r["op"] in factor]
+copies = [r for r in rows if r["op"] in ("host-to-device", "device-to-host")]
+assert sorted({r["rank"] for r in copies}) == list(range(np)), "every rank's copies"
+assert all(r["verified"] and r["gbs"] > 0 for r in copies if r["status"] == "ok"), copies
+assert all(r["status"] in ("ok", "unsupported") for r in copies), copies
 for op in factor:
     for dtype in ("f32", "bf16"):
         mine = [r for r in native if r["op"] == op and r["dtype"] == dtype]
@@ -79,7 +84,8 @@ for r in native:
 assert any(r["impl"] == "plain-mpi" for r in rows), "no plain MPI_Allreduce reference"
 page = open(sys.argv[2]).read()
 assert all(f'data-op="{op}"' in page for op in factor), "a collective is not charted"
-print(f"{np} ranks: {len(native)} collectives, each equal to the serial result")
+print(f"{np} ranks: {len(native)} collectives, each equal to the serial result; "
+      f"{sum(r['status'] == 'ok' for r in copies)} copies verified, {sum(r['status'] != 'ok' for r in copies)} unsupported")
 PY
   ;;
 fail)

@@ -78,11 +78,10 @@ class MpiCluster final : public Cluster {
     return parts;
   }
 
-  double broadcast(double value) override {
+  void broadcast(void* data, std::size_t bytes) override {
     MPI_Request request;
-    MPI_Ibcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &request);
+    MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD, &request);
     wait(request, "agree on a value");
-    return value;
   }
 
   double max(double value) override {
