@@ -149,7 +149,8 @@ std::vector<Row> measure_collective(const std::string& name, DType dtype, std::u
   row.max_abs = check(job, b);
   row.verified = *row.max_abs == 0.0;
   row.oracle = "serial";
-  if (!*row.verified) row.status = "failed", row.reason = fmt::format("differs from the serial result by {}", *row.max_abs);
+  if (!*row.verified)
+    row.status = "failed", row.reason = fmt::format("differs from the serial result by {}", *row.max_abs);
   for (int i = 0; i < a.warmup; ++i) call();
   const int iterations = iterations_for(seconds_per_call(job, t, call, 1), a);  // the slowest rank's: one count
   if (!(a.reference && t.name() == "mpi" && op == Collective::AllReduce && dtype == DType::f32)) {
@@ -191,7 +192,9 @@ std::vector<Row> measure_copies(DeviceMemory& memory, const std::string& backend
       row.params = Json{{"bytes", bytes}, {"host", row.impl}};
       row.bytes = static_cast<double>(bytes), row.timer = "host";
       std::copy(pattern.begin(), pattern.end(), host);
-      const auto copy = [&] { to_device ? memory.upload(device.get(), host, bytes) : memory.download(host, device.get(), bytes); };
+      const auto copy = [&] {
+        to_device ? memory.upload(device.get(), host, bytes) : memory.download(host, device.get(), bytes);
+      };
       if (!to_device) memory.upload(device.get(), pattern.data(), bytes);
       copy();
       if (to_device) memory.download(back.data(), device.get(), bytes);
@@ -276,15 +279,16 @@ double bus_factor(const std::string& op, int ranks) {
 }
 
 CLI::App* add_comm_command(CLI::App& app, CommArgs& a) {
-  auto* cmd = app.add_subcommand("comm", "Time MPI collectives (allreduce, allgather, reduce-scatter, broadcast), verified; "
-                                         "run it under mpirun or srun");
+  auto* cmd = app.add_subcommand("comm", "Time collectives (allreduce, allgather, reduce-scatter, broadcast), "
+                                         "verified, and host-device copies; run it under mpirun or srun");
   std::vector<std::string> ops;
   for (const auto& [name, op] : collectives) ops.push_back(name);
   cmd->add_option("--op", a.ops, "Collectives, comma-separated")->delimiter(',')->check(CLI::IsMember(ops))
       ->capture_default_str();
   cmd->add_option("--dtype", a.dtypes, "Dtypes, comma-separated: f32, bf16")->delimiter(',')
       ->check(CLI::IsMember({"f32", "bf16"}))->capture_default_str();
-  cmd->add_option("--min-bytes", a.min_bytes, "Smallest buffer")->check(CLI::Range(1ull, 1ull << 30))->capture_default_str();
+  cmd->add_option("--min-bytes", a.min_bytes, "Smallest buffer")->check(CLI::Range(1ull, 1ull << 30))
+      ->capture_default_str();
   cmd->add_option("--max-bytes", a.max_bytes, "Largest buffer (at most 1 GiB; each rank holds about three)")
       ->check(CLI::Range(1ull, 1ull << 30))->capture_default_str();
   cmd->add_option("--factor", a.factor, "Each size this many times the last")->check(CLI::Range(2, 1024))
@@ -337,8 +341,9 @@ std::vector<Row> copy_rows(const CommArgs& a, const Cluster& job) {
     const std::string spec = local_device_spec(given, job.local_rank());
     try {
       const std::unique_ptr<DeviceMemory> memory = open_device_memory(spec);
+      const std::string backend = spec.substr(0, spec.find(':'));
       for (const std::uint64_t bytes : sizes(a))
-        for (Row& row : measure_copies(*memory, spec.substr(0, spec.find(':')), bytes, a)) rows.push_back(std::move(row));
+        for (Row& row : measure_copies(*memory, backend, bytes, a)) rows.push_back(std::move(row));
     } catch (const Error& e) {
       for (Row& row : copies_unsupported(spec, e.what())) rows.push_back(std::move(row));
     }

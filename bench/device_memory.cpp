@@ -30,7 +30,8 @@ std::unique_ptr<DeviceMemory> open_device_memory(const std::string& spec) {
     const char* first = spec.data() + colon + 1;
     const auto [end, ec] = std::from_chars(first, spec.data() + spec.size(), index);
     if (ec != std::errc{} || end != spec.data() + spec.size() || index < 0)
-      throw Error(ErrorCode::InvalidArgument, fmt::format("'{}' is not a device spec such as cuda:0 or opencl:1", spec));
+      throw Error(ErrorCode::InvalidArgument,
+                  fmt::format("'{}' is not a device spec such as cuda:0 or opencl:1", spec));
   }
   [[maybe_unused]] const auto missing = [&](const char* headers) {
     return Error(ErrorCode::Unsupported, fmt::format("{}: this porta-bench was built without {}", spec, headers));

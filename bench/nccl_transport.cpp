@@ -57,12 +57,14 @@ class NcclTransport final : public Transport {
     const ncclDataType_t dt = type == CommType::F32 ? ncclFloat32 : ncclBfloat16;
     cudaStream_t stream = nullptr;  // the legacy default stream of the primary context
     switch (op) {
-      case Collective::AllReduce: check(nccl_.ncclAllReduce(send, recv, count, dt, ncclSum, comm_, stream), "ncclAllReduce"); break;
-      case Collective::AllGather: check(nccl_.ncclAllGather(send, recv, count, dt, comm_, stream), "ncclAllGather"); break;
+      case Collective::AllReduce:
+        return check(nccl_.ncclAllReduce(send, recv, count, dt, ncclSum, comm_, stream), "ncclAllReduce");
+      case Collective::AllGather:
+        return check(nccl_.ncclAllGather(send, recv, count, dt, comm_, stream), "ncclAllGather");
       case Collective::ReduceScatter:
-        check(nccl_.ncclReduceScatter(send, recv, count, dt, ncclSum, comm_, stream), "ncclReduceScatter");
-        break;
-      case Collective::Broadcast: check(nccl_.ncclBroadcast(send, recv, count, dt, 0, comm_, stream), "ncclBroadcast"); break;
+        return check(nccl_.ncclReduceScatter(send, recv, count, dt, ncclSum, comm_, stream), "ncclReduceScatter");
+      case Collective::Broadcast:
+        return check(nccl_.ncclBroadcast(send, recv, count, dt, 0, comm_, stream), "ncclBroadcast");
     }
   }
   void finish() override { device_->synchronize(); }

@@ -117,7 +117,8 @@ class OpenClMemory final : public DeviceMemory {
 
   void check(cl_int status, const char* what) const {
     if (status != CL_SUCCESS)
-      throw Error(ErrorCode::DeviceUnavailable, fmt::format("opencl:{}: {} failed with OpenCL error {}", index_, what, status));
+      throw Error(ErrorCode::DeviceUnavailable,
+                  fmt::format("opencl:{}: {} failed with OpenCL error {}", index_, what, status));
   }
 
   OpenCl cl_;

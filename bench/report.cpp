@@ -351,14 +351,16 @@ struct CommSeries {
 std::string comm_chart(const std::string& op, const std::vector<CommSeries>& series) {
   double x0 = 1e30, x1 = 0.0, top = 0.0;
   for (const CommSeries& s : series)
-    for (const auto& [bytes, gbs] : s.points) x0 = std::min(x0, bytes), x1 = std::max(x1, bytes), top = std::max(top, gbs);
+    for (const auto& [bytes, gbs] : s.points)
+      x0 = std::min(x0, bytes), x1 = std::max(x1, bytes), top = std::max(top, gbs);
   x0 = std::exp2(std::floor(std::log2(x0))), x1 = std::exp2(std::ceil(std::log2(x1)) + (x0 == x1 ? 1 : 0));
   top = top > 0.0 ? top * 1.1 : 1.0;
   const double W = 560, H = 260, L = 60, B = 50, T = 10, R = 200;
   const auto X = [&](double v) { return L + (std::log2(v) - std::log2(x0)) / (std::log2(x1) - std::log2(x0)) * W; };
   const auto Y = [&](double v) { return T + H - v / top * H; };
-  std::string h = fmt::format("<figure><figcaption>{}</figcaption><svg class=\"comm\" data-op=\"{}\" width=\"{}\" "
-                              "height=\"{}\" role=\"img\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"plot\"/>",
+  std::string h = fmt::format("<figure><figcaption>{}</figcaption><svg class=\"comm\" data-op=\"{}\" "
+                              "width=\"{}\" height=\"{}\" role=\"img\"><rect x=\"{}\" y=\"{}\" width=\"{}\" "
+                              "height=\"{}\" class=\"plot\"/>",
                               escape(op), escape(op), L + W + R, T + H + B, L, T, W, H);
   for (double v = x0; v <= x1; v *= 16)
     h += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" class=\"grid\"/><text x=\"{0:.1f}\" "
@@ -366,16 +368,18 @@ std::string comm_chart(const std::string& op, const std::vector<CommSeries>& ser
                      escape(size_text(static_cast<std::uint64_t>(v))));
   for (int i = 0; i <= 4; ++i)
     h += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" class=\"grid\"/><text x=\"{3}\" "
-                     "y=\"{4:.1f}\" text-anchor=\"end\">{5:.2g}</text>", L, L + W, Y(top * i / 4), L - 4, Y(top * i / 4) + 4,
-                     top * i / 4);
-  h += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">buffer size</text><text transform=\"translate(14,{}) "
-                   "rotate(-90)\" text-anchor=\"middle\">GB/s</text>", L + W / 2, T + H + 36, T + H / 2);
+                     "y=\"{4:.1f}\" text-anchor=\"end\">{5:.2g}</text>",
+                     L, L + W, Y(top * i / 4), L - 4, Y(top * i / 4) + 4, top * i / 4);
+  h += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">buffer size</text>"
+                   "<text transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\">GB/s</text>",
+                   L + W / 2, T + H + 36, T + H / 2);
   for (std::size_t i = 0; i < series.size(); ++i) {
     std::string path;
     for (const auto& [bytes, gbs] : series[i].points) path += fmt::format("{:.1f},{:.1f} ", X(bytes), Y(gbs));
     h += fmt::format("<polyline class=\"series\" data-series=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
                      "stroke-width=\"2\"/><text x=\"{}\" y=\"{}\" style=\"fill:{}\">{}</text>",
-                     escape(series[i].label), path, colour(i), L + W + 8, T + 14 + 16 * i, colour(i), escape(series[i].label));
+                     escape(series[i].label), path, colour(i), L + W + 8, T + 14 + 16 * i, colour(i),
+                     escape(series[i].label));
   }
   return h + "</svg></figure>";
 }
@@ -391,7 +395,8 @@ std::string comm_section(const std::vector<ResultsInput>& inputs) {
       if (!is_comm_op(op) || text_of(row, "status") != "ok" || !bytes || !gbs) continue;
       const std::string impl = text_of(row, "impl"), chart = copy ? "host-device copies (GB/s)" : op;
       std::string label = copy ? text_of(row, "device") + " " + op + " " + impl
-                               : text_of(row, "backend") + " " + text_of(row, "dtype") + (impl == "native" ? "" : " " + impl);
+                               : text_of(row, "backend") + " " + text_of(row, "dtype");
+      if (!copy && impl != "native") label += " " + impl;
       if (inputs.size() > 1) label += " [" + in.name + "]";
       if (std::find(ops.begin(), ops.end(), chart) == ops.end()) ops.push_back(chart);
       std::vector<CommSeries>& series = by_op[chart];
@@ -400,10 +405,10 @@ std::string comm_section(const std::vector<ResultsInput>& inputs) {
       it->points.emplace_back(*bytes, *gbs);
     }
   if (ops.empty()) return {};
-  std::string h = "<h2>Collectives and copies</h2><p>Collectives: bus bandwidth as nccl-tests defines it, the algorithm "
-                  "bandwidth (bytes over time) times 2(n-1)/n for allreduce, (n-1)/n for allgather and reduce-scatter, "
-                  "1 for broadcast, over n ranks; every result checked against a serial computation. Copies: bytes over "
-                  "time of the runtime's blocking copy, from pinned or pageable host memory.</p>";
+  std::string h = "<h2>Collectives and copies</h2><p>Collectives: bus bandwidth as nccl-tests defines it, the "
+                  "algorithm bandwidth (bytes over time) times 2(n-1)/n for allreduce, (n-1)/n for allgather and "
+                  "reduce-scatter, 1 for broadcast, over n ranks; every result checked against a serial computation. "
+                  "Copies: bytes over time of the runtime's blocking copy, from pinned or pageable host memory.</p>";
   for (const std::string& op : ops) h += comm_chart(op, by_op[op]);
   return h;
 }

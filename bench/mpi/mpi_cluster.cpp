@@ -139,9 +139,9 @@ class MpiCluster final : public Cluster {
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
       if (done) return;
       if (std::chrono::steady_clock::now() > deadline)
-        abort(3, "porta-bench: rank " + std::to_string(rank_) + " (" + host_name() + "): error: not every rank came to " +
-                     what + " within " + std::to_string(static_cast<long>(timeout_s_)) +
-                     " s (--rank-timeout); ending the job");
+        abort(3, "porta-bench: rank " + std::to_string(rank_) + " (" + host_name() +
+                     "): error: not every rank came to " + what + " within " +
+                     std::to_string(static_cast<long>(timeout_s_)) + " s (--rank-timeout); ending the job");
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
