@@ -36,9 +36,9 @@ Merged merge(const std::vector<ResultsInput>& inputs) {
     };
     for (const Json& row : doc["results"]) {
       const std::string op = text_of(row, "op");
+      if (is_comm_op(op)) continue;  // bandwidths of links, not devices: charted on their own (report.cpp)
       const std::size_t platform = platform_of(text_of(row, "device"), text_of(row, "backend"));
       if (op == "stream" || op == "launch" || op == "fma" || op == "device-copy") continue;  // their numbers are the ceilings
-      if (is_comm_op(op)) continue;  // bandwidths, charted on their own (report.cpp)
       Point pt{.platform = platform,
                .op = op,
                .workload = text_of(row, "workload"),

@@ -355,7 +355,7 @@ std::string comm_chart(const std::string& op, const std::vector<CommSeries>& ser
       x0 = std::min(x0, bytes), x1 = std::max(x1, bytes), top = std::max(top, gbs);
   x0 = std::exp2(std::floor(std::log2(x0))), x1 = std::exp2(std::ceil(std::log2(x1)) + (x0 == x1 ? 1 : 0));
   top = top > 0.0 ? top * 1.1 : 1.0;
-  const double W = 560, H = 260, L = 60, B = 50, T = 10, R = 200;
+  const double W = 560, H = 260, L = 60, B = 50, T = 10, R = 320;
   const auto X = [&](double v) { return L + (std::log2(v) - std::log2(x0)) / (std::log2(x1) - std::log2(x0)) * W; };
   const auto Y = [&](double v) { return T + H - v / top * H; };
   std::string h = fmt::format("<figure><figcaption>{}</figcaption><svg class=\"comm\" data-op=\"{}\" "
@@ -385,6 +385,11 @@ std::string comm_chart(const std::string& op, const std::vector<CommSeries>& ser
 }
 
 std::string comm_section(const std::vector<ResultsInput>& inputs) {
+  const auto has_comm = [](const ResultsInput& in) {
+    const Json& rows = in.doc["results"];
+    return std::any_of(rows.begin(), rows.end(), [](const Json& row) { return is_comm_op(text_of(row, "op")); });
+  };
+  const bool several = std::count_if(inputs.begin(), inputs.end(), has_comm) > 1;  // then name the file
   std::vector<std::string> ops;
   std::map<std::string, std::vector<CommSeries>> by_op;
   for (const ResultsInput& in : inputs)
@@ -397,7 +402,7 @@ std::string comm_section(const std::vector<ResultsInput>& inputs) {
       std::string label = copy ? text_of(row, "device") + " " + op + " " + impl
                                : text_of(row, "backend") + " " + text_of(row, "dtype");
       if (!copy && impl != "native") label += " " + impl;
-      if (inputs.size() > 1) label += " [" + in.name + "]";
+      if (several) label += " [" + in.name + "]";
       if (std::find(ops.begin(), ops.end(), chart) == ops.end()) ops.push_back(chart);
       std::vector<CommSeries>& series = by_op[chart];
       auto it = std::find_if(series.begin(), series.end(), [&](const CommSeries& s) { return s.label == label; });
@@ -437,7 +442,7 @@ std::string render_report(const std::vector<ResultsInput>& files) {
                    inputs.size(), inputs.size() == 1 ? "" : "s", m.platforms.size(), m.platforms.size() == 1 ? "" : "s",
                    m.problems.size(), m.problems.size() == 1 ? "" : "s");
   const std::string comm = comm_section(inputs);
-  h += inputs_section(inputs) + devices_section(m);
+  h += inputs_section(inputs) + (m.platforms.empty() ? "" : devices_section(m));
   if (comm.empty() || !m.problems.empty())  // a page of collectives alone has no GFLOP/s to show
     h += bars_section(m) + algo_section(m) + rooflines_section(m) + speedups_section(m) + portability_section(m);
   h += comm;
