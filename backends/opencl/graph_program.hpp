@@ -14,12 +14,13 @@ class ClGraphProgram final : public Program {
  public:
   ClGraphProgram(std::shared_ptr<const ClDevice> device, std::shared_ptr<const CompiledGraph> graph,
                  KernelPrograms& programs);
-  RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
+  RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecords records) override;
 
  private:
   std::shared_ptr<const ClDevice> device_;
   std::shared_ptr<const CompiledGraph> graph_;
   std::vector<Launch> launches_;
+  std::vector<std::string> plans_;  // per step: what prepare chose (LaunchBuilder::note_plan)
   std::vector<ClEvent> events_;  // one per launch while profiling
 };
 
