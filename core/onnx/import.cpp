@@ -1,6 +1,5 @@
 // ONNX graph -> porta::Graph: one handler per op type, each mapping attributes onto the builder's
-// params (which then check shapes and values as for any caller). Ops porta has no node for are
-// decomposed here: HardSigmoid and HardSwish into mul/add/clip.
+// params (which then check shapes and values as for any caller).
 #include <algorithm>
 #include <fstream>
 #include <limits>
@@ -181,10 +180,6 @@ class Importer {
       if (!n.outputs[i].empty())
         unsupported("output " + std::to_string(i) + " ('" + n.outputs[i] +
                     "') is not supported; only the first output is");
-  }
-  Tensor scalar_constant(const NodeProto& n, const char* suffix, float value, DType dtype) {
-    const float values[] = {value};
-    return g_.constant(unique(base_name(n) + "/" + suffix), {1}, values, dtype);
   }
 
   // --- graph boundary ---------------------------------------------------------------------------
@@ -368,21 +363,9 @@ class Importer {
     }
     define(n, g_.clip(x, lo, hi, unique(base_name(n))));
   }
-  // max(0, min(1, alpha * x + beta))
-  Tensor hard_sigmoid(const NodeProto& n, Tensor x, float alpha, float beta) {
-    const DType dt = g_.dtype(x);
-    const std::string base = base_name(n);
-    const Tensor scaled = g_.mul(x, scalar_constant(n, "alpha", alpha, dt), unique(base + "/mul"));
-    const Tensor shifted = g_.add(scaled, scalar_constant(n, "beta", beta, dt), unique(base + "/add"));
-    return g_.clip(shifted, 0.0f, 1.0f, unique(base + "/clip"));
-  }
   void hard_sigmoid(const NodeProto& n, const Attrs& a) {
-    define(n, hard_sigmoid(n, tensor(n, 0), a.float32("alpha", 0.2f), a.float32("beta", 0.5f)));
-  }
-  void hard_swish(const NodeProto& n, const Attrs&) {  // x * HardSigmoid(x) with alpha 1/6, beta 1/2
-    const Tensor x = tensor(n, 0);
-    const Tensor gate = hard_sigmoid(n, x, 1.0f / 6.0f, 0.5f);
-    define(n, g_.mul(x, gate, unique(base_name(n))));
+    const HardSigmoidParams p{.alpha = a.float32("alpha", 0.2f), .beta = a.float32("beta", 0.5f)};
+    define(n, g_.hard_sigmoid(tensor(n, 0), p, unique(base_name(n))));
   }
 
   void batch_norm(const NodeProto& n, const Attrs& a) {
@@ -445,6 +428,26 @@ class Importer {
   }
 
   // Identity and inference-mode Dropout pass their input on, constant or not.
+  // Axes are an input from opset 13 (ReduceSum) or 18 (the others), before that an attribute.
+  template <Reduction R>
+  void reduce(const NodeProto& n, const Attrs& a) {
+    ReduceParams p{.op = R, .axes = {}, .keepdims = a.int64("keepdims", 1) != 0};
+    if (opset_ >= (R == Reduction::Sum ? 13 : 18)) {
+      if (const Literal* lit = optional_literal(n, 1, "axes")) {
+        if (lit->is_float) invalid("axes '" + n.inputs[1] + "' must be an int64 tensor");
+        p.axes = lit->ints;
+      }
+      if (p.axes.empty() && a.int64("noop_with_empty_axes", 0) != 0) return identity(n, a);
+    } else {
+      p.axes = a.ints("axes", {});
+    }
+    define(n, g_.reduce(tensor(n, 0), std::move(p), unique(base_name(n))));
+  }
+  void layer_norm(const NodeProto& n, const Attrs& a) {
+    no_extra_outputs(n);  // Mean and InvStdDev are for training
+    const NormParams p{.axis = a.int64("axis", -1), .epsilon = a.float32("epsilon", 1e-5f)};
+    define(n, g_.layer_norm(tensor(n, 0), tensor(n, 1), optional_tensor(n, 2), p, unique(base_name(n))));
+  }
   void identity(const NodeProto& n, const Attrs&) {
     const Value* v = find(n, 0);
     if (!v) invalid("input 0 is required");
@@ -507,7 +510,16 @@ const std::unordered_map<std::string_view, Importer::Handler>& Importer::handler
       {"Tanh", &Importer::unary<&Graph::tanh>},
       {"Clip", &Importer::clip},
       {"HardSigmoid", &Importer::hard_sigmoid},
-      {"HardSwish", &Importer::hard_swish},
+      {"HardSwish", &Importer::unary<&Graph::hard_swish>},
+      {"Erf", &Importer::unary<&Graph::erf>},
+      {"Sqrt", &Importer::unary<&Graph::sqrt>},
+      {"Reciprocal", &Importer::unary<&Graph::reciprocal>},
+      {"Pow", &Importer::binary<&Graph::pow>},
+      {"ReduceSum", &Importer::reduce<Reduction::Sum>},
+      {"ReduceMean", &Importer::reduce<Reduction::Mean>},
+      {"ReduceMax", &Importer::reduce<Reduction::Max>},
+      {"ReduceMin", &Importer::reduce<Reduction::Min>},
+      {"LayerNormalization", &Importer::layer_norm},
       {"MaxPool", &Importer::max_pool},
       {"AveragePool", &Importer::average_pool},
       {"GlobalAveragePool", &Importer::global_average_pool},
