@@ -1,6 +1,6 @@
 // End to end: a small MLP with a training-mode batchnorm learns a fixed synthetic classification
-// task under SGD with momentum and weight decay (the update inside the graph), on ref and on cpu,
-// and the two loss curves agree. And the SGD update against its formula.
+// task under SGD with momentum and weight decay (the update inside the graph), on ref and on every
+// device under test, and the loss curves agree. And the SGD update against its formula.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -132,17 +132,19 @@ TEST_SUITE("autodiff") {
     CHECK_THROWS_AS(autodiff::sgd_update(g, p, d, {}, {.momentum = 0.9f}), Error);
   }
 
-  TEST_CASE("an MLP with batchnorm learns under SGD with momentum, with the same loss curve on ref and cpu") {
+  TEST_CASE("an MLP with batchnorm learns under SGD with momentum, with the same loss curve on ref and every device") {
     const Net net = build_mlp();
     const std::vector<float> ref = train(net, Device::open("ref"), 40);
     MESSAGE("ref loss: " << ref.front() << " -> " << ref.back());
     CHECK(ref.back() < 0.3f * ref.front());
-    const std::optional<Device> device = open_or_skip("cpu");
-    if (!device) return;
-    const std::vector<float> cpu = train(net, *device, 40);
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-      INFO("step " << i << ": cpu " << cpu[i] << ", ref " << ref[i]);
-      CHECK(std::abs(cpu[i] - ref[i]) <= 1e-3f * ref[i]);
+    for (const std::string& spec : devices_under_test()) {
+      const std::optional<Device> device = open_or_skip(spec);
+      if (!device) continue;
+      const std::vector<float> curve = train(net, *device, 40);
+      for (std::size_t i = 0; i < ref.size(); ++i) {
+        INFO("step " << i << ": " << spec << " " << curve[i] << ", ref " << ref[i]);
+        CHECK(std::abs(curve[i] - ref[i]) <= 1e-3f * ref[i]);
+      }
     }
   }
 }
