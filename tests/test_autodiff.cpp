@@ -184,6 +184,22 @@ TEST_SUITE("autodiff") {
     }
   }
 
+  TEST_CASE("cast: the gradient is cast back to each input's dtype") {
+    Graph g;
+    const Tensor x = g.input("x", {4});
+    const std::vector<float> seed = {0.1f, -2.7f, 3.14159f, 1e-3f};
+    const Tensor y = g.mul(g.cast(g.cast(x, DType::f16), DType::f32), g.constant("seed", {4}, seed));
+    const Tensor wrt[] = {x};
+    const std::vector<Tensor> d = autodiff::gradients(g, y, wrt);
+    CHECK(g.dtype(d[0]) == DType::f32);
+    g.output("d", d[0]);
+    Executable exe = Device::open("ref").compile(g);
+    exe.set_input("x", std::vector<float>{1, 2, 3, 4});
+    exe.run();
+    const std::vector<float> got = exe.output("d");
+    for (std::size_t i = 0; i < seed.size(); ++i) CHECK(got[i] == f16_to_f32(f32_to_f16(seed[i])));  // through f16
+  }
+
   TEST_CASE("global average pooling, NCHW and NHWC") {
     check_gradients({{"x", {2, 3, 3, 2}}}, [](Graph& g, const auto& t) { return g.global_avg_pool(t[0]); });
     check_gradients({{"x", {2, 3, 1, 2}}},
