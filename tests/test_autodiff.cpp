@@ -150,7 +150,8 @@ TEST_SUITE("autodiff") {
     check_gradients(ps, [](Graph& g, const auto& t) { return g.sub(t[0], t[1]); });
     check_gradients(ps, [](Graph& g, const auto& t) { return g.mul(t[0], t[1]); });
     check_gradients(ps, [](Graph& g, const auto& t) { return g.div(t[0], t[1]); });
-    check_gradients({{"a", {1}}, {"b", {2, 1, 3}, 0.5f, 2.0f}}, [](Graph& g, const auto& t) { return g.div(t[0], t[1]); });
+    check_gradients({{"a", {1}}, {"b", {2, 1, 3}, 0.5f, 2.0f}},
+                    [](Graph& g, const auto& t) { return g.div(t[0], t[1]); });
   }
 
   TEST_CASE("a tensor feeding several nodes sums their gradients") {
@@ -165,7 +166,8 @@ TEST_SUITE("autodiff") {
   TEST_CASE("softmax along any axis") {
     for (const std::int64_t axis : {0, 1, -1}) {
       CAPTURE(axis);
-      check_gradients({{"x", {2, 3, 4}, -2.0f, 2.0f}}, [axis](Graph& g, const auto& t) { return g.softmax(t[0], axis); });
+      check_gradients({{"x", {2, 3, 4}, -2.0f, 2.0f}},
+                      [axis](Graph& g, const auto& t) { return g.softmax(t[0], axis); });
     }
   }
 

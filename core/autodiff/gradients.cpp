@@ -46,12 +46,13 @@ std::vector<Tensor> gradients(Graph& g, Tensor loss, std::span<const Tensor> wrt
     const Tensor dy = grad[static_cast<std::size_t>(node.output.id)];
     std::vector<bool> needs(node.inputs.size());
     bool any = false;
-    for (std::size_t k = 0; k < needs.size(); ++k) any |= needs[k] = marked[static_cast<std::size_t>(node.inputs[k].id)];
+    for (std::size_t k = 0; k < needs.size(); ++k)
+      any |= needs[k] = marked[static_cast<std::size_t>(node.inputs[k].id)];
     if (!dy || !any) continue;
     const detail::Rule rule = detail::backward_rule(node.op);
     if (rule == nullptr)
-      throw Error(ErrorCode::Unsupported, "autodiff::gradients: " + std::string(to_string(node.op)) + " '" +
-                                              node.name + "' has no backward rule yet (docs/training.md lists those that do)");
+      throw Error(ErrorCode::Unsupported, "autodiff::gradients: " + std::string(to_string(node.op)) + " '" + node.name +
+                                              "' has no backward rule yet (docs/training.md lists those that do)");
     const Grads dx = rule(g, node, dy, needs);
     for (std::size_t k = 0; k < dx.size(); ++k) {
       if (!needs[k] || !dx[k]) continue;

@@ -19,7 +19,8 @@ Tensor mean_squared_error(Graph& g, Tensor prediction, Tensor target, std::strin
 
 BatchStatistics batchnorm_training(Graph& g, Tensor x, Tensor scale, Tensor bias, float epsilon) {
   const Shape sx = g.shape(x);
-  if (sx.size() < 2) throw Error(ErrorCode::ShapeMismatch, "batchnorm_training: input " + to_string(sx) + " needs a channel dimension");
+  if (sx.size() < 2)
+    throw Error(ErrorCode::ShapeMismatch, "batchnorm_training: input " + to_string(sx) + " needs a channel dimension");
   const Shape per_channel = detail::keep_axis(sx, 1), channel{sx[1]};
   const float inv_count = static_cast<float>(sx[1]) / static_cast<float>(g.desc(x).numel());
   const auto channel_mean = [&](Tensor t) { return detail::scaled(g, detail::sum_to(g, t, per_channel), inv_count); };

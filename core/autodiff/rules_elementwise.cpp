@@ -76,7 +76,8 @@ Grads activation_backward(Graph& g, const Node& node, Tensor dy, const std::vect
     case OpKind::Silu: a = Activation::Silu; break;
     case OpKind::Tanh: a = Activation::Tanh; break;
     case OpKind::Gelu: a = Activation::Gelu; break;
-    default: throw Error(ErrorCode::Internal, "activation_backward: " + std::string(to_string(node.op)) + " is no activation");
+    default:
+      throw Error(ErrorCode::Internal, "activation_backward: " + std::string(to_string(node.op)) + " is no activation");
   }
   return {activation_grad(g, a, node.inputs[0], node.output, dy, node)};
 }
