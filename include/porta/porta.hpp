@@ -1,5 +1,6 @@
 #pragma once
 // porta: build an op graph once, compile it for any device, run it.
+#include "porta/autodiff.hpp"
 #include "porta/device.hpp"
 #include "porta/dtype.hpp"
 #include "porta/error.hpp"

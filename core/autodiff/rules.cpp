@@ -1,0 +1,36 @@
+// Which backward rule each op has (rules.hpp).
+#include "core/autodiff/rules.hpp"
+
+namespace porta::autodiff::detail {
+
+Rule backward_rule(OpKind op) {
+  static_assert(op_kind_count == 22, "a new OpKind: give it its rule (or nullptr) here, then count it");
+  switch (op) {
+    case OpKind::MatMul: return matmul_backward;
+    case OpKind::Gemm: return gemm_backward;
+    case OpKind::Add: return add_backward;
+    case OpKind::Sub: return sub_backward;
+    case OpKind::Mul: return mul_backward;
+    case OpKind::Div: return div_backward;
+    case OpKind::Relu:
+    case OpKind::Clip:
+    case OpKind::Sigmoid:
+    case OpKind::Silu:
+    case OpKind::Tanh:
+    case OpKind::Gelu: return activation_backward;
+    case OpKind::BatchNorm: return batchnorm_backward;
+    case OpKind::GlobalAvgPool: return global_avg_pool_backward;
+    case OpKind::Softmax: return softmax_backward;
+    case OpKind::Reshape: return reshape_backward;
+    case OpKind::Transpose: return transpose_backward;
+    case OpKind::Concat: return concat_backward;
+    case OpKind::Cast: return cast_backward;
+    // Each needs a backward op porta does not have yet (docs/training.md).
+    case OpKind::Conv2d:
+    case OpKind::MaxPool2d:
+    case OpKind::AvgPool2d: return nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace porta::autodiff::detail

@@ -1,0 +1,46 @@
+#pragma once
+// Reverse-mode differentiation on the op graph (docs/training.md). The backward pass is appended
+// to the same Graph as ordinary nodes, so compile passes, the memory planner and every backend
+// apply to it unchanged.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "porta/graph.hpp"
+
+namespace porta::autodiff {
+
+// Appends the nodes computing d(sum(loss * seed)) / d(t) for every t of `wrt` and returns those
+// gradients, each with its tensor's shape and dtype. Without a seed, the seed is all ones (the
+// gradient of the sum of `loss`). A tensor of `wrt` that `loss` does not depend on gets zeros.
+// Throws Unsupported naming the op and node where a node on the way has no backward rule yet.
+std::vector<Tensor> gradients(Graph& graph, Tensor loss, std::span<const Tensor> wrt, Tensor seed = {});
+
+// Mean squared error: mean((prediction - target)^2) over every element, shape [1].
+Tensor mean_squared_error(Graph& graph, Tensor prediction, Tensor target, std::string name = {});
+
+// Batch normalisation in training mode over channel dim 1: the statistics are those of the batch
+// (population variance), built from ordinary ops so that gradients flow through them.
+struct BatchStatistics {
+  Tensor y;     // normalised, scaled and shifted x
+  Tensor mean;  // [C], the batch's
+  Tensor var;   // [C], the batch's (biased, as used for normalising)
+};
+BatchStatistics batchnorm_training(Graph& graph, Tensor x, Tensor scale, Tensor bias, float epsilon = 1e-5f);
+
+// One step of SGD as PyTorch defines it, built from ops: g = grad + weight_decay * param,
+// v = momentum * velocity + g, param' = param - learning_rate * v. The caller feeds the returned
+// tensors back as next step's param and velocity (parameters are graph inputs until porta has
+// variables).
+struct SgdOptions {
+  float learning_rate = 0.01f;
+  float momentum = 0.0f;      // 0: no velocity is kept
+  float weight_decay = 0.0f;
+};
+struct SgdUpdate {
+  Tensor param;     // the updated parameter
+  Tensor velocity;  // the updated velocity; empty when momentum is 0
+};
+SgdUpdate sgd_update(Graph& graph, Tensor param, Tensor grad, Tensor velocity, const SgdOptions& options);
+
+}  // namespace porta::autodiff
