@@ -44,7 +44,7 @@ DType parse_dtype(std::string_view text) {
 }
 
 std::string_view to_string(OpKind op) noexcept {
-  static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 25, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::MatMul: return "matmul";
     case OpKind::Gemm: return "gemm";
@@ -68,6 +68,9 @@ std::string_view to_string(OpKind op) noexcept {
     case OpKind::Transpose: return "transpose";
     case OpKind::Concat: return "concat";
     case OpKind::Cast: return "cast";
+    case OpKind::Slice: return "slice";
+    case OpKind::Pad: return "pad";
+    case OpKind::Expand: return "expand";
   }
   return "?";
 }
@@ -89,6 +92,15 @@ std::string_view to_string(Layout layout) noexcept {
   switch (layout) {
     case Layout::NCHW: return "NCHW";
     case Layout::NHWC: return "NHWC";
+  }
+  return "?";
+}
+
+std::string_view to_string(PadMode mode) noexcept {
+  switch (mode) {
+    case PadMode::Constant: return "constant";
+    case PadMode::Reflect: return "reflect";
+    case PadMode::Edge: return "edge";
   }
   return "?";
 }

@@ -29,9 +29,12 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::GlobalAvgPool, ref_global_avg_pool},
     {OpKind::Softmax, ref_softmax},
     {OpKind::Reshape, ref_reshape},
-    {OpKind::Transpose, ref_transpose},
+    {OpKind::Transpose, ref_strided_gather},
     {OpKind::Concat, ref_concat},
     {OpKind::Cast, ref_cast},
+    {OpKind::Slice, ref_strided_gather},
+    {OpKind::Pad, ref_pad},
+    {OpKind::Expand, ref_strided_gather},
 };
 
 constexpr bool in_op_kind_order() {

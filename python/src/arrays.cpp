@@ -103,5 +103,6 @@ py::array array_of(const std::vector<std::byte>& bytes, const TensorDesc& desc) 
 Activation parse_activation(std::string_view text) { return parse(text, Activation::Gelu, "activation"); }
 Layout parse_layout(std::string_view text) { return parse(text, Layout::NHWC, "layout"); }
 Impl parse_impl(std::string_view text) { return parse(text, Impl::Vendor, "impl"); }
+PadMode parse_pad_mode(std::string_view text) { return parse(text, PadMode::Edge, "pad mode"); }
 
 }  // namespace porta::python

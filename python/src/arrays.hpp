@@ -38,5 +38,6 @@ py::array array_of(const std::vector<std::byte>& bytes, const TensorDesc& desc);
 Activation parse_activation(std::string_view text);
 Layout parse_layout(std::string_view text);
 Impl parse_impl(std::string_view text);
+PadMode parse_pad_mode(std::string_view text);  // "constant", "reflect" or "edge"
 
 }  // namespace porta::python

@@ -93,5 +93,6 @@ void add_cast_cases(std::vector<OpCase>& list, DType dtype);
 void add_pool_cases(std::vector<OpCase>& list, DType dtype);
 void add_softmax_cases(std::vector<OpCase>& list, DType dtype);
 void add_shape_cases(std::vector<OpCase>& list, DType dtype);
+void add_slice_pad_cases(std::vector<OpCase>& list, DType dtype);
 
 }  // namespace porta::cases::detail

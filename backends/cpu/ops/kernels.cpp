@@ -32,6 +32,9 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Transpose, cpu_transpose},
     {OpKind::Concat, cpu_concat},
     {OpKind::Cast, cpu_cast},
+    {OpKind::Slice, cpu_strided_gather},
+    {OpKind::Pad, cpu_pad},
+    {OpKind::Expand, cpu_strided_gather},
 };
 
 constexpr bool in_op_kind_order() {

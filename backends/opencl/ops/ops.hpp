@@ -24,7 +24,8 @@ void opencl_avg_pool2d(LaunchBuilder& b, const Node& node);
 void opencl_global_avg_pool(LaunchBuilder& b, const Node& node);
 void opencl_softmax(LaunchBuilder& b, const Node& node);
 void opencl_reshape(LaunchBuilder& b, const Node& node);
-void opencl_transpose(LaunchBuilder& b, const Node& node);
+void opencl_strided_gather(LaunchBuilder& b, const Node& node);  // Transpose, Slice, Expand
+void opencl_pad(LaunchBuilder& b, const Node& node);
 void opencl_concat(LaunchBuilder& b, const Node& node);
 
 }  // namespace porta::detail
