@@ -147,7 +147,7 @@ TEST_CASE("the shrinker reduces a failing graph to its core and prints builder c
   const auto [pasted, text] = PASTED_GRAPH(
       Graph g;
       const Tensor t0 = g.input("x0", {1, 1, 1, 1});
-      const Tensor t1 = g.constant("c1", {1, 1, 1, 1}, std::vector<float>{0.969769299f});
+      const Tensor t1 = g.constant("c1", {1, 1, 1, 1}, std::vector<float>{-0.0230632238f});
       const Tensor t2 = g.conv2d(t0, t1);
       const Tensor t3 = g.sigmoid(t2);
       g.output("y0", t3);
@@ -197,6 +197,9 @@ TEST_CASE("builder_code prints every op and parameter as the builder takes them"
       const Tensor t31 = g.silu(t30);
       const Tensor t32 = g.cast(t31, DType::bf16);
       const Tensor t33 = g.input("strided", {2, 3}, DType::f32, {1, 2});
+      const Tensor t34 = g.slice(t32, {{0, 1}, {1, 0}, {0, 1}, {1, -1}});
+      const Tensor t35 = g.pad(t34, {{0, 1, 2, 0}, PadMode::Constant, 0.5f});
+      const Tensor t36 = g.expand(t35, {2, 3, 2});
       g.output("y", t32);
       g.output("y_again", t32);
       g.output("t5", t5);
@@ -205,6 +208,7 @@ TEST_CASE("builder_code prints every op and parameter as the builder takes them"
       g.output("t17", t17);
       g.output("t19", t19);
       g.output("t33", t33);
+      g.output("t36", t36);
   );
   CHECK(without_spaces(builder_code(pasted)) == without_spaces(text));
 }
