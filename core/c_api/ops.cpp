@@ -223,7 +223,9 @@ porta_status porta_pad(porta_graph* graph, porta_tensor x, const int64_t* pads, 
 
 porta_status porta_expand(porta_graph* graph, porta_tensor x, const int64_t* shape, size_t rank, const char* name,
                           porta_tensor* out) {
-  return op(graph, out, [&](Graph& g) { return g.expand(tensor_of(x), to_shape(shape, rank, "shape"), optional_text(name)); });
+  return op(graph, out, [&](Graph& g) {
+    return g.expand(tensor_of(x), to_shape(shape, rank, "shape"), optional_text(name));
+  });
 }
 
 }  // extern "C"

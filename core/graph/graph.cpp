@@ -497,22 +497,28 @@ Tensor Graph::slice(Tensor x, const SliceParams& p, std::string name) {
   const Shape& sx = this->shape(x);
   const auto rank = static_cast<std::int64_t>(sx.size());
   const std::size_t count = p.starts.size();
-  if (p.ends.size() != count || (!p.axes.empty() && p.axes.size() != count) || (!p.steps.empty() && p.steps.size() != count))
+  const std::string lists = "starts " + to_string(p.starts) + ", ends " + to_string(p.ends) + ", axes " +
+                            to_string(p.axes) + " and steps " + to_string(p.steps);
+  const auto fits = [&](const std::vector<std::int64_t>& v) { return v.empty() || v.size() == count; };
+  if (p.ends.size() != count || !fits(p.axes) || !fits(p.steps))
     fail(ErrorCode::InvalidArgument, "slice", name,
-         "starts " + to_string(p.starts) + ", ends " + to_string(p.ends) + ", axes " + to_string(p.axes) + " and steps " +
-             to_string(p.steps) + " must have one entry per sliced axis (axes and steps may be empty)");
+         lists + " must have one entry per sliced axis (axes and steps may be empty)");
   if (static_cast<std::int64_t>(count) > rank)
-    fail(ErrorCode::InvalidArgument, "slice", name, "slices " + str(count) + " axes of the rank-" + str(rank) + " input");
+    fail(ErrorCode::InvalidArgument, "slice", name,
+         "slices " + str(count) + " axes of the rank-" + str(rank) + " input");
   SliceParams q{p.starts, p.ends, {}, {}};
   std::vector<bool> seen(sx.size(), false);
   for (std::size_t i = 0; i < count; ++i) {
-    const std::int64_t axis = normalise_axis(p.axes.empty() ? static_cast<std::int64_t>(i) : p.axes[i], rank, "slice", name);
+    const std::int64_t given = p.axes.empty() ? static_cast<std::int64_t>(i) : p.axes[i];
+    const std::int64_t axis = normalise_axis(given, rank, "slice", name);
     if (seen[static_cast<std::size_t>(axis)])
-      fail(ErrorCode::InvalidArgument, "slice", name, "axes " + to_string(p.axes) + " name axis " + str(axis) + " twice");
+      fail(ErrorCode::InvalidArgument, "slice", name,
+           "axes " + to_string(p.axes) + " name axis " + str(axis) + " twice");
     seen[static_cast<std::size_t>(axis)] = true;
     const std::int64_t step = p.steps.empty() ? 1 : p.steps[i];
     if (step == 0 || step == std::numeric_limits<std::int64_t>::min())
-      fail(ErrorCode::InvalidArgument, "slice", name, "step " + str(step) + " along axis " + str(axis) + " is not allowed");
+      fail(ErrorCode::InvalidArgument, "slice", name,
+           "step " + str(step) + " along axis " + str(axis) + " is not allowed");
     q.axes.push_back(axis);
     q.steps.push_back(step);
   }
@@ -521,8 +527,7 @@ Tensor Graph::slice(Tensor x, const SliceParams& p, std::string name) {
   for (std::size_t d = 0; d < out.size(); ++d)
     if (out[d] < 1)
       fail(ErrorCode::ShapeMismatch, "slice", name,
-           "takes no element of axis " + str(d) + " of " + to_string(sx) + " (starts " + to_string(p.starts) +
-               ", ends " + to_string(p.ends) + ", axes " + to_string(q.axes) + ", steps " + to_string(q.steps) + ")");
+           "takes no element of axis " + str(d) + " of " + to_string(sx) + " (" + lists + ")");
   return add_node(OpKind::Slice, std::move(q), {x}, {dtype(x), std::move(out)}, std::move(name));
 }
 
@@ -552,7 +557,8 @@ Tensor Graph::pad(Tensor x, const PadParams& p, std::string name) {
   const Shape& sx = this->shape(x);
   const std::size_t rank = sx.size();
   if (to_string(p.mode) == "?")
-    fail(ErrorCode::InvalidArgument, "pad", name, "mode " + str(static_cast<int>(p.mode)) + " is not constant, reflect or edge");
+    fail(ErrorCode::InvalidArgument, "pad", name,
+         "mode " + str(static_cast<int>(p.mode)) + " is not constant, reflect or edge");
   if (p.pads.size() != 2 * rank)
     fail(ErrorCode::InvalidArgument, "pad", name,
          "pads " + to_string(p.pads) + " must have " + str(2 * rank) + " entries (the begins, then the ends) for " +
@@ -567,7 +573,8 @@ Tensor Graph::pad(Tensor x, const PadParams& p, std::string name) {
       fail(ErrorCode::InvalidArgument, "pad", name,
            "reflect pads " + to_string(p.pads) + " must be smaller than each padded dimension of " + to_string(sx));
     if (p.mode != PadMode::Constant && (begin < 0 || end < 0))
-      fail(ErrorCode::InvalidArgument, "pad", name, "negative pads " + to_string(p.pads) + " crop; only constant mode takes them");
+      fail(ErrorCode::InvalidArgument, "pad", name,
+           "negative pads " + to_string(p.pads) + " crop; only constant mode takes them");
     out[d] = sx[d] + begin + end;
   }
   check_shape(out, dtype(x), "pad", name, "output");
