@@ -191,7 +191,73 @@ TEST_SUITE("graph") {
     CHECK(g.dtype(g.cast(h, DType::bf16)) == DType::bf16);
   }
 
+  TEST_CASE("slice, split, pad and expand shapes and resolved parameters") {
+    constexpr std::int64_t end = std::numeric_limits<std::int64_t>::max();
+    Graph g;
+    const Tensor x = g.input("x", {4, 5, 6});
+    const Tensor s = g.slice(x, {{1, -1}, {end, -end}, {-1, 1}, {2, -2}});
+    CHECK(g.shape(s) == Shape{4, 3, 3});  // axis 2: 1, 3, 5; axis 1: 4, 2, 0
+    CHECK(std::get<SliceParams>(producer(g, s).params).axes == std::vector<std::int64_t>{2, 1});
+    CHECK(g.shape(g.slice(x, {{-100}, {100}, {}, {}})) == Shape{4, 5, 6});  // clamped
+    CHECK(g.shape(g.slice(x, {{}, {}, {}, {}})) == Shape{4, 5, 6});
+    const std::int64_t sizes[] = {1, 3, 1};
+    const std::vector<Tensor> pieces = g.split(x, -2, sizes, "sp");
+    REQUIRE(pieces.size() == 3);
+    CHECK(g.shape(pieces[1]) == Shape{4, 3, 6});
+    CHECK(producer(g, pieces[2]).op == OpKind::Slice);
+    CHECK(producer(g, pieces[2]).name == "sp_2");
+    CHECK(g.shape(g.pad(x, {{0, 1, 2, 3, 0, -1}, PadMode::Constant, 1.0f})) == Shape{7, 6, 7});
+    CHECK(g.shape(g.pad(x, {{3, 4, 5, 3, 4, 5}, PadMode::Reflect})) == Shape{10, 13, 16});
+    CHECK(g.shape(g.pad(x, {{9, 0, 0, 0, 0, 9}, PadMode::Edge})) == Shape{13, 5, 15});
+    CHECK(g.shape(g.expand(g.input("c", {5, 1}), {2, 1, 7})) == Shape{2, 5, 7});
+    CHECK(std::get<ExpandParams>(producer(g, g.expand(x, {1, 1})).params).shape == Shape{4, 5, 6});
+  }
+
+  TEST_CASE("slice, pad and expand values on the reference") {
+    Graph g;
+    const Tensor x = g.input("x", {2, 4});  // 0 1 2 3 / 4 5 6 7
+    g.output("reversed", g.slice(x, {{-1, 3}, {-10, 0}, {0, 1}, {-1, -2}}));
+    g.output("reflect", g.pad(x, {{1, 3, 0, 2}, PadMode::Reflect}));
+    g.output("edge", g.pad(x, {{0, 2, 1, 0}, PadMode::Edge}));
+    g.output("constant", g.pad(x, {{1, -1, 0, 1}, PadMode::Constant, 9.0f}));
+    g.output("expanded", g.expand(g.slice(x, {{1}, {2}, {1}, {}}), {2, 2, 1}));
+    Executable exe = Device::open("ref").compile(g);
+    exe.set_input("x", std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7});
+    exe.run();
+    CHECK(exe.output("reversed") == std::vector<float>{7, 5, 3, 1});
+    CHECK(exe.output("reflect") == std::vector<float>{7, 6, 5, 4, 5, 6, 7, 6, 5,  //
+                                                      3, 2, 1, 0, 1, 2, 3, 2, 1,  //
+                                                      7, 6, 5, 4, 5, 6, 7, 6, 5});
+    CHECK(exe.output("edge") == std::vector<float>{0, 0, 0, 1, 2, 3, 4, 4, 4, 5, 6, 7, 4, 4, 4, 5, 6, 7});
+    CHECK(exe.output("constant") == std::vector<float>{9, 9, 9, 9, 1, 2, 3, 9, 5, 6, 7, 9});
+    CHECK(exe.output("expanded") == std::vector<float>{1, 5, 1, 5});
+  }
+
   // --- one test per class of bad input --------------------------------------------------------
+
+  TEST_CASE("bad input: slice, split, pad and expand parameters") {
+    Graph g;
+    const Tensor x = g.input("x", {2, 3});
+    check_error([&] { g.slice(x, {{0}, {1, 2}, {}, {}}); }, E::InvalidArgument, {"starts [0]", "ends [1, 2]"});
+    check_error([&] { g.slice(x, {{0, 0}, {1, 1}, {1, -1}, {}}); }, E::InvalidArgument, {"axis 1 twice"});
+    check_error([&] { g.slice(x, {{0}, {1}, {2}, {}}); }, E::InvalidArgument, {"axis 2"});
+    check_error([&] { g.slice(x, {{0}, {1}, {0}, {0}}); }, E::InvalidArgument, {"step 0"});
+    check_error([&] { g.slice(x, {{2}, {1}, {1}, {}}); }, E::ShapeMismatch, {"no element of axis 1", "[2, 3]"});
+    check_error([&] { g.slice(x, {{0, 0, 0}, {1, 1, 1}, {}, {}}); }, E::InvalidArgument, {"3 axes", "rank-2"});
+    const std::int64_t wrong[] = {1, 1}, zero[] = {3, 0};
+    check_error([&] { g.split(x, 1, wrong); }, E::ShapeMismatch, {"[1, 1]", "axis 1", "(3)"});
+    check_error([&] { g.split(x, 1, zero); }, E::ShapeMismatch, {"[3, 0]"});
+    check_error([&] { g.split(x, 2, wrong); }, E::InvalidArgument, {"axis 2"});
+    check_error([&] { g.pad(x, {{1, 1}}); }, E::InvalidArgument, {"[1, 1]", "4 entries"});
+    check_error([&] { g.pad(x, {{0, 3, 0, 0}, PadMode::Reflect}); }, E::InvalidArgument, {"reflect", "[0, 3, 0, 0]"});
+    check_error([&] { g.pad(x, {{0, -1, 0, 0}, PadMode::Edge}); }, E::InvalidArgument, {"negative", "constant"});
+    check_error([&] { g.pad(x, {{-2, 0, 0, 0}}); }, E::ShapeMismatch, {"[0, 3]"});
+    check_error([&] { g.pad(x, {{0, 0, 0, 0}, static_cast<PadMode>(7)}); }, E::InvalidArgument, {"mode 7"});
+    check_error([&] { g.expand(x, {4, 3}); }, E::ShapeMismatch, {"[2, 3]", "[4, 3]"});
+    check_error([&] { g.expand(x, {0, 3}); }, E::ShapeMismatch, {"[0, 3]"});
+    check_error([&] { g.expand(g.input("one", {1}), {2, 0}); }, E::ShapeMismatch, {"dimension 0"});
+  }
+
 
   TEST_CASE("bad input: rank 0 shape") {
     Graph g;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "graph_gen/differential.hpp"
@@ -316,6 +317,54 @@ TEST_SUITE("onnx") {
     check_error([&] { onnx::load_bytes(float_shape.bytes()); }, ErrorCode::InvalidArgument, {"'r'", "int64"});
     const Model bad_shape = one_node(node("Reshape", {"x", "shape"}, {"y"}, "r"), xs, {int64_tensor("shape", {7, -1})});
     check_error([&] { onnx::load_bytes(bad_shape.bytes()); }, ErrorCode::ShapeMismatch, {"'r'"});
+  }
+
+  TEST_CASE("Slice, Split, Pad and Expand") {
+    constexpr std::int64_t end = std::numeric_limits<std::int64_t>::max();
+    const Shape xs{2, 3, 6};
+    const std::vector<Proto> slice_inputs = {int64_tensor("s", {-1, 1}), int64_tensor("e", {-end, end}),
+                                             int64_tensor("a", {2, 0}), int64_tensor("st", {-2, 1})};
+    check_against_builder(one_node(node("Slice", {"x", "s", "e", "a", "st"}, {"y"}), xs, slice_inputs), xs,
+                          [&](Graph& g, Tensor x) { return g.slice(x, {{-1, 1}, {-end, end}, {2, 0}, {-2, 1}}); });
+    const std::vector<Proto> slice_attrs = {attr_ints("starts", {1}), attr_ints("ends", {3}), attr_ints("axes", {1})};
+    check_against_builder(one_node(node("Slice", {"x"}, {"y"}, "s9", slice_attrs), xs, {}, 9), xs,
+                          [](Graph& g, Tensor x) { return g.slice(x, {{1}, {3}, {1}, {}}); });
+    // Split: the sizes as an input (13), an attribute (11) or none (equal pieces); y is the second piece.
+    const Model split13 = one_node(node("Split", {"x", "sizes"}, {"a", "y", "c"}, "sp", {attr_int("axis", -1)}), xs,
+                                   {int64_tensor("sizes", {1, 3, 2})});
+    check_against_builder(split13, xs, [](Graph& g, Tensor x) { return g.slice(x, {{1}, {4}, {2}, {}}); });
+    const Model split11 =
+        one_node(node("Split", {"x"}, {"a", "y"}, "sp", {attr_int("axis", 2), attr_ints("split", {4, 2})}), xs, {}, 11);
+    check_against_builder(split11, xs, [](Graph& g, Tensor x) { return g.slice(x, {{4}, {6}, {2}, {}}); });
+    check_against_builder(one_node(node("Split", {"x"}, {"a", "y", "c"}, "sp", {attr_int("axis", 2)}), xs), xs,
+                          [](Graph& g, Tensor x) { return g.slice(x, {{2}, {4}, {2}, {}}); });
+    check_against_builder(
+        one_node(node("Pad", {"x", "p", "v"}, {"y"}, "pad", {attr_string("mode", "reflect")}), xs,
+                 {int64_tensor("p", {0, 1, 2, 0, 2, 5}), tensor("v", {}, {0.0f})}),
+        xs, [](Graph& g, Tensor x) { return g.pad(x, {{0, 1, 2, 0, 2, 5}, PadMode::Reflect}); });
+    check_against_builder(
+        one_node(node("Pad", {"x", "p", "v"}, {"y"}), xs,
+                 {int64_tensor("p", {0, 1, 2, 1, -1, 0}), tensor("v", {}, {2.5f})}),
+        xs, [](Graph& g, Tensor x) { return g.pad(x, {{0, 1, 2, 1, -1, 0}, PadMode::Constant, 2.5f}); });
+    check_against_builder(
+        one_node(node("Pad", {"x", "p", "", "axes"}, {"y"}, "pad", {attr_string("mode", "edge")}), xs,
+                 {int64_tensor("p", {1, 2, 3, 4}), int64_tensor("axes", {-1, 0})}, 18),
+        xs, [](Graph& g, Tensor x) { return g.pad(x, {{2, 0, 1, 4, 0, 3}, PadMode::Edge}); });
+    check_against_builder(
+        one_node(node("Pad", {"x"}, {"y"}, "pad", {attr_ints("pads", {1, 0, 0, 0, 0, 1}), attr_float("value", -1.0f)}),
+                 xs, {}, 10),
+        xs, [](Graph& g, Tensor x) { return g.pad(x, {{1, 0, 0, 0, 0, 1}, PadMode::Constant, -1.0f}); });
+    check_against_builder(
+        one_node(node("Expand", {"x", "shape"}, {"y"}), xs, {int64_tensor("shape", {2, 1, 3, 1})}), xs,
+        [](Graph& g, Tensor x) { return g.expand(x, {2, 2, 3, 6}); });
+    const Model wrap = one_node(node("Pad", {"x", "p"}, {"y"}, "w", {attr_string("mode", "wrap")}), xs,
+                                {int64_tensor("p", {0, 0, 1, 0, 0, 1})}, 19);
+    check_error([&] { onnx::load_bytes(wrap.bytes()); }, ErrorCode::Unsupported, {"'w'", "wrap"});
+    const Model float_starts = one_node(node("Slice", {"x", "s", "e"}, {"y"}, "fs"), xs,
+                                        {tensor("s", {1}, {0.0f}), int64_tensor("e", {1})});
+    check_error([&] { onnx::load_bytes(float_starts.bytes()); }, ErrorCode::InvalidArgument, {"'fs'", "integer"});
+    const Model uneven = one_node(node("Split", {"x", "sizes"}, {"a", "y"}, "un"), xs, {int64_tensor("sizes", {1, 2})});
+    check_error([&] { onnx::load_bytes(uneven.bytes()); }, ErrorCode::ShapeMismatch, {"'un'", "[1, 2]"});
   }
 
   TEST_CASE("BatchNormalization and Softmax") {

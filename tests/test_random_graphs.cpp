@@ -207,6 +207,9 @@ TEST_CASE("builder_code prints every op and parameter as the builder takes them"
       const Tensor t41 = g.constant("s", {3}, std::vector<float>{0.5f, 1.0f, 2.0f}, DType::f16);
       const Tensor t42 = g.layer_norm(t39, t41, t41, {.axis = 1, .epsilon = 0.00100000005f});
       const Tensor t43 = g.rms_norm(t39, t41, {.axis = 1});
+      const Tensor t44 = g.slice(t32, {{0, 1}, {1, 0}, {0, 1}, {1, -1}});
+      const Tensor t45 = g.pad(t44, {{0, 1, 2, 0}, PadMode::Constant, 0.5f});
+      const Tensor t46 = g.expand(t45, {2, 3, 2});
       g.output("y", t32);
       g.output("y_again", t32);
       g.output("t5", t5);
@@ -218,6 +221,7 @@ TEST_CASE("builder_code prints every op and parameter as the builder takes them"
       g.output("t40", t40);
       g.output("t42", t42);
       g.output("t43", t43);
+      g.output("t46", t46);
   );
   CHECK(without_spaces(builder_code(pasted)) == without_spaces(text));
 }

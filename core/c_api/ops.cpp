@@ -53,6 +53,7 @@ porta::Pool2dParams pool2d_params(const porta_pool2d_params* params) {
 static_assert(PORTA_ACT_GELU == static_cast<int>(porta::Activation::Gelu));
 static_assert(PORTA_REDUCE_MIN == static_cast<int>(porta::Reduction::Min));
 static_assert(PORTA_NHWC == static_cast<int>(porta::Layout::NHWC));
+static_assert(PORTA_PAD_EDGE == static_cast<int>(porta::PadMode::Edge));
 
 // The ops of one shape of call: (graph, operands, name, out).
 #define PORTA_BINARY_OP(fn)                                                                                 \
@@ -227,6 +228,41 @@ porta_status porta_concat(porta_graph* graph, const porta_tensor* xs, size_t cou
 
 porta_status porta_cast(porta_graph* graph, porta_tensor x, porta_dtype to, const char* name, porta_tensor* out) {
   return op(graph, out, [&](Graph& g) { return g.cast(tensor_of(x), dtype_of(to), optional_text(name)); });
+}
+
+porta_status porta_slice(porta_graph* graph, porta_tensor x, const int64_t* starts, const int64_t* ends,
+                         const int64_t* axes, const int64_t* steps, size_t count, const char* name, porta_tensor* out) {
+  return op(graph, out, [&](Graph& g) {
+    porta::SliceParams p{to_shape(starts, count, "starts"), to_shape(ends, count, "ends"),
+                         axes == nullptr ? porta::Shape{} : to_shape(axes, count, "axes"),
+                         steps == nullptr ? porta::Shape{} : to_shape(steps, count, "steps")};
+    return g.slice(tensor_of(x), p, optional_text(name));
+  });
+}
+
+porta_status porta_split(porta_graph* graph, porta_tensor x, int64_t axis, const int64_t* sizes, size_t count,
+                         const char* name, porta_tensor* outs) {
+  return guard([&] {
+    if (outs == nullptr) invalid("outs is NULL");
+    const porta::Shape s = to_shape(sizes, count, "sizes");
+    const std::vector<porta::Tensor> pieces = get(graph, "graph").split(tensor_of(x), axis, s, optional_text(name));
+    for (std::size_t i = 0; i < pieces.size(); ++i) outs[i] = {pieces[i].id};
+  });
+}
+
+porta_status porta_pad(porta_graph* graph, porta_tensor x, const int64_t* pads, size_t pad_count, porta_pad_mode mode,
+                       float value, const char* name, porta_tensor* out) {
+  return op(graph, out, [&](Graph& g) {
+    const porta::PadParams p{to_shape(pads, pad_count, "pads"), static_cast<porta::PadMode>(mode), value};
+    return g.pad(tensor_of(x), p, optional_text(name));
+  });
+}
+
+porta_status porta_expand(porta_graph* graph, porta_tensor x, const int64_t* shape, size_t rank, const char* name,
+                          porta_tensor* out) {
+  return op(graph, out, [&](Graph& g) {
+    return g.expand(tensor_of(x), to_shape(shape, rank, "shape"), optional_text(name));
+  });
 }
 
 }  // extern "C"

@@ -566,4 +566,103 @@ Tensor Graph::cast(Tensor x, DType to, std::string name) {
   return add_node(OpKind::Cast, CastParams{to}, {x}, {to, this->shape(x)}, std::move(name));
 }
 
+Tensor Graph::slice(Tensor x, const SliceParams& p, std::string name) {
+  name = node_name(OpKind::Slice, std::move(name));
+  const Shape& sx = this->shape(x);
+  const auto rank = static_cast<std::int64_t>(sx.size());
+  const std::size_t count = p.starts.size();
+  const std::string lists = "starts " + to_string(p.starts) + ", ends " + to_string(p.ends) + ", axes " +
+                            to_string(p.axes) + " and steps " + to_string(p.steps);
+  const auto fits = [&](const std::vector<std::int64_t>& v) { return v.empty() || v.size() == count; };
+  if (p.ends.size() != count || !fits(p.axes) || !fits(p.steps))
+    fail(ErrorCode::InvalidArgument, "slice", name,
+         lists + " must have one entry per sliced axis (axes and steps may be empty)");
+  if (static_cast<std::int64_t>(count) > rank)
+    fail(ErrorCode::InvalidArgument, "slice", name,
+         "slices " + str(count) + " axes of the rank-" + str(rank) + " input");
+  SliceParams q{p.starts, p.ends, {}, {}};
+  std::vector<bool> seen(sx.size(), false);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::int64_t given = p.axes.empty() ? static_cast<std::int64_t>(i) : p.axes[i];
+    const std::int64_t axis = normalise_axis(given, rank, "slice", name);
+    if (seen[static_cast<std::size_t>(axis)])
+      fail(ErrorCode::InvalidArgument, "slice", name,
+           "axes " + to_string(p.axes) + " name axis " + str(axis) + " twice");
+    seen[static_cast<std::size_t>(axis)] = true;
+    const std::int64_t step = p.steps.empty() ? 1 : p.steps[i];
+    if (step == 0 || step == std::numeric_limits<std::int64_t>::min())
+      fail(ErrorCode::InvalidArgument, "slice", name,
+           "step " + str(step) + " along axis " + str(axis) + " is not allowed");
+    q.axes.push_back(axis);
+    q.steps.push_back(step);
+  }
+  Shape out;
+  for (const detail::SliceDim& d : detail::slice_dims(sx, q)) out.push_back(d.length);
+  for (std::size_t d = 0; d < out.size(); ++d)
+    if (out[d] < 1)
+      fail(ErrorCode::ShapeMismatch, "slice", name,
+           "takes no element of axis " + str(d) + " of " + to_string(sx) + " (" + lists + ")");
+  return add_node(OpKind::Slice, std::move(q), {x}, {dtype(x), std::move(out)}, std::move(name));
+}
+
+std::vector<Tensor> Graph::split(Tensor x, std::int64_t axis, std::span<const std::int64_t> sizes, std::string name) {
+  name = node_name(OpKind::Slice, std::move(name));
+  const Shape& sx = this->shape(x);
+  axis = normalise_axis(axis, static_cast<std::int64_t>(sx.size()), "split", name);
+  std::int64_t total = 0;
+  for (const std::int64_t size : sizes)
+    if (size < 1 || __builtin_add_overflow(total, size, &total)) total = -1;
+  const std::int64_t extent = sx[static_cast<std::size_t>(axis)];
+  if (sizes.empty() || total != extent)
+    fail(ErrorCode::ShapeMismatch, "split", name,
+         "sizes " + to_string(Shape(sizes.begin(), sizes.end())) + " must be >= 1 and add up to axis " + str(axis) +
+             " of " + to_string(sx) + " (" + str(extent) + ")");
+  std::vector<Tensor> pieces;
+  std::int64_t start = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    pieces.push_back(slice(x, {{start}, {start + sizes[i]}, {axis}, {1}}, name + "_" + str(i)));
+    start += sizes[i];
+  }
+  return pieces;
+}
+
+Tensor Graph::pad(Tensor x, const PadParams& p, std::string name) {
+  name = node_name(OpKind::Pad, std::move(name));
+  const Shape& sx = this->shape(x);
+  const std::size_t rank = sx.size();
+  if (to_string(p.mode) == "?")
+    fail(ErrorCode::InvalidArgument, "pad", name,
+         "mode " + str(static_cast<int>(p.mode)) + " is not constant, reflect or edge");
+  if (p.pads.size() != 2 * rank)
+    fail(ErrorCode::InvalidArgument, "pad", name,
+         "pads " + to_string(p.pads) + " must have " + str(2 * rank) + " entries (the begins, then the ends) for " +
+             to_string(sx));
+  Shape out = sx;
+  constexpr std::int64_t limit = std::int64_t{1} << 40;  // keeps the sums below in range
+  for (std::size_t d = 0; d < rank; ++d) {
+    const std::int64_t begin = p.pads[d], end = p.pads[rank + d];
+    if (begin < -limit || begin > limit || end < -limit || end > limit)
+      fail(ErrorCode::InvalidArgument, "pad", name, "pads " + to_string(p.pads) + " must be within +-2^40");
+    if (p.mode == PadMode::Reflect && (begin >= sx[d] || end >= sx[d]))
+      fail(ErrorCode::InvalidArgument, "pad", name,
+           "reflect pads " + to_string(p.pads) + " must be smaller than each padded dimension of " + to_string(sx));
+    if (p.mode != PadMode::Constant && (begin < 0 || end < 0))
+      fail(ErrorCode::InvalidArgument, "pad", name,
+           "negative pads " + to_string(p.pads) + " crop; only constant mode takes them");
+    out[d] = sx[d] + begin + end;
+  }
+  check_shape(out, dtype(x), "pad", name, "output");
+  return add_node(OpKind::Pad, p, {x}, {dtype(x), std::move(out)}, std::move(name));
+}
+
+Tensor Graph::expand(Tensor x, Shape shape, std::string name) {
+  name = node_name(OpKind::Expand, std::move(name));
+  Shape out;
+  if (!broadcast_shapes(this->shape(x), shape, out))
+    fail(ErrorCode::ShapeMismatch, "expand", name,
+         "input " + to_string(this->shape(x)) + " does not broadcast with shape " + to_string(shape));
+  check_shape(out, dtype(x), "expand", name, "output");
+  return add_node(OpKind::Expand, ExpandParams{out}, {x}, {dtype(x), out}, std::move(name));
+}
+
 }  // namespace porta

@@ -44,7 +44,7 @@ DType parse_dtype(std::string_view text) {
 }
 
 std::string_view to_string(OpKind op) noexcept {
-  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::MatMul: return "matmul";
     case OpKind::Gemm: return "gemm";
@@ -77,6 +77,9 @@ std::string_view to_string(OpKind op) noexcept {
     case OpKind::Reduce: return "reduce";
     case OpKind::LayerNorm: return "layer_norm";
     case OpKind::RmsNorm: return "rms_norm";
+    case OpKind::Slice: return "slice";
+    case OpKind::Pad: return "pad";
+    case OpKind::Expand: return "expand";
   }
   return "?";
 }
@@ -108,6 +111,15 @@ std::string_view to_string(Layout layout) noexcept {
   switch (layout) {
     case Layout::NCHW: return "NCHW";
     case Layout::NHWC: return "NHWC";
+  }
+  return "?";
+}
+
+std::string_view to_string(PadMode mode) noexcept {
+  switch (mode) {
+    case PadMode::Constant: return "constant";
+    case PadMode::Reflect: return "reflect";
+    case PadMode::Edge: return "edge";
   }
   return "?";
 }

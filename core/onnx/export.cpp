@@ -210,11 +210,22 @@ class Exporter {
     }
   }
 
+  // Pad's constant is a scalar of x's own element type.
+  void pad(const Node& n, const std::string& x, const std::string& y) {
+    const auto& p = std::get<PadParams>(n.params);
+    const DType dtype = g_.dtype(n.output);
+    const std::uint32_t bits = storage_bits(p.value, dtype);
+    const std::string value = fresh(n.name + ".value");
+    model_.initializers.push_back(raw_tensor(value, {}, elem_type(dtype), &bits, size_of(dtype)));
+    emit("Pad", {x, ints(n.name + ".pads", p.pads), value}, y, n.name,
+         {attr_string("mode", std::string(to_string(p.mode)))});
+  }
+
   void node(const Node& n) {
     std::vector<std::string> in;
     for (const Tensor t : n.inputs) in.push_back(name(t));
     const std::string& y = name(n.output);
-    static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: return conv(n, in, y);
       case OpKind::Gemm: return gemm(n, in, y);
@@ -249,6 +260,14 @@ class Exporter {
         return emit("Concat", in, y, n.name, {attr_int("axis", std::get<ConcatParams>(n.params).axis)});
       case OpKind::Cast:
         return emit("Cast", in, y, n.name, {attr_int("to", elem_type(std::get<CastParams>(n.params).to))});
+      case OpKind::Slice: {
+        const auto& p = std::get<SliceParams>(n.params);
+        return emit("Slice", {in[0], ints(n.name + ".starts", p.starts), ints(n.name + ".ends", p.ends),
+                              ints(n.name + ".axes", p.axes), ints(n.name + ".steps", p.steps)}, y, n.name);
+      }
+      case OpKind::Pad: return pad(n, in[0], y);
+      case OpKind::Expand:
+        return emit("Expand", {in[0], ints(n.name + ".shape", std::get<ExpandParams>(n.params).shape)}, y, n.name);
       case OpKind::Gelu: unsupported(n, "GELU");
       case OpKind::Erf: return emit("Erf", in, y, n.name);
       case OpKind::Sqrt: return emit("Sqrt", in, y, n.name);

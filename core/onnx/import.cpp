@@ -190,8 +190,12 @@ class Importer {
       const NodeProto& n = graph_.nodes[i];
       const bool known = is_default_domain(n.domain) && handlers().contains(n.op_type);
       if (known) continue;
-      list += std::string(count++ ? ", " : "") + (n.name.empty() ? "#" + std::to_string(i) : "'" + n.name + "'") +
-              " (" + (is_default_domain(n.domain) ? "" : n.domain + ":") + n.op_type + ")";
+      // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on "#" + std::to_string(i) here.
+      if (count++) list += ", ";
+      if (n.name.empty()) list.append("#").append(std::to_string(i));
+      else list.append("'").append(n.name).append("'");
+      list.append(" (").append(is_default_domain(n.domain) ? std::string() : n.domain + ":");
+      list.append(n.op_type).append(")");
     }
     if (count)
       unsupported(std::to_string(count) + " node" + (count > 1 ? "s use ops" : " uses an op") +
@@ -427,6 +431,88 @@ class Importer {
     define(n, g_.concat(xs, a.int64("axis", 0), unique(base_name(n))));
   }
 
+  // An int64 input known at load time (an initializer or a Constant), or `fallback` where absent.
+  std::vector<std::int64_t> ints_input(const NodeProto& n, std::size_t i, std::string_view what,
+                                       std::vector<std::int64_t> fallback = {}) const {
+    const Literal* lit = optional_literal(n, i, what);
+    if (!lit) return fallback;
+    if (lit->is_float) invalid(std::string(what) + " '" + n.inputs[i] + "' must be an integer tensor");
+    return lit->ints;
+  }
+  void slice(const NodeProto& n, const Attrs& a) {
+    SliceParams p;
+    if (opset_ < 10) {
+      p = {a.ints("starts", {}), a.ints("ends", {}), a.ints("axes", {}), {}};
+    } else {
+      if (!find(n, 1) || !find(n, 2)) invalid("inputs 1 (starts) and 2 (ends) are required");
+      p = {ints_input(n, 1, "starts"), ints_input(n, 2, "ends"), ints_input(n, 3, "axes"), ints_input(n, 4, "steps")};
+    }
+    define(n, g_.slice(tensor(n, 0), p, unique(base_name(n))));
+  }
+  // Sizes from the attribute (< 13) or input 1, else equal pieces, one per output (the last
+  // smaller where opset 18's num_outputs does not divide the axis).
+  void split(const NodeProto& n, const Attrs& a) {
+    const Tensor x = tensor(n, 0);
+    const Shape& sx = g_.shape(x);
+    const std::int64_t axis = a.int64("axis", 0), rank = static_cast<std::int64_t>(sx.size());
+    if (axis < -rank || axis >= rank) invalid("axis " + std::to_string(axis) + " is out of range for " + to_string(sx));
+    std::vector<std::int64_t> sizes = opset_ < 13 ? a.ints("split", {}) : ints_input(n, 1, "split");
+    if (sizes.empty()) {
+      const std::int64_t extent = sx[static_cast<std::size_t>(axis < 0 ? axis + rank : axis)];
+      const std::int64_t pieces = a.int64("num_outputs", static_cast<std::int64_t>(n.outputs.size()));
+      if (pieces < 1) invalid("num_outputs " + std::to_string(pieces) + " must be >= 1");
+      const std::int64_t chunk = (extent + pieces - 1) / pieces;
+      for (std::int64_t left = extent; left > 0; left -= chunk) sizes.push_back(std::min(chunk, left));
+    }
+    if (sizes.size() != n.outputs.size())
+      invalid(std::to_string(sizes.size()) + " pieces for " + std::to_string(n.outputs.size()) + " outputs");
+    const std::vector<Tensor> pieces = g_.split(x, axis, sizes, unique(base_name(n)));
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      if (n.outputs[i].empty()) continue;
+      if (!values_.emplace(n.outputs[i], Value{pieces[i], nullptr}).second)
+        invalid("output '" + n.outputs[i] + "' is already defined elsewhere in the graph");
+    }
+  }
+  // Opset 18's Pad input 3: `pads` for these axes only, spread over all `rank` of them.
+  static std::vector<std::int64_t> pads_of_axes(const std::vector<std::int64_t>& pads,
+                                                const std::vector<std::int64_t>& axes, std::size_t rank) {
+    if (pads.size() != 2 * axes.size())
+      invalid("pads " + to_string(pads) + " must have two entries per axis of " + to_string(axes));
+    std::vector<std::int64_t> all(2 * rank, 0);
+    const auto r = static_cast<std::int64_t>(rank);
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      const std::int64_t axis = axes[i] < 0 ? axes[i] + r : axes[i];
+      if (axis < 0 || axis >= r) invalid("axes " + to_string(axes) + " are out of range for rank " + std::to_string(r));
+      all[static_cast<std::size_t>(axis)] = pads[i];
+      all[rank + static_cast<std::size_t>(axis)] = pads[axes.size() + i];
+    }
+    return all;
+  }
+  void pad(const NodeProto& n, const Attrs& a) {
+    const Tensor x = tensor(n, 0);
+    PadParams p;
+    const std::string mode = a.string("mode", "constant");
+    if (mode == "constant") p.mode = PadMode::Constant;
+    else if (mode == "reflect") p.mode = PadMode::Reflect;
+    else if (mode == "edge") p.mode = PadMode::Edge;
+    else unsupported("mode '" + mode + "' is not supported; porta pads in constant, reflect and edge modes");
+    if (opset_ < 11) {
+      p.pads = a.ints("pads", {});
+      p.value = a.float32("value", 0.0f);
+    } else {
+      if (!find(n, 1)) invalid("input 1 (pads) is required");
+      p.pads = ints_input(n, 1, "pads");
+      p.value = scalar(n, 2, "constant_value", 0.0f);
+      if (find(n, 3)) p.pads = pads_of_axes(p.pads, ints_input(n, 3, "axes"), g_.shape(x).size());
+    }
+    define(n, g_.pad(x, p, unique(base_name(n))));
+  }
+  void expand(const NodeProto& n, const Attrs&) {
+    if (!find(n, 1)) invalid("input 1 (shape) is required");
+    const std::vector<std::int64_t> shape = ints_input(n, 1, "shape");
+    define(n, g_.expand(tensor(n, 0), Shape(shape.begin(), shape.end()), unique(base_name(n))));
+  }
+
   // Identity and inference-mode Dropout pass their input on, constant or not.
   // Axes are an input from opset 13 (ReduceSum) or 18 (the others), before that an attribute.
   template <Reduction R>
@@ -528,6 +614,10 @@ const std::unordered_map<std::string_view, Importer::Handler>& Importer::handler
       {"Transpose", &Importer::transpose},
       {"Cast", &Importer::cast},
       {"Concat", &Importer::concat},
+      {"Slice", &Importer::slice},
+      {"Split", &Importer::split},
+      {"Pad", &Importer::pad},
+      {"Expand", &Importer::expand},
       {"BatchNormalization", &Importer::batch_norm},
       {"Softmax", &Importer::softmax},
       {"Identity", &Importer::identity},

@@ -29,7 +29,7 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::GlobalAvgPool, ref_global_avg_pool},
     {OpKind::Softmax, ref_softmax},
     {OpKind::Reshape, ref_reshape},
-    {OpKind::Transpose, ref_transpose},
+    {OpKind::Transpose, ref_strided_gather},
     {OpKind::Concat, ref_concat},
     {OpKind::Cast, ref_cast},
     {OpKind::Erf, ref_erf},
@@ -41,6 +41,9 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Reduce, ref_reduce},
     {OpKind::LayerNorm, ref_layer_norm},
     {OpKind::RmsNorm, ref_rms_norm},
+    {OpKind::Slice, ref_strided_gather},
+    {OpKind::Pad, ref_pad},
+    {OpKind::Expand, ref_strided_gather},
 };
 
 constexpr bool in_op_kind_order() {

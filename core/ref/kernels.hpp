@@ -41,7 +41,8 @@ void ref_global_avg_pool(const HostOpArgs& args);
 void ref_softmax(const HostOpArgs& args);
 
 void ref_reshape(const HostOpArgs& args);
-void ref_transpose(const HostOpArgs& args);
+void ref_strided_gather(const HostOpArgs& args);  // Transpose, Slice, Expand
+void ref_pad(const HostOpArgs& args);
 void ref_concat(const HostOpArgs& args);
 
 }  // namespace porta::detail

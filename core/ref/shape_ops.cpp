@@ -12,20 +12,40 @@ void ref_reshape(const HostOpArgs& args) {
   std::memmove(args.output.data, args.inputs[0].data, args.output.desc->bytes());
 }
 
-void ref_transpose(const HostOpArgs& args) {
-  const auto& perm = std::get<TransposeParams>(args.node.params).perm;
-  const HostTensor& x = args.inputs[0];
-  const Shape x_strides = contiguous_strides(x.shape());
-  const Shape& y_shape = args.output.shape();
-  const std::size_t element = size_of(x.dtype());
+// Transpose, Slice and Expand: each output element is copied from where the strided view says.
+void ref_strided_gather(const HostOpArgs& args) {
+  const StridedView view = strided_view(args.node, args.inputs[0].shape());
+  const std::size_t element = size_of(args.output.dtype());
   for (std::int64_t y_index = 0; y_index < args.output.numel(); ++y_index) {
-    // Output coordinate i, peeled off from the last dimension, steps input dimension perm[i].
-    std::int64_t rest = y_index, x_index = 0;
-    for (std::size_t i = y_shape.size(); i-- > 0;) {
-      x_index += (rest % y_shape[i]) * x_strides[perm[i]];
-      rest /= y_shape[i];
+    std::int64_t rest = y_index, x_index = view.offset;
+    for (std::size_t d = view.extent.size(); d-- > 0;) {
+      x_index += (rest % view.extent[d]) * view.stride[d];
+      rest /= view.extent[d];
     }
-    std::memcpy(args.output.data + y_index * element, x.data + x_index * element, element);
+    std::memcpy(args.output.data + y_index * element, args.inputs[0].data + x_index * element, element);
+  }
+}
+
+void ref_pad(const HostOpArgs& args) {
+  const auto& p = std::get<PadParams>(args.node.params);
+  const Shape& x_shape = args.inputs[0].shape();
+  const Shape& y_shape = args.output.shape();
+  const Shape x_strides = contiguous_strides(x_shape);
+  const std::size_t element = size_of(args.output.dtype());
+  const std::uint32_t value = storage_bits(p.value, args.output.dtype());
+  for (std::int64_t y_index = 0; y_index < args.output.numel(); ++y_index) {
+    std::int64_t rest = y_index, x_index = 0;
+    for (std::size_t d = y_shape.size(); d-- > 0 && x_index >= 0;) {
+      const std::int64_t from = pad_source(rest % y_shape[d] - p.pads[d], x_shape[d], p.mode);
+      x_index = from < 0 ? -1 : x_index + from * x_strides[d];
+      rest /= y_shape[d];
+    }
+    std::byte* y = args.output.data + y_index * element;
+    if (x_index < 0) {
+      std::memcpy(y, &value, element);  // little-endian: the low bytes hold an f16 or bf16
+    } else {
+      std::memcpy(y, args.inputs[0].data + x_index * element, element);
+    }
   }
 }
 

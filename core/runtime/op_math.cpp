@@ -5,6 +5,8 @@
 #include <utility>
 #include <variant>
 
+#include "porta/error.hpp"
+
 namespace porta::detail {
 
 BroadcastIndex::BroadcastIndex(const Shape& operand, const Shape& result)
@@ -180,6 +182,51 @@ ReduceSplit reduce_split(const Shape& x, const std::vector<std::int64_t>& axes) 
     s.reduced_count *= it->first;
   }
   return s;
+}
+
+std::vector<SliceDim> slice_dims(const Shape& x, const SliceParams& p) {
+  std::vector<SliceDim> dims(x.size());
+  for (std::size_t d = 0; d < x.size(); ++d) dims[d] = {0, 1, x[d]};
+  for (std::size_t i = 0; i < p.starts.size(); ++i) {
+    const auto axis = static_cast<std::size_t>(p.axes.empty() ? static_cast<std::int64_t>(i) : p.axes[i]);
+    const std::int64_t dim = x[axis], step = p.steps.empty() ? 1 : p.steps[i];
+    std::int64_t start = p.starts[i], end = p.ends[i];
+    if (start < 0) start += dim;
+    if (end < 0) end += dim;
+    // Forwards, [0, dim] bounds both; backwards, start stays on an element and end may be just before 0.
+    start = step > 0 ? std::clamp<std::int64_t>(start, 0, dim) : std::clamp<std::int64_t>(start, 0, dim - 1);
+    end = step > 0 ? std::clamp<std::int64_t>(end, 0, dim) : std::clamp<std::int64_t>(end, -1, dim - 1);
+    // Elements from start towards end, exclusive; written so that no step overflows (the builder
+    // refuses INT64_MIN).
+    const std::int64_t span = step > 0 ? end - start : start - end, stride = step > 0 ? step : -step;
+    dims[axis] = {start, step, span <= 0 ? 0 : (span - 1) / stride + 1};
+  }
+  return dims;
+}
+
+StridedView strided_view(const Node& node, const Shape& x) {
+  const Shape x_strides = contiguous_strides(x);
+  StridedView view;
+  if (const auto* t = std::get_if<TransposeParams>(&node.params)) {
+    for (const std::int64_t axis : t->perm) {
+      view.extent.push_back(x[static_cast<std::size_t>(axis)]);
+      view.stride.push_back(x_strides[static_cast<std::size_t>(axis)]);
+    }
+  } else if (const auto* s = std::get_if<SliceParams>(&node.params)) {
+    for (std::size_t d = 0; const SliceDim& dim : slice_dims(x, *s)) {
+      view.extent.push_back(dim.length);
+      view.stride.push_back(dim.step * x_strides[d]);
+      view.offset += dim.start * x_strides[d++];
+    }
+  } else if (const auto* e = std::get_if<ExpandParams>(&node.params)) {
+    const std::size_t lead = e->shape.size() - x.size();
+    view.extent = e->shape;
+    view.stride.assign(e->shape.size(), 0);
+    for (std::size_t d = 0; d < x.size(); ++d) view.stride[lead + d] = x[d] == 1 ? 0 : x_strides[d];
+  } else {
+    throw Error(ErrorCode::Internal, "strided_view: " + node.name + " is no transpose, slice or expand");
+  }
+  return view;
 }
 
 }  // namespace porta::detail

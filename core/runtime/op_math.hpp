@@ -157,5 +157,21 @@ struct ReduceSplit {
 };
 // `axes` normalised, as ReduceParams holds them.
 ReduceSplit reduce_split(const Shape& x, const std::vector<std::int64_t>& axes);
+// What a slice takes along one dimension of its input: `length` elements from `start`, `step` apart.
+struct SliceDim {
+  std::int64_t start = 0, step = 1, length = 0;
+};
+// Every dimension of x, with ONNX's clamping; the axes are the builder's (non-negative). A length
+// may come out 0 or less, which the builder refuses.
+std::vector<SliceDim> slice_dims(const Shape& x, const SliceParams& p);
+
+// Element (i_0, ..., i_k) of a Transpose, Slice or Expand result is x[offset + sum i_d * stride[d]]:
+// one gather serves all three, with negative strides along a reversed slice and 0 along a broadcast.
+struct StridedView {
+  Shape extent;  // the result's shape
+  Shape stride;
+  std::int64_t offset = 0;
+};
+StridedView strided_view(const Node& node, const Shape& x);
 
 }  // namespace porta::detail

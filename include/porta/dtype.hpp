@@ -57,6 +57,13 @@ constexpr float bf16_to_f32(std::uint16_t b) noexcept {
   return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
 }
 
+// The bits that store `value` in dtype t: all 32 for f32, the low 16 for f16 and bf16.
+constexpr std::uint32_t storage_bits(float value, DType t) noexcept {
+  if (t == DType::f16) return f32_to_f16(value);
+  if (t == DType::bf16) return f32_to_bf16(value);
+  return std::bit_cast<std::uint32_t>(value);
+}
+
 // Reads or writes element i of a buffer in the given storage dtype.
 inline float load_as_f32(const std::byte* data, std::size_t i, DType t) noexcept {
   switch (t) {

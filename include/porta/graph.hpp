@@ -101,6 +101,13 @@ class Graph {
   Tensor transpose(Tensor x, std::vector<std::int64_t> perm, std::string name = {});
   Tensor concat(std::span<const Tensor> xs, std::int64_t axis, std::string name = {});
   Tensor cast(Tensor x, DType to, std::string name = {});
+  Tensor slice(Tensor x, const SliceParams& p, std::string name = {});
+  // ONNX Split: pieces of `sizes` along `axis`, which must add up to its extent. Each piece is a
+  // Slice node named "<name>_<i>": a node has one output, and a slice reads only its own piece.
+  std::vector<Tensor> split(Tensor x, std::int64_t axis, std::span<const std::int64_t> sizes,
+                            std::string name = {});
+  Tensor pad(Tensor x, const PadParams& p, std::string name = {});
+  Tensor expand(Tensor x, Shape shape, std::string name = {});  // ONNX Expand
 
   // --- inspection ---------------------------------------------------------------------------
   const TensorInfo& info(Tensor t) const;  // throws NotFound for a handle of another graph

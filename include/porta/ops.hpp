@@ -29,9 +29,12 @@ enum class OpKind : std::uint8_t {
   Reduce,         // sum, mean, max or min over a set of axes
   LayerNorm,      // (x - mean) / sqrt(variance + epsilon) * scale + bias over the axes from `axis` on
   RmsNorm,        // x / sqrt(mean(x^2) + epsilon) * scale over the axes from `axis` on
+  Slice,          // ONNX Slice: starts, ends, axes and steps (negative steps reverse)
+  Pad,            // constant, reflect or edge padding of any dims (negative pads crop)
+  Expand,         // numpy broadcast of x to a shape
 };
 
-inline constexpr int op_kind_count = static_cast<int>(OpKind::RmsNorm) + 1;
+inline constexpr int op_kind_count = static_cast<int>(OpKind::Expand) + 1;
 
 std::string_view to_string(OpKind op) noexcept;
 
@@ -141,10 +144,33 @@ struct ReduceParams {
   bool keepdims = true;  // reduced axes stay as 1s; without, they go (all of them: the result is [1])
 };
 
+// As ONNX defines them: starts and ends index `axes` (every axis, in order, when empty); negative
+// values count from the end and both are clamped to the axis, so INT64_MAX means "to the end".
+// steps default to 1; a negative step walks backwards from start. The builder normalises the axes.
+struct SliceParams {
+  std::vector<std::int64_t> starts, ends, axes, steps;
+};
+
+enum class PadMode : std::uint8_t { Constant, Reflect, Edge };
+
+std::string_view to_string(PadMode mode) noexcept;
+
+struct PadParams {
+  // ONNX order: the begin pads of every dimension, then the end pads; a negative pad crops.
+  std::vector<std::int64_t> pads;
+  PadMode mode = PadMode::Constant;
+  float value = 0.0f;  // Constant mode; stored in the tensor's dtype
+};
+
+struct ExpandParams {
+  Shape shape;  // resolved: the broadcast of the input's shape with the requested one
+};
+
 using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dParams, ClipParams,
                               GeluParams, BatchNormParams, Pool2dParams, GlobalPoolParams,
                               SoftmaxParams, ReshapeParams, TransposeParams, ConcatParams, CastParams,
-                              HardSigmoidParams, ReduceParams, NormParams>;
+                              HardSigmoidParams, ReduceParams, NormParams, SliceParams, PadParams,
+                              ExpandParams>;
 
 // Conv and pooling output extent along one spatial dimension (floor or ceil), before checking.
 constexpr std::int64_t window_output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
@@ -157,6 +183,16 @@ constexpr std::int64_t window_output_size(std::int64_t in, std::int64_t kernel, 
   // ONNX / PyTorch: with ceil_mode the last window must start inside the input or left padding.
   if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
   return out;
+}
+
+// The input coordinate that output coordinate `i - begin` of a pad reads along a dimension of
+// `dim` elements, or -1 where a constant pad writes its value. Reflect mirrors about the edge
+// element (the builder keeps its pads below `dim`); edge repeats it.
+constexpr std::int64_t pad_source(std::int64_t i, std::int64_t dim, PadMode mode) {
+  if (i >= 0 && i < dim) return i;
+  if (mode == PadMode::Constant) return -1;
+  if (mode == PadMode::Edge) return i < 0 ? 0 : dim - 1;
+  return i < 0 ? -i : 2 * (dim - 1) - i;
 }
 
 }  // namespace porta

@@ -205,6 +205,20 @@ porta_status porta_transpose(porta_graph* graph, porta_tensor x, const int64_t* 
 porta_status porta_concat(porta_graph* graph, const porta_tensor* xs, size_t count, int64_t axis, const char* name,
                           porta_tensor* out);
 porta_status porta_cast(porta_graph* graph, porta_tensor x, porta_dtype to, const char* name, porta_tensor* out);
+/* ONNX Slice: `count` starts and ends (clamped; negative counts from the end) along `axes` (NULL: the
+   first `count` axes) with `steps` (NULL: all 1; negative walks backwards). */
+porta_status porta_slice(porta_graph* graph, porta_tensor x, const int64_t* starts, const int64_t* ends,
+                         const int64_t* axes, const int64_t* steps, size_t count, const char* name, porta_tensor* out);
+/* ONNX Split: `count` pieces of `sizes` along `axis`, written to outs[0..count). */
+porta_status porta_split(porta_graph* graph, porta_tensor x, int64_t axis, const int64_t* sizes, size_t count,
+                         const char* name, porta_tensor* outs);
+typedef enum porta_pad_mode { PORTA_PAD_CONSTANT = 0, PORTA_PAD_REFLECT = 1, PORTA_PAD_EDGE = 2 } porta_pad_mode;
+/* `pads` holds 2 * rank values: the begin pads of every dimension, then the end pads (negative crops). */
+porta_status porta_pad(porta_graph* graph, porta_tensor x, const int64_t* pads, size_t pad_count, porta_pad_mode mode,
+                       float value, const char* name, porta_tensor* out);
+/* numpy broadcast of x to `shape` (ONNX Expand). */
+porta_status porta_expand(porta_graph* graph, porta_tensor x, const int64_t* shape, size_t rank, const char* name,
+                          porta_tensor* out);
 
 /* ---- graphs from files and the model catalog ---------------------------------------------------- */
 

@@ -104,5 +104,6 @@ Activation parse_activation(std::string_view text) { return parse(text, Activati
 Layout parse_layout(std::string_view text) { return parse(text, Layout::NHWC, "layout"); }
 Reduction parse_reduction(std::string_view text) { return parse(text, Reduction::Min, "reduction"); }
 Impl parse_impl(std::string_view text) { return parse(text, Impl::Vendor, "impl"); }
+PadMode parse_pad_mode(std::string_view text) { return parse(text, PadMode::Edge, "pad mode"); }
 
 }  // namespace porta::python

@@ -39,5 +39,6 @@ Activation parse_activation(std::string_view text);
 Layout parse_layout(std::string_view text);
 Reduction parse_reduction(std::string_view text);
 Impl parse_impl(std::string_view text);
+PadMode parse_pad_mode(std::string_view text);  // "constant", "reflect" or "edge"
 
 }  // namespace porta::python

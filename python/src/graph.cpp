@@ -157,6 +157,19 @@ void bind_layers(py::class_<Graph>& c) {
   c.def("cast", [](Graph& g, Tensor x, const std::string& to, std::string name) {
     return g.cast(x, parse_dtype(to), std::move(name));
   }, "x"_a, "to"_a, "name"_a = "");
+  using Ints = std::vector<std::int64_t>;
+  c.def("slice", [](Graph& g, Tensor x, Ints starts, Ints ends, Ints axes, Ints steps, std::string name) {
+    return g.slice(x, {std::move(starts), std::move(ends), std::move(axes), std::move(steps)}, std::move(name));
+  }, "x"_a, "starts"_a, "ends"_a, "axes"_a = Ints{}, "steps"_a = Ints{}, "name"_a = "",
+        "ONNX Slice: starts and ends clamped, negative ones from the end; negative steps walk backwards.");
+  c.def("split", [](Graph& g, Tensor x, std::int64_t axis, const Ints& sizes, std::string name) {
+    return g.split(x, axis, sizes, std::move(name));
+  }, "x"_a, "axis"_a, "sizes"_a, "name"_a = "", "Pieces of `sizes` along `axis`, as Slice nodes.");
+  c.def("pad", [](Graph& g, Tensor x, Ints pads, const std::string& mode, float value, std::string name) {
+    return g.pad(x, {std::move(pads), parse_pad_mode(mode), value}, std::move(name));
+  }, "x"_a, "pads"_a, "mode"_a = "constant", "value"_a = 0.0f, "name"_a = "",
+        "ONNX Pad: the begin pads of every dim, then the end pads; mode constant, reflect or edge.");
+  c.def("expand", &Graph::expand, "x"_a, "shape"_a, "name"_a = "", "numpy broadcast of x to shape (ONNX Expand).");
 }
 
 }  // namespace

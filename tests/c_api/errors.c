@@ -71,6 +71,9 @@ static void graph_building(void) {
   CHECK_STATUS(porta_relu(g, x, NULL, NULL), PORTA_INVALID_ARGUMENT);
   CHECK_STATUS(porta_reshape(g, x, shape, 1, NULL, &y), PORTA_SHAPE_MISMATCH);
   CHECK_STATUS(porta_concat(g, NULL, 2, 0, NULL, &y), PORTA_INVALID_ARGUMENT);
+  CHECK_STATUS(porta_split(g, x, 0, shape, 1, NULL, NULL), PORTA_INVALID_ARGUMENT);
+  CHECK_STATUS(porta_slice(g, x, NULL, NULL, NULL, NULL, 1, NULL, &y), PORTA_INVALID_ARGUMENT);
+  CHECK_STATUS(porta_pad(g, x, NULL, 0, (porta_pad_mode)3, 0.0f, NULL, &y), PORTA_INVALID_ARGUMENT);
   CHECK_STATUS(porta_cast(g, x, (porta_dtype)-1, NULL, &y), PORTA_INVALID_ARGUMENT);
   CHECK_STATUS(porta_global_avg_pool(g, x, (porta_layout)2, NULL, &y), PORTA_INVALID_ARGUMENT);
   /* Parameter structs: a size that is not this library's, an enum out of range. */

@@ -292,6 +292,19 @@ static porta_status cast(porta_graph* g) {
   return porta_graph_output(g, "f32", f);
 }
 
+static porta_status slice_split_pad_expand(porta_graph* g) {
+  porta_tensor x, s, pieces[2], p, e;
+  const int64_t starts[] = {-1, 1}, ends[] = {-100, 100}, axes[] = {1, 2}, steps[] = {-2, 2}, sizes[] = {1, 3};
+  TRY(input(g, "x", SHAPE(2, 4, 5), &x));
+  TRY(porta_slice(g, x, starts, ends, axes, steps, 2, NULL, &s));
+  TRY(porta_split(g, x, 1, sizes, 2, "split", pieces));
+  TRY(porta_pad(g, pieces[1], SHAPE(0, 1, 2, 1, 0, 2), PORTA_PAD_REFLECT, 0.0f, NULL, &p));
+  TRY(porta_expand(g, pieces[0], SHAPE(3, 2, 1, 1), NULL, &e));
+  TRY(porta_graph_output(g, "sliced", s));
+  TRY(porta_graph_output(g, "padded", p));
+  return porta_graph_output(g, "expanded", e);
+}
+
 typedef struct op_case {
   const char* name;
   porta_status (*build)(porta_graph*);
@@ -305,7 +318,7 @@ static const op_case cases[] = {
     {"max_pool2d", max_pool_ceil}, {"avg_pool2d", avg_pool_padded}, {"avg_pool2d_nhwc", avg_pool_nhwc},
     {"global_avg_pool", global_avg_pool_nchw}, {"global_avg_pool_nhwc", global_avg_pool_nhwc},
     {"softmax", softmax}, {"reduce", reduce}, {"norms", norms}, {"reshape_flatten_transpose", shape_ops},
-    {"concat", concat}, {"cast", cast},
+    {"concat", concat}, {"cast", cast}, {"slice_split_pad_expand", slice_split_pad_expand},
 };
 
 /* ---- running a case on a device and on ref -------------------------------------------------------- */

@@ -70,7 +70,7 @@ std::int64_t small_count(const Shape& s) {
 }
 
 void add_op(FuzzedDataProvider& in, Graph& g) {
-  switch (in.ConsumeIntegralInRange(0, 21)) {
+  switch (in.ConsumeIntegralInRange(0, 25)) {
     case 0: {
       Shape s = shape(in);
       Shape strides;
@@ -170,6 +170,26 @@ void add_op(FuzzedDataProvider& in, Graph& g) {
       std::vector<Tensor> xs(in.ConsumeIntegralInRange<std::size_t>(0, 4));
       for (auto& x : xs) x = tensor(in, g);
       g.concat(xs, size(in), name(in));
+      break;
+    }
+    case 21: {
+      const Tensor x = tensor(in, g);
+      g.slice(x, {shape(in), shape(in), shape(in), shape(in)}, name(in));  // index lists are int64 like a shape
+      break;
+    }
+    case 22: {
+      const Tensor x = tensor(in, g);
+      g.split(x, size(in), shape(in), name(in));
+      break;
+    }
+    case 23: {
+      const Tensor x = tensor(in, g);
+      g.pad(x, {shape(in), static_cast<PadMode>(in.ConsumeIntegralInRange(0, 3)), number(in)}, name(in));
+      break;
+    }
+    case 24: {
+      const Tensor x = tensor(in, g);
+      g.expand(x, shape(in), name(in));
       break;
     }
     default: {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "op_cases/verify.hpp"
@@ -32,7 +33,7 @@ std::int64_t numel(const Shape& shape) {
 }
 
 Shape constant_shape(ConstantShape kind, const Shape& of) {
-  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
   switch (kind) {
     case ConstantShape::Scalar: return {1};
     case ConstantShape::PerChannel: {
@@ -96,7 +97,7 @@ class StepBuilder {
   Tensor add_op(const Step& s) {
     const Tensor x = operand(s, 0);
     const DType t = g.dtype(x);
-    static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
     switch (s.op) {
       case OpKind::Conv2d: {
         auto p = std::get<Conv2dParams>(s.params);
@@ -138,7 +139,7 @@ class StepBuilder {
           b = constant(constant_shape(s.constant, g.shape(x)), t, s.seed, factor ? 0.5f : -1.0f, factor ? 1.5f : 1.0f,
                        factor);
         }
-        static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
+        static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
         switch (s.op) {
           case OpKind::Add: return g.add(x, b);
           case OpKind::Sub: return g.sub(x, b);
@@ -196,6 +197,9 @@ class StepBuilder {
         return g.pow(x, s.constant == ConstantShape::None
                             ? operand(s, 1)
                             : constant(constant_shape(s.constant, g.shape(x)), t, s.seed, -2.0f, 2.0f));
+      case OpKind::Slice: return g.slice(x, std::get<SliceParams>(s.params));
+      case OpKind::Pad: return g.pad(x, std::get<PadParams>(s.params));
+      case OpKind::Expand: return g.expand(x, std::get<ExpandParams>(s.params).shape);
     }
     throw Error(ErrorCode::InvalidArgument, "graph_gen: no step builds " + std::string(to_string(s.op)));
   }
@@ -332,6 +336,7 @@ class Generator {
         {4, &Generator::math},
         {2, &Generator::reduce},
         {2, &Generator::norm},
+        {4, &Generator::slice_pad_expand},
     };
     static constexpr int total = [] {
       int sum = 0;
@@ -665,6 +670,36 @@ class Generator {
     const std::vector<std::int64_t> perm = want == Layout::NHWC ? std::vector<std::int64_t>{0, 2, 3, 1}
                                                                 : std::vector<std::int64_t>{0, 3, 1, 2};
     return try_add(op_step(OpKind::Transpose, {x}, TransposeParams{perm}), want);
+  }
+
+  // A slice of one axis (forwards or backwards, now and then with a step of 2), a pad of the last
+  // two dims in any mode, or an expand of the size-1 dims to 2.
+  void slice_pad_expand() {
+    const auto x = pick_any();
+    if (!x) return;
+    const Shape& sx = shape(*x);
+    const auto r = static_cast<std::int64_t>(sx.size());
+    const std::uint32_t kind = c_.below(3);
+    if (kind == 0) {
+      const std::int64_t axis = static_cast<std::int64_t>(c_.below(static_cast<std::uint32_t>(r)));
+      const std::int64_t dim = sx[static_cast<std::size_t>(axis)];
+      const std::int64_t step = c_.pick<std::int64_t>({1, 1, 2, -1, -2});
+      const std::int64_t start = static_cast<std::int64_t>(c_.below(static_cast<std::uint32_t>(dim)));
+      const std::int64_t end = step > 0 ? std::numeric_limits<std::int64_t>::max() : -dim - 1;
+      try_add(op_step(OpKind::Slice, {*x}, SliceParams{{start}, {end}, {axis}, {step}}));
+    } else if (kind == 1) {
+      std::vector<std::int64_t> pads(2 * sx.size(), 0);
+      for (std::int64_t d = std::max<std::int64_t>(0, r - 2); d < r; ++d) {
+        pads[static_cast<std::size_t>(d)] = c_.below(3);
+        pads[static_cast<std::size_t>(r + d)] = c_.below(3);
+      }
+      const PadMode mode = c_.pick({PadMode::Constant, PadMode::Reflect, PadMode::Edge});
+      try_add(op_step(OpKind::Pad, {*x}, PadParams{pads, mode, c_.percent(50) ? 0.0f : 0.5f}));
+    } else {
+      Shape to = sx;
+      for (auto& d : to) d = d == 1 ? 2 : d;
+      try_add(op_step(OpKind::Expand, {*x}, ExpandParams{to}));
+    }
   }
 
   // By constant weights, or x by its own transpose.

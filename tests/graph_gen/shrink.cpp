@@ -257,6 +257,15 @@ std::string_view identifier(DType t) { return to_string(t); }  // f32, f16, bf16
 
 std::string_view identifier(Layout l) { return l == Layout::NHWC ? "NHWC" : "NCHW"; }
 
+std::string_view identifier(PadMode m) {
+  switch (m) {
+    case PadMode::Constant: return "Constant";
+    case PadMode::Reflect: return "Reflect";
+    case PadMode::Edge: return "Edge";
+  }
+  return "Constant";
+}
+
 std::string_view identifier(Activation a) {
   switch (a) {
     case Activation::None: return "None";
@@ -383,7 +392,7 @@ class CodePrinter {
     const auto in = [&](std::size_t i) { return var(n.inputs[i]); };
     const std::string params = params_code(n.params);
     const std::string with_params = params == "{}" ? "" : ", " + params;
-    static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: {
         const auto& p = std::get<Conv2dParams>(n.params);
@@ -417,6 +426,17 @@ class CodePrinter {
       }
       case OpKind::Cast:
         return "g.cast(" + in(0) + ", DType::" + std::string(identifier(std::get<CastParams>(n.params).to)) + ")";
+      case OpKind::Slice: {
+        const auto& p = std::get<SliceParams>(n.params);
+        return "g.slice(" + in(0) + ", {" + braced(p.starts) + ", " + braced(p.ends) + ", " + braced(p.axes) + ", " +
+               braced(p.steps) + "})";
+      }
+      case OpKind::Pad: {
+        const auto& p = std::get<PadParams>(n.params);
+        return "g.pad(" + in(0) + ", {" + braced(p.pads) + ", PadMode::" + std::string(identifier(p.mode)) + ", " +
+               float_literal(p.value) + "})";
+      }
+      case OpKind::Expand: return "g.expand(" + in(0) + ", " + braced(std::get<ExpandParams>(n.params).shape) + ")";
       case OpKind::MaxPool2d: return "g.max_pool2d(" + in(0) + ", " + params + ")";
       case OpKind::AvgPool2d: return "g.avg_pool2d(" + in(0) + ", " + params + ")";
       case OpKind::GlobalAvgPool: return "g.global_avg_pool(" + in(0) + with_params + ")";

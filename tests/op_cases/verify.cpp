@@ -13,7 +13,7 @@ enum class Precision { Exact, Elementwise, Accumulating };
 // Elementwise ops round once into the output dtype; accumulating ops also sum in f32 where ref
 // sums in f64.
 Precision precision_of(OpKind op) {
-  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Relu:
     case OpKind::Clip:
@@ -21,7 +21,10 @@ Precision precision_of(OpKind op) {
     case OpKind::Reshape:
     case OpKind::Transpose:
     case OpKind::Concat:
-    case OpKind::Cast: return Precision::Exact;
+    case OpKind::Cast:
+    case OpKind::Slice:
+    case OpKind::Pad:
+    case OpKind::Expand: return Precision::Exact;
     case OpKind::MatMul:
     case OpKind::Gemm:
     case OpKind::Conv2d:

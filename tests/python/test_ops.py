@@ -222,9 +222,29 @@ def test_shape_ops_and_cast(device):
     assert np.array_equal(out["f16"], x.astype(np.float16))
 
 
+def test_slice_split_pad_expand_match_numpy(device):
+    x = random((3, 4, 5), 24)
+    g = porta.Graph()
+    tx = g.input("x", x.shape)
+    g.output("slice", g.slice(tx, (-1, 1), (-100, 100), axes=(1, 2), steps=(-2, 2)))
+    pieces = g.split(tx, -1, (2, 3))
+    g.output("split", pieces[1])
+    g.output("constant", g.pad(tx, (0, 1, 2, 1, 0, 0), value=1.5))
+    g.output("reflect", g.pad(tx, (2, 0, 4, 1, 3, 0), "reflect"))
+    g.output("edge", g.pad(tx, (1, 0, 0, 0, 2, 6), "edge"))
+    g.output("expand", g.expand(g.slice(tx, (0,), (1,), axes=(1,)), (2, 3, 6, 5)))
+    out = run(device, g, x=x)
+    assert_close(out["slice"], x[:, -1::-2, 1::2])
+    assert_close(out["split"], np.split(x, [2], axis=-1)[1])
+    assert_close(out["constant"], np.pad(x, ((0, 1), (1, 0), (2, 0)), constant_values=1.5))
+    assert_close(out["reflect"], np.pad(x, ((2, 1), (0, 3), (4, 0)), mode="reflect"))
+    assert_close(out["edge"], np.pad(x, ((1, 0), (0, 2), (0, 6)), mode="edge"))
+    assert_close(out["expand"], np.broadcast_to(x[:, 0:1], (2, 3, 6, 5)))
+
+
 def test_every_builder_op_is_bound():
     ops = ["matmul", "gemm", "conv2d", "add", "sub", "mul", "div", "relu", "relu6", "clip", "sigmoid", "silu", "tanh",
            "gelu", "erf", "sqrt", "reciprocal", "hard_sigmoid", "hard_swish", "pow", "reduce", "layer_norm", "rms_norm",
            "batchnorm", "max_pool2d", "avg_pool2d", "global_avg_pool", "softmax", "reshape", "flatten", "transpose",
-           "concat", "cast"]
+           "concat", "cast", "slice", "split", "pad", "expand"]
     assert [op for op in ops if not callable(getattr(porta.Graph, op, None))] == []

@@ -41,6 +41,9 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Reduce, cpu_reduce},
     {OpKind::LayerNorm, cpu_layer_norm},
     {OpKind::RmsNorm, cpu_rms_norm},
+    {OpKind::Slice, cpu_strided_gather},
+    {OpKind::Pad, cpu_pad},
+    {OpKind::Expand, cpu_strided_gather},
 };
 
 constexpr bool in_op_kind_order() {

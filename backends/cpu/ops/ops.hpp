@@ -46,5 +46,7 @@ void cpu_softmax(const HostOpArgs& args);
 void cpu_reshape(const HostOpArgs& args);
 void cpu_transpose(const HostOpArgs& args);
 void cpu_concat(const HostOpArgs& args);
+void cpu_strided_gather(const HostOpArgs& args);  // Slice and Expand
+void cpu_pad(const HostOpArgs& args);
 
 }  // namespace porta::detail

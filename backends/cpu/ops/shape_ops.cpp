@@ -19,28 +19,58 @@ namespace {
 // Bytes per task of a parallel copy: big enough to amortise the task, small enough to share.
 constexpr std::int64_t copy_chunk_bytes = 1 << 18;
 
-// Output row `row` (every output index but the last) gathers its elements from x with the
-// strides of the input dimensions the output dimensions come from.
+// Output row `row` (every output index but the last) gathers its elements from x through the
+// strided view: a transpose's permuted strides, a slice's stepped ones, an expand's zeros.
 template <class Element>
-void transpose_rows(const HostTensor& x, const HostTensor& y,
-                    const std::vector<std::int64_t>& perm) {
+void gather_rows(const HostTensor& x, const HostTensor& y, const StridedView& view) {
+  const std::size_t last = view.extent.size() - 1;
+  const std::int64_t length = view.extent[last], step = view.stride[last];
+  const auto* src = reinterpret_cast<const Element*>(x.data);
+  auto* dst = reinterpret_cast<Element*>(y.data);
+  const auto rows = tbb::blocked_range<std::int64_t>(0, y.numel() / length);
+  tbb::parallel_for(rows, [&](const tbb::blocked_range<std::int64_t>& range) {
+    for (std::int64_t row = range.begin(); row != range.end(); ++row) {
+      std::int64_t rest = row, x_index = view.offset;
+      for (std::size_t i = last; i-- > 0;) {
+        x_index += rest % view.extent[i] * view.stride[i];
+        rest /= view.extent[i];
+      }
+      Element* y_row = dst + row * length;
+      for (std::int64_t j = 0; j < length; ++j) y_row[j] = src[x_index + j * step];
+    }
+  });
+}
+
+// Output row `row` of a pad: the input row it reads (none where an outer coordinate lands in a
+// constant pad), padded along the last dimension.
+template <class Element>
+void pad_rows(const HostTensor& x, const HostTensor& y, const PadParams& p) {
+  const Shape& x_shape = x.shape();
   const Shape& y_shape = y.shape();
-  const Shape x_strides = contiguous_strides(x.shape());
+  const Shape x_strides = contiguous_strides(x_shape);
   const std::size_t last = y_shape.size() - 1;
-  const std::int64_t length = y_shape[last];
-  const std::int64_t step = x_strides[perm[last]];
+  const std::int64_t length = y_shape[last], begin = p.pads[last], x_length = x_shape[last];
+  const auto value = static_cast<Element>(storage_bits(p.value, y.dtype()));
   const auto* src = reinterpret_cast<const Element*>(x.data);
   auto* dst = reinterpret_cast<Element*>(y.data);
   const auto rows = tbb::blocked_range<std::int64_t>(0, y.numel() / length);
   tbb::parallel_for(rows, [&](const tbb::blocked_range<std::int64_t>& range) {
     for (std::int64_t row = range.begin(); row != range.end(); ++row) {
       std::int64_t rest = row, x_index = 0;
-      for (std::size_t i = last; i-- > 0;) {
-        x_index += rest % y_shape[i] * x_strides[perm[i]];
+      for (std::size_t i = last; i-- > 0 && x_index >= 0;) {
+        const std::int64_t from = pad_source(rest % y_shape[i] - p.pads[i], x_shape[i], p.mode);
+        x_index = from < 0 ? -1 : x_index + from * x_strides[i];
         rest /= y_shape[i];
       }
       Element* y_row = dst + row * length;
-      for (std::int64_t j = 0; j < length; ++j) y_row[j] = src[x_index + j * step];
+      if (x_index < 0) {
+        std::fill_n(y_row, length, value);
+        continue;
+      }
+      for (std::int64_t j = 0; j < length; ++j) {
+        const std::int64_t from = pad_source(j - begin, x_length, p.mode);
+        y_row[j] = from < 0 ? value : src[x_index + from];
+      }
     }
   });
 }
@@ -109,7 +139,8 @@ MergedTranspose merge_dims(const Shape& x_shape, const std::vector<std::int64_t>
 }
 
 template <class Element>
-void transpose(const HostTensor& x, const HostTensor& y, const std::vector<std::int64_t>& perm) {
+void transpose(const HostTensor& x, const HostTensor& y, const Node& node) {
+  const auto& perm = std::get<TransposeParams>(node.params).perm;
   const MergedTranspose merged = merge_dims(x.shape(), perm);
   if (merged.perm.size() <= 1) {  // nothing moves
     std::memcpy(y.data, x.data, y.desc->bytes());
@@ -118,7 +149,7 @@ void transpose(const HostTensor& x, const HostTensor& y, const std::vector<std::
   } else if (merged.perm == std::vector<std::int64_t>{0, 2, 1}) {
     transpose_matrices<Element>(x, y, merged.x[0], merged.x[1], merged.x[2]);
   } else {
-    transpose_rows<Element>(x, y, perm);
+    gather_rows<Element>(x, y, strided_view(node, x.shape()));
   }
 }
 
@@ -141,14 +172,31 @@ void cpu_reshape(const HostOpArgs& args) {
 }
 
 void cpu_transpose(const HostOpArgs& args) {
-  const auto& perm = std::get<TransposeParams>(args.node.params).perm;
   const HostTensor& x = args.inputs[0];
   const HostTensor& y = args.output;
-  if (y.numel() == 0) return;
   if (size_of(x.dtype()) == 4) {
-    transpose<std::uint32_t>(x, y, perm);
+    transpose<std::uint32_t>(x, y, args.node);
   } else {
-    transpose<std::uint16_t>(x, y, perm);
+    transpose<std::uint16_t>(x, y, args.node);
+  }
+}
+
+void cpu_strided_gather(const HostOpArgs& args) {
+  const HostTensor& x = args.inputs[0];
+  const StridedView view = strided_view(args.node, x.shape());
+  if (size_of(x.dtype()) == 4) {
+    gather_rows<std::uint32_t>(x, args.output, view);
+  } else {
+    gather_rows<std::uint16_t>(x, args.output, view);
+  }
+}
+
+void cpu_pad(const HostOpArgs& args) {
+  const auto& p = std::get<PadParams>(args.node.params);
+  if (size_of(args.output.dtype()) == 4) {
+    pad_rows<std::uint32_t>(args.inputs[0], args.output, p);
+  } else {
+    pad_rows<std::uint16_t>(args.inputs[0], args.output, p);
   }
 }
 

@@ -1,4 +1,5 @@
-// Transpose: a gather through the permuted index map. Reshape and concat are plain copies that the
+// Transpose, Slice and Expand: a gather through a strided index map. Pad: a gather that writes
+// its constant where the map leaves the input. Reshape and concat are plain copies that the
 // runtime enqueues with gpuMemcpy*Async; they need no kernel.
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
@@ -6,22 +7,40 @@
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
-// Elements move as bits, so the copy is exact for every dtype (NaN payloads included).
-template <class Bits> __global__ void transpose_kernel(gpu::TransposeArgs args) {
-  const auto* x = static_cast<const Bits*>(args.x_data);
+// Elements move as bits, so the copies are exact for every dtype (NaN payloads included).
+template <class Bits> __global__ void gather_kernel(gpu::GatherArgs args) {
+  const auto* x = static_cast<const Bits*>(args.x_data) + args.x_offset;
   auto* y = static_cast<Bits*>(args.y);
   for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) y[i] = x[map_index(args.x, i)];
 }
 
-}  // namespace
+template <class Bits> __global__ void pad_kernel(gpu::PadArgs args) {
+  const auto* x = static_cast<const Bits*>(args.x);
+  auto* y = static_cast<Bits*>(args.y);
+  const auto value = static_cast<Bits>(args.value);
+  for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
+    const std::int64_t from = gpu::pad_index(args, i);
+    y[i] = from < 0 ? value : x[from];
+  }
+}
 
-void launch_transpose(const gpu::TransposeArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
+// Launches kernel<unsigned> or kernel<unsigned short> by element size, one thread per element.
+template <class Args>
+void launch_by_size(void (*wide)(Args), void (*narrow)(Args), const Args& args, const gpu::DeviceLimits& limits,
+                    gpuStream_t stream) {
   const gpu::LaunchGeometry g = gpu::elementwise_launch(args.count, limits);
   if (g.empty()) return;
-  if (args.element_bytes == 4)
-    gpu_launch(transpose_kernel<unsigned>, grid_of(g), block_of(g), stream, args);
-  else
-    gpu_launch(transpose_kernel<unsigned short>, grid_of(g), block_of(g), stream, args);
+  gpu_launch(args.element_bytes == 4 ? wide : narrow, grid_of(g), block_of(g), stream, args);
+}
+
+}  // namespace
+
+void launch_gather(const gpu::GatherArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
+  launch_by_size(gather_kernel<unsigned>, gather_kernel<unsigned short>, args, limits, stream);
+}
+
+void launch_pad(const gpu::PadArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
+  launch_by_size(pad_kernel<unsigned>, pad_kernel<unsigned short>, args, limits, stream);
 }
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

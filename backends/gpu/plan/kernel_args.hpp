@@ -112,13 +112,39 @@ struct NormArgs {
   void* y = nullptr;
 };
 
-struct TransposeArgs {
+// Transpose, Slice and Expand: y[i] = x[x_offset + map_index(x, i)].
+struct GatherArgs {
   int element_bytes = 4;
   std::int64_t count = 0;
-  IndexMap x;  // output index -> input offset
+  IndexMap x;  // output index -> input offset from x_offset; strides may be negative or 0
+  std::int64_t x_offset = 0;
   const void* x_data = nullptr;
   void* y = nullptr;
 };
+
+struct PadArgs {
+  int element_bytes = 4;
+  int rank = 0;
+  std::int64_t count = 0;
+  std::int64_t y_extent[max_dims] = {}, x_extent[max_dims] = {}, begin[max_dims] = {};
+  PadMode mode = PadMode::Constant;
+  std::uint32_t value = 0;  // the constant's storage bits
+  const void* x = nullptr;
+  void* y = nullptr;
+};
+
+// Offset in x of element `i` of a pad's result, or -1 where the constant goes.
+constexpr std::int64_t pad_index(const PadArgs& args, std::int64_t i) {
+  std::int64_t offset = 0, stride = 1;
+  for (int d = args.rank - 1; d >= 0; --d) {
+    const std::int64_t from = pad_source(i % args.y_extent[d] - args.begin[d], args.x_extent[d], args.mode);
+    if (from < 0) return -1;
+    offset += from * stride;
+    stride *= args.x_extent[d];
+    i /= args.y_extent[d];
+  }
+  return offset;
+}
 
 // act(alpha * op(A) op(B) + beta * C) over a broadcast batch; MatMul is alpha 1 without C.
 struct GemmArgs {

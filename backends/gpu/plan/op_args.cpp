@@ -52,7 +52,7 @@ IndexMap transpose_map(const Shape& x, const std::vector<std::int64_t>& perm) {
 
 BinaryArgs binary_args(const Graph& graph, const Node& node) {
   BinaryArgs args;
-  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Add: args.op = BinaryOp::Add; break;
     case OpKind::Sub: args.op = BinaryOp::Sub; break;
@@ -74,7 +74,7 @@ UnaryArgs unary_args(const Graph& graph, const Node& node) {
   args.x_dtype = dtype_of(graph, node.inputs[0]);
   args.y_dtype = dtype_of(graph, node.output);
   args.count = graph.desc(node.output).numel();
-  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Relu: args.op = UnaryOp::Relu; break;
     case OpKind::Clip: {
@@ -167,11 +167,41 @@ NormArgs norm_args(const Graph& graph, const Node& node) {
           .rms = node.op == OpKind::RmsNorm};
 }
 
-TransposeArgs transpose_args(const Graph& graph, const Node& node) {
-  TransposeArgs args;
+GatherArgs gather_args(const Graph& graph, const Node& node) {
+  const Shape& x = shape_of(graph, node.inputs[0]);
+  GatherArgs args;
   args.element_bytes = static_cast<int>(size_of(dtype_of(graph, node.output)));
   args.count = graph.desc(node.output).numel();
-  args.x = transpose_map(shape_of(graph, node.inputs[0]), std::get<TransposeParams>(node.params).perm);
+  if (node.op == OpKind::Transpose) {
+    args.x = transpose_map(x, std::get<TransposeParams>(node.params).perm);
+    return args;
+  }
+  const StridedView view = strided_view(node, x);
+  args.x.rank = static_cast<int>(view.extent.size());
+  args.x.identity = false;
+  for (std::size_t d = 0; d < view.extent.size(); ++d) {
+    args.x.extent[d] = view.extent[d];
+    args.x.stride[d] = view.stride[d];
+  }
+  args.x_offset = view.offset;
+  return args;
+}
+
+PadArgs pad_args(const Graph& graph, const Node& node) {
+  const auto& p = std::get<PadParams>(node.params);
+  const Shape& x = shape_of(graph, node.inputs[0]);
+  const Shape& y = shape_of(graph, node.output);
+  PadArgs args;
+  args.element_bytes = static_cast<int>(size_of(dtype_of(graph, node.output)));
+  args.rank = static_cast<int>(y.size());
+  args.count = graph.desc(node.output).numel();
+  for (std::size_t d = 0; d < y.size(); ++d) {
+    args.y_extent[d] = y[d];
+    args.x_extent[d] = x[d];
+    args.begin[d] = p.pads[d];
+  }
+  args.mode = p.mode;
+  args.value = storage_bits(p.value, dtype_of(graph, node.output));
   return args;
 }
 

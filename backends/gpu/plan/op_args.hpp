@@ -20,7 +20,8 @@ RowArgs global_avg_pool_args(const Graph& graph, const Node& node);
 RowArgs softmax_args(const Graph& graph, const Node& node);
 ReduceArgs reduce_args(const Graph& graph, const Node& node);
 NormArgs norm_args(const Graph& graph, const Node& node);
-TransposeArgs transpose_args(const Graph& graph, const Node& node);
+GatherArgs gather_args(const Graph& graph, const Node& node);  // Transpose, Slice and Expand
+PadArgs pad_args(const Graph& graph, const Node& node);
 GemmArgs gemm_args(const Graph& graph, const Node& node);  // MatMul and Gemm
 ConvArgs conv_args(const Graph& graph, const Node& node);
 // Everything about a convolution that a library's algorithm choice depends on (dtype, shapes,

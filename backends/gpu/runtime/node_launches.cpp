@@ -47,7 +47,7 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -127,13 +127,16 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
       };
     case OpKind::Reshape: return copy_launch(graph, node, context.spec());
     case OpKind::Transpose:
-      return [args = gpu::transpose_args(graph, node), x = node.inputs[0], y = node.output, limits](
+    case OpKind::Slice:
+    case OpKind::Expand:
+      return [args = gpu::gather_args(graph, node), x = node.inputs[0], y = node.output, limits](
                  const Bindings& b, gpuStream_t stream) mutable {
         args.x_data = b(x);
         args.y = b(y);
-        launch_transpose(args, limits, stream);
+        launch_gather(args, limits, stream);
       };
     case OpKind::Concat: return concat_launch(graph, node, context.spec());
+    case OpKind::Pad: return unary_like(gpu::pad_args(graph, node), node, limits, launch_pad);
   }
   throw Error(ErrorCode::Unsupported, context.spec() + ": no kernel for " + std::string(to_string(node.op)));
 }

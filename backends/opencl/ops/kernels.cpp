@@ -28,7 +28,7 @@ constexpr std::pair<OpKind, OpenClOp> ops[] = {
     {OpKind::GlobalAvgPool, opencl_global_avg_pool},
     {OpKind::Softmax, opencl_softmax},
     {OpKind::Reshape, opencl_reshape},
-    {OpKind::Transpose, opencl_transpose},
+    {OpKind::Transpose, opencl_strided_gather},
     {OpKind::Concat, opencl_concat},
     {OpKind::Cast, opencl_cast},
     {OpKind::Erf, opencl_unary},
@@ -40,6 +40,9 @@ constexpr std::pair<OpKind, OpenClOp> ops[] = {
     {OpKind::Reduce, opencl_reduce},
     {OpKind::LayerNorm, opencl_norm},
     {OpKind::RmsNorm, opencl_norm},
+    {OpKind::Slice, opencl_strided_gather},
+    {OpKind::Pad, opencl_pad},
+    {OpKind::Expand, opencl_strided_gather},
 };
 
 constexpr bool in_op_kind_order() {

@@ -25,7 +25,8 @@ void opencl_avg_pool2d(LaunchBuilder& b, const Node& node);
 void opencl_global_avg_pool(LaunchBuilder& b, const Node& node);
 void opencl_softmax(LaunchBuilder& b, const Node& node);
 void opencl_reshape(LaunchBuilder& b, const Node& node);
-void opencl_transpose(LaunchBuilder& b, const Node& node);
+void opencl_strided_gather(LaunchBuilder& b, const Node& node);  // Transpose, Slice, Expand
+void opencl_pad(LaunchBuilder& b, const Node& node);
 void opencl_concat(LaunchBuilder& b, const Node& node);
 void opencl_reduce(LaunchBuilder& b, const Node& node);
 void opencl_norm(LaunchBuilder& b, const Node& node);  // layer_norm, rms_norm

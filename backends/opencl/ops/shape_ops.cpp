@@ -7,14 +7,23 @@ namespace porta::detail {
 
 void opencl_reshape(LaunchBuilder& b, const Node& node) { b.copy(node.inputs[0], node.output); }
 
-void opencl_transpose(LaunchBuilder& b, const Node& node) {
-  const auto& perm = std::get<TransposeParams>(node.params).perm;
-  const Shape x_strides = contiguous_strides(b.desc(node.inputs[0]).shape);
-  Shape permuted(perm.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) permuted[i] = x_strides[static_cast<std::size_t>(perm[i])];
+void opencl_strided_gather(LaunchBuilder& b, const Node& node) {
+  const StridedView view = strided_view(node, b.desc(node.inputs[0]).shape);
   const TensorDesc& y = b.desc(node.output);
-  auto args = b.kernel("shape_ops", "transpose", y.dtype);
-  args.tensor(node.inputs[0]).tensor(node.output).i64(y.numel()).long8(to_long8(y.shape, 1)).long8(to_long8(permuted, 0));
+  auto args = b.kernel("shape_ops", "strided_gather", y.dtype);
+  args.tensor(node.inputs[0]).tensor(node.output).i64(y.numel()).long8(to_long8(y.shape, 1))
+      .long8(to_long8(view.stride, 0)).i64(view.offset);
+  b.enqueue_1d(std::move(args), y.numel());
+}
+
+void opencl_pad(LaunchBuilder& b, const Node& node) {
+  const auto& p = std::get<PadParams>(node.params);
+  const TensorDesc& y = b.desc(node.output);
+  const Shape begin(p.pads.begin(), p.pads.begin() + static_cast<std::ptrdiff_t>(y.shape.size()));
+  auto args = b.kernel("shape_ops", "pad", y.dtype);
+  args.tensor(node.inputs[0]).tensor(node.output).i64(y.numel()).long8(to_long8(y.shape, 1))
+      .long8(to_long8(b.desc(node.inputs[0]).shape, 1)).long8(to_long8(begin, 0))
+      .i32(static_cast<std::int32_t>(p.mode)).i32(static_cast<std::int32_t>(storage_bits(p.value, y.dtype)));
   b.enqueue_1d(std::move(args), y.numel());
 }
 
