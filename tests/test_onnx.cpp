@@ -309,10 +309,9 @@ TEST_SUITE("onnx") {
       CAPTURE(opset);
       Model m;
       const bool axes_input = opset >= 13;
-      m.nodes = {node("Shape", {"x"}, {"s"}),
-                 node("Gather", {"s", "i0"}, {"n"}, "g", {attr_int("axis", 0)}),
-                 axes_input ? node("Unsqueeze", {"n", "axes"}, {"n1"}) : node("Unsqueeze", {"n"}, {"n1"}, "u",
-                                                                           {attr_ints("axes", {0})}),
+      m.nodes = {node("Shape", {"x"}, {"s"}), node("Gather", {"s", "i0"}, {"n"}, "g", {attr_int("axis", 0)}),
+                 axes_input ? node("Unsqueeze", {"n", "axes"}, {"n1"})
+                            : node("Unsqueeze", {"n"}, {"n1"}, "u", {attr_ints("axes", {0})}),
                  node("Concat", {"n1", "minus1"}, {"shape"}, "cat", {attr_int("axis", 0)}),
                  node("Reshape", {"x", "shape"}, {"y"})};
       m.initializers = {raw_tensor("i0", {}, INT64, &zero, 8), int64_tensor("minus1", {-1})};
@@ -328,23 +327,26 @@ TEST_SUITE("onnx") {
     const std::int64_t zero = 0, one = 1, two = 2;
     const float ones = 1.0f;
     Model m;  // y = x * (column < columns / 2) + size(x), every factor computed from x's shape
-    m.nodes = {node("Shape", {"x"}, {"s"}),
-               node("Slice", {"s", "one", "two"}, {"cols1"}),
-               node("Squeeze", {"cols1", "axes0"}, {"cols"}),
-               node("Range", {"zero", "cols", "one_s"}, {"r"}),
-               node("Div", {"cols", "two_s"}, {"half"}),
-               node("Less", {"r", "half"}, {"keep"}),
-               node("ConstantOfShape", {"cols1"}, {"ones"}, "k",
-                    {attr_tensor("value", raw_tensor("", {1}, FLOAT, &ones, 4))}),
-               node("Sub", {"ones", "ones"}, {"zeros"}),
-               node("Where", {"keep", "ones", "zeros"}, {"w"}),
-               node("Size", {"x"}, {"n"}),
-               node("Cast", {"n"}, {"nf"}, "cast", {attr_int("to", FLOAT)}),
-               node("Mul", {"x", "w"}, {"xw"}),
-               node("Add", {"xw", "nf"}, {"y"})};
-    m.initializers = {int64_tensor("one", {1}),      int64_tensor("two", {2}),
-                      int64_tensor("axes0", {0}),    raw_tensor("zero", {}, INT64, &zero, 8),
-                      raw_tensor("one_s", {}, INT64, &one, 8), raw_tensor("two_s", {}, INT64, &two, 8)};
+    m.nodes = {
+        node("Shape", {"x"}, {"s"}),
+        node("Slice", {"s", "one", "two"}, {"cols1"}),
+        node("Squeeze", {"cols1", "axes0"}, {"cols"}),
+        node("Range", {"zero", "cols", "one_s"}, {"r"}),
+        node("Div", {"cols", "two_s"}, {"half"}),
+        node("Less", {"r", "half"}, {"keep"}),
+        node("ConstantOfShape", {"cols1"}, {"ones"}, "k", {attr_tensor("value", raw_tensor("", {1}, FLOAT, &ones, 4))}),
+        node("Sub", {"ones", "ones"}, {"zeros"}),
+        node("Where", {"keep", "ones", "zeros"}, {"w"}),
+        node("Size", {"x"}, {"n"}),
+        node("Cast", {"n"}, {"nf"}, "cast", {attr_int("to", FLOAT)}),
+        node("Mul", {"x", "w"}, {"xw"}),
+        node("Add", {"xw", "nf"}, {"y"})};
+    m.initializers = {int64_tensor("one", {1}),
+                      int64_tensor("two", {2}),
+                      int64_tensor("axes0", {0}),
+                      raw_tensor("zero", {}, INT64, &zero, 8),
+                      raw_tensor("one_s", {}, INT64, &one, 8),
+                      raw_tensor("two_s", {}, INT64, &two, 8)};
     m.inputs = {value_info("x", {3, 6})};
     m.outputs = {value_info("y", {})};
     const auto [x, y] = run_model(m, {3, 6});
@@ -361,21 +363,28 @@ TEST_SUITE("onnx") {
     check_error([&] { onnx::load_bytes(reshape.bytes()); }, ErrorCode::Unsupported, {"'r'", "'x'", "run-time data"});
     const Model huge = one_node(node("ConstantOfShape", {"big"}, {"y"}, "fill"), {2}, {int64_tensor("big", {1 << 30})});
     check_error([&] { onnx::load_bytes(huge.bytes()); }, ErrorCode::Unsupported, {"'fill'", "2^22"});
-    const Model oob = one_node(node("Gather", {"s", "i"}, {"y"}, "g"), {2},
-                               {int64_tensor("s", {4, 5}), int64_tensor("i", {2})});
+    const Model oob =
+        one_node(node("Gather", {"s", "i"}, {"y"}, "g"), {2}, {int64_tensor("s", {4, 5}), int64_tensor("i", {2})});
     check_error([&] { onnx::load_bytes(oob.bytes()); }, ErrorCode::InvalidArgument, {"'g'", "index 2"});
   }
 
   TEST_CASE("Squeeze and Unsqueeze of run-time data: axes as an attribute, then as input 1 from opset 13") {
     const Shape xs{2, 1, 3};
     check_against_builder(one_node(node("Squeeze", {"x"}, {"y"}, "sq", {attr_ints("axes", {1})}), xs, {}, 11), xs,
-                          [](Graph& g, Tensor x) { return g.reshape(x, {2, 3}); });
+                          [](Graph& g, Tensor x) {
+                            return g.reshape(x, {2, 3});
+                          });
     check_against_builder(one_node(node("Squeeze", {"x", "a"}, {"y"}), xs, {int64_tensor("a", {-2})}, 13), xs,
-                          [](Graph& g, Tensor x) { return g.reshape(x, {2, 3}); });
-    check_against_builder(one_node(node("Squeeze", {"x"}, {"y"}), xs, {}, 17), xs,
-                          [](Graph& g, Tensor x) { return g.reshape(x, {2, 3}); });
+                          [](Graph& g, Tensor x) {
+                            return g.reshape(x, {2, 3});
+                          });
+    check_against_builder(one_node(node("Squeeze", {"x"}, {"y"}), xs, {}, 17), xs, [](Graph& g, Tensor x) {
+      return g.reshape(x, {2, 3});
+    });
     check_against_builder(one_node(node("Unsqueeze", {"x", "a"}, {"y"}), xs, {int64_tensor("a", {0, 4})}, 15), xs,
-                          [](Graph& g, Tensor x) { return g.reshape(x, {1, 2, 1, 3, 1}); });
+                          [](Graph& g, Tensor x) {
+                            return g.reshape(x, {1, 2, 1, 3, 1});
+                          });
     const Model moved = one_node(node("Unsqueeze", {"x"}, {"y"}, "u", {attr_ints("axes", {0})}), xs, {}, 13);
     check_error([&] { onnx::load_bytes(moved.bytes()); }, ErrorCode::InvalidArgument, {"'u'", "opset 13"});
     const Model not_one = one_node(node("Squeeze", {"x", "a"}, {"y"}, "sq"), xs, {int64_tensor("a", {0})});

@@ -51,8 +51,10 @@ void for_each_index(const Shape& dims, F f) {
 Array take(const Array& from, Shape dims, const std::vector<std::size_t>& src) {
   Array out{std::move(dims), from.is_float, from.dtype, {}, {}};
   for (const std::size_t s : src) {
-    if (from.is_float) out.f.push_back(from.f[s]);
-    else out.i.push_back(from.i[s]);
+    if (from.is_float)
+      out.f.push_back(from.f[s]);
+    else
+      out.i.push_back(from.i[s]);
   }
   return out;
 }
@@ -136,9 +138,12 @@ Array zip(const Args& in, F f) {
   const auto ia = broadcast_index(a.dims, dims), ib = broadcast_index(b.dims, dims);
   Array out{std::move(dims), a.is_float && !Compare, a.dtype, {}, {}};
   for (std::size_t k = 0; k < ia.size(); ++k) {
-    if constexpr (Compare) out.i.push_back(a.is_float ? f(a.f[ia[k]], b.f[ib[k]]) : f(a.i[ia[k]], b.i[ib[k]]));
-    else if (a.is_float) out.f.push_back(f(a.f[ia[k]], b.f[ib[k]]));
-    else out.i.push_back(f(a.i[ia[k]], b.i[ib[k]]));
+    if constexpr (Compare)
+      out.i.push_back(a.is_float ? f(a.f[ia[k]], b.f[ib[k]]) : f(a.i[ia[k]], b.i[ib[k]]));
+    else if (a.is_float)
+      out.f.push_back(f(a.f[ia[k]], b.f[ib[k]]));
+    else
+      out.i.push_back(f(a.i[ia[k]], b.i[ib[k]]));
   }
   return out;
 }
@@ -187,8 +192,10 @@ Array where(const Args& in, const Attrs&, std::int64_t) {
   Array out{std::move(dims), x.is_float, x.dtype, {}, {}};
   for (std::size_t k = 0; k < ic.size(); ++k) {
     const bool pick_x = c.i[ic[k]] != 0;
-    if (x.is_float) out.f.push_back(pick_x ? x.f[ix[k]] : y.f[iy[k]]);
-    else out.i.push_back(pick_x ? x.i[ix[k]] : y.i[iy[k]]);
+    if (x.is_float)
+      out.f.push_back(pick_x ? x.f[ix[k]] : y.f[iy[k]]);
+    else
+      out.i.push_back(pick_x ? x.i[ix[k]] : y.i[iy[k]]);
   }
   return out;
 }
@@ -236,7 +243,8 @@ Array gather(const Args& in, const Attrs& a, std::int64_t) {
   std::vector<std::size_t> src;
   for (std::int64_t o = 0; o < product(data.dims, 0, axis); ++o) {
     for (std::int64_t j : indices) {
-      if (j < -n || j >= n) invalid("index " + std::to_string(j) + " is out of range for a dimension of " + std::to_string(n));
+      if (j < -n || j >= n)
+        invalid("index " + std::to_string(j) + " is out of range for a dimension of " + std::to_string(n));
       j = j < 0 ? j + n : j;
       for (std::int64_t r = 0; r < inner; ++r) src.push_back(static_cast<std::size_t>((o * n + j) * inner + r));
     }
@@ -249,7 +257,8 @@ Array slice(const Args& in, const Attrs& a, std::int64_t opset) {
   const std::size_t rank = data.dims.size();
   const bool attrs = opset < 10;
   const auto starts = attrs ? a.ints("starts", {}) : in.ints(1), ends = attrs ? a.ints("ends", {}) : in.ints(2);
-  std::vector<std::int64_t> axes = attrs ? a.ints("axes", {}) : in.ints(3), steps = attrs ? std::vector<std::int64_t>{} : in.ints(4);
+  std::vector<std::int64_t> axes = attrs ? a.ints("axes", {}) : in.ints(3),
+                            steps = attrs ? std::vector<std::int64_t>{} : in.ints(4);
   if (axes.empty())
     for (std::size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<std::int64_t>(k));
   if (steps.empty()) steps.assign(starts.size(), 1);
@@ -301,8 +310,10 @@ Array concat(const Args& in, const Attrs& a, std::int64_t) {
       const Array& x = in[k];
       const std::int64_t chunk = product(x.dims, axis, x.dims.size());
       const auto begin = static_cast<std::size_t>(o * chunk), end = begin + static_cast<std::size_t>(chunk);
-      if (x.is_float) out.f.insert(out.f.end(), x.f.begin() + begin, x.f.begin() + end);
-      else out.i.insert(out.i.end(), x.i.begin() + begin, x.i.begin() + end);
+      if (x.is_float)
+        out.f.insert(out.f.end(), x.f.begin() + begin, x.f.begin() + end);
+      else
+        out.i.insert(out.i.end(), x.i.begin() + begin, x.i.begin() + end);
     }
   }
   return out;
@@ -324,10 +335,12 @@ Array reshape(const Args& in, const Attrs& a, std::int64_t) {
   std::int64_t known = 1, infer = -1;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 0 && a.int64("allowzero", 0) == 0) {
-      if (d >= x.dims.size()) invalid("shape " + to_string(Shape(shape)) + " copies a dimension input " + to_string(x.dims) + " lacks");
+      if (d >= x.dims.size())
+        invalid("shape " + to_string(Shape(shape)) + " copies a dimension input " + to_string(x.dims) + " lacks");
       shape[d] = x.dims[d];
     }
-    if (shape[d] == -1 && infer < 0) infer = static_cast<std::int64_t>(d);
+    if (shape[d] == -1 && infer < 0)
+      infer = static_cast<std::int64_t>(d);
     else if (shape[d] < 0 || __builtin_mul_overflow(known, shape[d], &known))
       invalid("shape " + to_string(Shape(shape)) + " is not a valid Reshape target");
   }
@@ -355,8 +368,10 @@ Array constant_of_shape(const Args& in, const Attrs& a, std::int64_t) {
     if (value.numel() != 1) invalid("attribute 'value' must hold one element, it has dims " + to_string(value.dims));
     out.is_float = value.is_float;
     out.dtype = value.dtype;
-    if (!value.is_float) out.i.assign(n, value.ints[0]);
-    else out.f.assign(n, value.floats()[0]);
+    if (!value.is_float)
+      out.i.assign(n, value.ints[0]);
+    else
+      out.f.assign(n, value.floats()[0]);
     return out;
   }
   out.f.assign(n, 0.0);
@@ -373,19 +388,34 @@ Array range(const Args& in, const Attrs&, std::int64_t) {
   const auto n = static_cast<std::int64_t>(steps);
   Array out{Shape{n}, first.is_float, first.dtype, {}, {}};
   for (std::int64_t k = 0; k < n; ++k) {
-    if (first.is_float) out.f.push_back(start + static_cast<double>(k) * delta);
-    else out.i.push_back(wrapping(first.i[0], k, [&](auto p, auto q) { return p + q * std::uint64_t(in[2].i[0]); }));
+    if (first.is_float)
+      out.f.push_back(start + static_cast<double>(k) * delta);
+    else
+      out.i.push_back(wrapping(first.i[0], k, [&](auto p, auto q) { return p + q * std::uint64_t(in[2].i[0]); }));
   }
   return out;
 }
 
 const std::unordered_map<std::string_view, Folder>& folders() {
   static const std::unordered_map<std::string_view, Folder> table{
-      {"Add", &add},         {"Sub", &sub},         {"Mul", &mul},         {"Div", &div},
-      {"Equal", &equal},     {"Less", &less},       {"Greater", &greater}, {"Where", &where},
-      {"Cast", &cast},       {"Gather", &gather},   {"Slice", &slice},     {"Concat", &concat},
-      {"Squeeze", &squeeze}, {"Unsqueeze", &unsqueeze}, {"Reshape", &reshape}, {"Expand", &expand},
-      {"ConstantOfShape", &constant_of_shape}, {"Range", &range},
+      {"Add", &add},
+      {"Sub", &sub},
+      {"Mul", &mul},
+      {"Div", &div},
+      {"Equal", &equal},
+      {"Less", &less},
+      {"Greater", &greater},
+      {"Where", &where},
+      {"Cast", &cast},
+      {"Gather", &gather},
+      {"Slice", &slice},
+      {"Concat", &concat},
+      {"Squeeze", &squeeze},
+      {"Unsqueeze", &unsqueeze},
+      {"Reshape", &reshape},
+      {"Expand", &expand},
+      {"ConstantOfShape", &constant_of_shape},
+      {"Range", &range},
   };
   return table;
 }
@@ -417,7 +447,8 @@ Literal fold(const NodeProto& n, std::span<const Literal* const> inputs, std::in
     return lit;
   }
   std::vector<std::byte> data(out.f.size() * size_of(out.dtype));
-  for (std::size_t k = 0; k < out.f.size(); ++k) store_from_f32(data.data(), k, out.dtype, static_cast<float>(out.f[k]));
+  for (std::size_t k = 0; k < out.f.size(); ++k)
+    store_from_f32(data.data(), k, out.dtype, static_cast<float>(out.f[k]));
   lit.own(std::move(data));
   return lit;
 }
@@ -446,7 +477,8 @@ Shape squeezed(const Shape& dims, const std::vector<std::int64_t>& axes) {
     for (std::size_t d = 0; d < dims.size(); ++d) drop[d] = dims[d] == 1;
   for (const std::int64_t axis : axes) {
     const std::size_t d = axis_in(axis, dims.size());
-    if (dims[d] != 1) invalid("dimension " + std::to_string(d) + " of " + to_string(dims) + " is not 1; it cannot be squeezed");
+    if (dims[d] != 1)
+      invalid("dimension " + std::to_string(d) + " of " + to_string(dims) + " is not 1; it cannot be squeezed");
     drop[d] = true;
   }
   Shape out;

@@ -426,7 +426,8 @@ class Importer {
   void cast(const NodeProto& n, const Attrs& a) {
     const auto to_type = a.int64("to", 0);
     if (!is_float_type(to_type))
-      unsupported("'" + n.inputs[0] + "' is run-time data cast to " + elem_type_name(static_cast<std::int32_t>(to_type)) +
+      unsupported("'" + n.inputs[0] + "' is run-time data cast to " +
+                  elem_type_name(static_cast<std::int32_t>(to_type)) +
                   "; porta graphs hold float tensors, and integers only as values known at load time");
     const DType to = float_dtype(to_type, "'to' is ", " casts");
     define(n, g_.cast(tensor(n, 0), to, unique(base_name(n))));
@@ -449,7 +450,8 @@ class Importer {
   }
   // Inference-mode Dropout: the input passes on and the optional mask (output 1) is all true.
   void dropout(const NodeProto& n, const Attrs& a) {
-    if (opset_ >= 12 && training_mode(n) != 0.0f) unsupported("training_mode true is not supported; porta runs inference");
+    if (opset_ >= 12 && training_mode(n) != 0.0f)
+      unsupported("training_mode true is not supported; porta runs inference");
     for (std::size_t i = 2; i < n.outputs.size(); ++i)
       if (!n.outputs[i].empty()) invalid("Dropout has two outputs, the node names " + std::to_string(n.outputs.size()));
     identity(n, a);
