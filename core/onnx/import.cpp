@@ -19,8 +19,8 @@
 namespace porta::onnx {
 namespace {
 
-// Default-domain opsets whose semantics for the supported ops are handled below. Opset 18 moved
-// more attributes to inputs (the reductions' axes, Pad's axes, Split's num_outputs), not read here.
+// Default-domain opsets whose semantics for the supported ops are handled below and tested: torch
+// 1.13 exports up to 17, and the changes of 18 on (new types, attributes moved to inputs) are not.
 constexpr std::int64_t min_opset = 7, max_opset = 17;
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
