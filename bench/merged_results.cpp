@@ -41,6 +41,7 @@ Merged merge(const std::vector<ResultsInput>& inputs) {
                .op = op,
                .workload = text_of(row, "workload"),
                .impl = text_of(row, "impl"),
+               .algo = text_of(row, "algo"),
                .problem = fmt::format("{} {} {}", op, text_of(row, "workload"), text_of(row, "dtype")),
                .status = text_of(row, "status"),
                .reason = text_of(row, "reason"),

@@ -28,7 +28,7 @@ struct Platform {
 // One result row, reduced to what the pages show.
 struct Point {
   std::size_t platform;
-  std::string op, workload, impl, problem, status, reason;
+  std::string op, workload, impl, algo, problem, status, reason;
   Json params;
   std::optional<double> gflops, ai, pct_peak, median_s;
   std::optional<bool> verified;

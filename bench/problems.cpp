@@ -1,6 +1,9 @@
 #include "problems.hpp"
 
+#include <algorithm>
+
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "openblas.hpp"
 
@@ -24,6 +27,14 @@ std::vector<std::string> split_specs(const std::vector<std::string>& args) {
     }
   }
   return specs;
+}
+
+// The plans the problem's nodes reported on the first run, "; " between distinct ones.
+std::string algo_of(const Executable& exe) {
+  std::vector<std::string> plans;
+  for (const NodePlan& node : exe.node_plans())
+    if (!node.plan.empty() && std::find(plans.begin(), plans.end(), node.plan) == plans.end()) plans.push_back(node.plan);
+  return fmt::format("{}", fmt::join(plans, "; "));
 }
 
 void clear_speed(Row& row) {
@@ -249,6 +260,7 @@ Prepared prepare_problem(const Problem& problem, const Target& target, const Run
     const double first = steady_seconds();
     exe->run();
     p.row.first_run_s = *p.row.compile_s + (steady_seconds() - first);
+    p.row.algo = algo_of(*exe);
     p.sample = [exe] {
       exe->run();
       return device_seconds(*exe);

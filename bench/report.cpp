@@ -122,6 +122,22 @@ std::string bars_section(const Merged& m) {
   return h + "</div>";
 }
 
+// What each device and provider ran for each workload, where its kernels reported their plans (the
+// rows' `algo`); nothing where none did.
+std::string algo_section(const Merged& m) {
+  std::string rows;
+  for (const std::string& problem : m.problems)
+    for (const Point& p : m.points)
+      if (p.problem == problem && !p.algo.empty())
+        rows += fmt::format("<tr><td>{}</td><td>{}</td><td><code>{}</code></td></tr>", escape(problem),
+                            escape(series_label(m, p)), escape(p.algo));
+  if (rows.empty()) return {};
+  return "<h2>What ran</h2><p>The plan each kernel chose on the problem's first run, as <code>PORTA_VERBOSE=1</code> "
+         "prints it (backends/cpu/plans/README.md says what the fields mean).</p><table class=algo><tr>"
+         "<th>workload</th><th>device and provider</th><th>plan</th></tr>" +
+         rows + "</table>";
+}
+
 // Log-log roofline of one platform: its bandwidth and compute ceilings and its measured points.
 std::string roofline_svg(const Merged& m, std::size_t platform) {
   const Platform& pf = m.platforms[platform];
@@ -344,8 +360,8 @@ std::string render_report(const std::vector<ResultsInput>& inputs) {
   h += fmt::format("</style></head><body><h1>porta-bench report</h1><p>{} result file{}, {} platform{}, {} workload{}.</p>",
                    inputs.size(), inputs.size() == 1 ? "" : "s", m.platforms.size(), m.platforms.size() == 1 ? "" : "s",
                    m.problems.size(), m.problems.size() == 1 ? "" : "s");
-  h += inputs_section(inputs) + devices_section(m) + bars_section(m) + rooflines_section(m) + speedups_section(m) +
-       portability_section(m);
+  h += inputs_section(inputs) + devices_section(m) + bars_section(m) + algo_section(m) + rooflines_section(m) +
+       speedups_section(m) + portability_section(m);
   return h + "</body></html>\n";
 }
 

@@ -149,6 +149,7 @@ Json to_json(const Row& row) {
   j["device"] = row.device;
   j["backend"] = row.backend;
   j["impl"] = row.impl;
+  j["algo"] = row.algo.empty() ? Json(nullptr) : Json(row.algo);
   j["dtype"] = row.dtype;
   j["tf32"] = row.tf32;
   j["status"] = row.status;

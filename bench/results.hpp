@@ -25,6 +25,7 @@ struct Row {
   std::string device;    // the spec that opens the device again
   std::string backend;
   std::string impl = "native";
+  std::string algo;      // what ran: the plans its kernels reported (Executable::node_plans), or empty
   std::string dtype;
   bool tf32 = false;
   std::string status = "ok";  // "ok", "unsupported", "skipped" (a suite's size or time limits) or "failed"

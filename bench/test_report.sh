@@ -76,11 +76,15 @@ for path in sys.argv[1:]:
             assert want in bar["text"].split(), f"{problem} {series}: {want} not shown ({bar['text']})"
         else:
             assert row["status"] in bar["text"], f"{problem} {series}: status {row['status']} not shown"
+        if row["status"] == "ok" and row["impl"] == "native":  # porta's cpu kernels say what they ran
+            assert row["algo"] and row["algo"].startswith("gemm "), f"{problem} {series}: algo {row['algo']!r}"
+        if row["algo"]:
+            assert row["algo"] in text, f"{problem} {series}: algo {row['algo']} not on the page"
         problems.add(problem)
 for p in problems:
     assert p in text, f"workload {p} missing"
 assert len(page.rooflines) == 2 and all(r["points"] > 0 for r in page.rooflines), page.rooflines
-for heading in ["Speedups", "Performance portability", "Roofline per device", "cpu:threads=2 / cpu:threads=1"]:
+for heading in ["What ran", "Speedups", "Performance portability", "Roofline per device", "cpu:threads=2 / cpu:threads=1"]:
     assert heading in text, f"'{heading}' missing"
 print(f"report OK: {len(bars)} bars, {len(problems)} workloads, rooflines {page.rooflines}")
 PY

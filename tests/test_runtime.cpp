@@ -184,6 +184,33 @@ TEST_SUITE("runtime") {
     CHECK(timings[0].op == OpKind::Conv2d);
   }
 
+  TEST_CASE("node_plans: what each node's kernels chose, recorded on the first run") {
+    const Graph g = conv_gemm_graph(1);
+    Executable cpu = Device::open("cpu:threads=2").compile(g);
+    CHECK(cpu.node_plans().empty());
+    cases::set_random_inputs(cpu, g, 1);
+    cpu.run();
+    const std::vector<NodePlan> plans = cpu.node_plans();
+    std::string conv, gemm;
+    for (const NodePlan& p : plans) {
+      if (p.op == OpKind::Conv2d) conv = p.plan;
+      if (p.op == OpKind::Gemm) gemm = p.plan;
+      if (p.op == OpKind::Reshape || p.op == OpKind::Transpose) CHECK(p.plan.empty());
+    }
+    CHECK(conv.starts_with("conv "));
+    CHECK(gemm.starts_with("gemm "));
+    CHECK(gemm.find("threads=") != std::string::npos);
+    cpu.run();
+    CHECK(cpu.node_plans()[0].plan == plans[0].plan);  // kept from the first run
+
+    // ref makes no plans: every node's is empty, never made up.
+    Executable ref = Device::open("ref").compile(g);
+    cases::set_random_inputs(ref, g, 1);
+    ref.run();
+    REQUIRE(ref.node_plans().size() == g.nodes().size());
+    for (const NodePlan& p : ref.node_plans()) CHECK(p.plan.empty());
+  }
+
   TEST_CASE("last_run_time: host-measured on the host backends, inside the host's wall time") {
     const Graph g = conv_gemm_graph(1);
     for (const char* spec : {"ref", "cpu", "cpu:threads=1"}) {

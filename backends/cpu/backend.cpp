@@ -18,7 +18,7 @@
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/vector_kernels.hpp"
 #include "backends/cpu/ops/ops.hpp"
-#include "backends/cpu/plans/explain.hpp"
+#include "core/runtime/plan_log.hpp"
 #if defined(PORTA_HAVE_ONEDNN) && !defined(PORTA_BACKEND_MODULES)
 #include "backends/cpu/vendor/onednn.hpp"
 #endif

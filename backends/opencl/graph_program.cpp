@@ -35,7 +35,8 @@ ClEvent enqueue_marker(cl_command_queue queue) {
 
 }  // namespace
 
-RunTime ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
+RunTime ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecords records) {
+  const std::span<double> node_seconds = records.seconds;
   const cl_mem arena_mem = static_cast<ClBuffer&>(arena).mem(), constant_mem = static_cast<ClBuffer&>(constants).mem();
   const MemoryPlan& plan = graph_->plan;
   const auto mem_of = [&](std::int32_t id) {

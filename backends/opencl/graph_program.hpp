@@ -14,7 +14,7 @@ class ClGraphProgram final : public Program {
  public:
   ClGraphProgram(std::shared_ptr<const ClDevice> device, std::shared_ptr<const CompiledGraph> graph,
                  KernelPrograms& programs);
-  RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
+  RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecords records) override;
 
  private:
   std::shared_ptr<const ClDevice> device_;

@@ -61,13 +61,20 @@ struct CompiledGraph {
   CompileOptions options;
 };
 
+// What a run records, one slot per node of `order` where a span is not empty: device-timed
+// durations (CompileOptions::profile) and the plans its kernels report (the first run; see
+// core/runtime/plan_log.hpp).
+struct NodeRecords {
+  std::span<double> seconds;
+  std::span<std::string> plans;
+};
+
 // A backend's prepared form of one CompiledGraph.
 class Program {
  public:
   virtual ~Program() = default;
   // Runs every node of `order` and waits; returns the run's time as the backend measured it.
-  // `node_seconds` is empty, or has one slot per node in `order` to receive device-timed durations.
-  virtual RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) = 0;
+  virtual RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecords records) = 0;
 };
 
 class DeviceImpl {

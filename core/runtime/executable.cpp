@@ -101,7 +101,10 @@ void ExecutableImpl::run() {
       if (tensors[t].role == Role::Intermediate && compiled_->plan.offset[t] >= 0)
         arena_->fill(static_cast<std::size_t>(compiled_->plan.offset[t]), tensors[t].desc.bytes(), std::byte{0xff});
   last_run_ = {};  // a run that throws has no time
-  last_run_ = program_->run(*arena_, *constants_, node_seconds_);
+  std::vector<std::string> plans;
+  if (!planned_) plans.resize(compiled_->order.size());
+  last_run_ = program_->run(*arena_, *constants_, {node_seconds_, plans});
+  if (!planned_) node_plans_ = std::move(plans), planned_ = true;
 }
 
 RunTime ExecutableImpl::last_run_time() const {
@@ -129,6 +132,16 @@ std::vector<NodeTiming> ExecutableImpl::node_timings() const {
     timings.push_back({node.name, node.op, node_seconds_[i]});
   }
   return timings;
+}
+
+std::vector<NodePlan> ExecutableImpl::node_plans() const {
+  const std::lock_guard lock(mutex_);
+  std::vector<NodePlan> plans;
+  for (std::size_t i = 0; i < node_plans_.size(); ++i) {
+    const Node& node = compiled_->graph.nodes()[static_cast<std::size_t>(compiled_->order[i])];
+    plans.push_back({node.name, node.op, node_plans_[i]});
+  }
+  return plans;
 }
 
 }  // namespace detail
@@ -161,6 +174,7 @@ const TensorDesc& Executable::output_desc(std::string_view name) const {
   return impl_->compiled().graph.desc(impl_->output(name));
 }
 std::vector<NodeTiming> Executable::node_timings() const { return impl_->node_timings(); }
+std::vector<NodePlan> Executable::node_plans() const { return impl_->node_plans(); }
 std::uint64_t Executable::planned_peak_bytes() const {
   return impl_->compiled().plan.arena_bytes + impl_->compiled().plan.constant_bytes;
 }

@@ -18,6 +18,7 @@ class ExecutableImpl {
   const TensorInfo& input(std::string_view name) const;
   Tensor output(std::string_view name) const;
   std::vector<NodeTiming> node_timings() const;
+  std::vector<NodePlan> node_plans() const;
   const CompiledGraph& compiled() const { return *compiled_; }
   const DeviceInfo& device() const { return device_->info(); }
 
@@ -28,6 +29,8 @@ class ExecutableImpl {
   std::unique_ptr<DeviceBuffer> constants_;
   std::unique_ptr<Program> program_;
   std::vector<double> node_seconds_;
+  std::vector<std::string> node_plans_;  // recorded on the first run
+  bool planned_ = false;                 // the first run has recorded them
   RunTime last_run_;
   mutable std::mutex mutex_;  // one run, set_input or read at a time
 };

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/runtime/fault_injection.hpp"
+#include "core/runtime/plan_log.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail {
@@ -72,7 +73,7 @@ void HostProgram::in_executor(const std::function<void()>& body) const {
     body();
 }
 
-RunTime HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
+RunTime HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecords records) {
   std::byte* const arena_base = static_cast<HostBuffer&>(arena).data();
   std::byte* const constant_base = static_cast<HostBuffer&>(constants).data();
   const Graph& graph = graph_->graph;
@@ -93,9 +94,13 @@ RunTime HostProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span
       inputs_.clear();
       for (const Tensor t : node.inputs) inputs_.push_back(view(t));
       const HostNodeState* state = states_.empty() ? nullptr : states_[step].get();
-      kernels_[static_cast<std::size_t>(node.op)](HostOpArgs{node, inputs_, view(node.output), state});
+      {
+        const PlanScope scope(records.plans.empty() ? nullptr : &records.plans[step]);
+        kernels_[static_cast<std::size_t>(node.op)](HostOpArgs{node, inputs_, view(node.output), state});
+      }
       const auto node_end = std::chrono::steady_clock::now();
-      if (!node_seconds.empty()) node_seconds[step] = std::chrono::duration<double>(node_end - node_start).count();
+      if (!records.seconds.empty())
+        records.seconds[step] = std::chrono::duration<double>(node_end - node_start).count();
       node_start = node_end;
     }
     elapsed = node_start - run_start;

@@ -71,7 +71,7 @@ class HostProgram final : public Program {
   HostProgram(std::shared_ptr<const CompiledGraph> graph, const HostKernelTable& kernels,
               Executor execute, const HostPrepareTable* prepare = nullptr);
   // Its time is host-measured (RunClock::Host): steady_clock around the kernels, inside the executor.
-  RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
+  RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecords records) override;
 
  private:
   void in_executor(const std::function<void()>& body) const;  // inside `execute_`, if there is one

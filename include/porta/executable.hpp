@@ -40,6 +40,16 @@ struct NodeTiming {
   double seconds = 0.0;
 };
 
+// What the backend chose for a node: its kernels' plans in one line each, "; " between distinct
+// ones, e.g. "gemm blocked kernel=avx512_16x32 ...". Empty where the kernel makes no plan (an
+// elementwise op, the ref backend, a backend that records none yet). backends/cpu/plans/README.md
+// says what the fields mean.
+struct NodePlan {
+  std::string name;
+  OpKind op;
+  std::string plan;
+};
+
 class Executable {
  public:
   explicit Executable(std::unique_ptr<detail::ExecutableImpl> impl);
@@ -66,6 +76,8 @@ class Executable {
 
   // Per-node times of the last run, in execution order (needs CompileOptions::profile).
   std::vector<NodeTiming> node_timings() const;
+  // What each node's kernels chose, recorded on the first run, in execution order; empty before it.
+  std::vector<NodePlan> node_plans() const;
 
   // Device memory the plan needs (activation arena plus constants), known before the first run.
   std::uint64_t planned_peak_bytes() const;

@@ -71,6 +71,23 @@ std::vector<KindTime> by_kind(const Graph& model, const std::vector<NodeTime>& t
   return sorted;
 }
 
+void print_nodes(std::FILE* out, const Executable& exe) {
+  const std::vector<NodeTiming> timings = exe.node_timings();
+  const std::vector<NodePlan> plans = exe.node_plans();
+  double total = 0.0;
+  std::size_t width = 4;
+  for (const NodeTiming& t : timings) total += t.seconds, width = std::max(width, t.name.size());
+  width = std::min<std::size_t>(width, 40);
+  fmt::print(out, "{:<{}} {:<13} {:>8} {:>5}  plan\n{} {} {} {}  {}\n", "node", width, "op", "ms", "%",
+             std::string(width, '-'), std::string(13, '-'), std::string(8, '-'), std::string(5, '-'), std::string(4, '-'));
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    const NodeTiming& t = timings[i];
+    const std::string& plan = i < plans.size() ? plans[i].plan : std::string();
+    fmt::print(out, "{:<{}} {:<13} {:>8.3f} {:>5.1f}  {}\n", t.name.substr(0, width), width, to_string(t.op),
+               t.seconds * 1e3, 100.0 * t.seconds / std::max(total, 1e-30), plan.empty() ? "-" : plan);
+  }
+}
+
 void print_by_kind(std::FILE* out, const Graph& model,
                    const std::vector<std::pair<std::string, std::vector<NodeTime>>>& sources) {
   std::vector<std::string> order;  // kinds by the first source's time, then those only the others have

@@ -29,6 +29,10 @@ struct KindTime {
 // any other node goes by its op in lower case (ORT's pools in porta's spelling).
 std::vector<KindTime> by_kind(const Graph& model, const std::vector<NodeTime>& times);
 
+// One line per node of a profiled Executable's last run, in execution order: its name, op, ms, share
+// of the run, and what the backend chose for it (Executable::node_plans).
+void print_nodes(std::FILE* out, const Executable& exe);
+
 // One table, a row per kind and, per source (e.g. "porta", "ORT"), its node count, ms and share.
 void print_by_kind(std::FILE* out, const Graph& model,
                    const std::vector<std::pair<std::string, std::vector<NodeTime>>>& sources);

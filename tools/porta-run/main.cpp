@@ -188,6 +188,8 @@ void compare_with_ort(const Args& args, const Graph& graph, const Executable& ex
                std::sqrt(error / std::max(energy, 1e-300)), largest);
   }
   if (args.profile) {
+    fmt::print("\nBy node, the last run, and what each ran:\n");
+    ort::print_nodes(stdout, exe);
     fmt::print("\nBy kind of node: porta, the last run; ORT, the mean of 5 profiled runs\n");
     ort::print_by_kind(stdout, graph, {{"porta", ort::node_times(exe)}, {"ORT", r.profile}});
   }
@@ -248,6 +250,8 @@ int run(const Args& args) {
   if (args.compare == "ort") {
     compare_with_ort(args, graph, exe, inputs, times.empty() ? first_ms : times[times.size() / 2]);
   } else if (args.profile) {
+    fmt::print("\nBy node, the last run, and what each ran:\n");
+    ort::print_nodes(stdout, exe);
     fmt::print("\nBy kind of node, the last run:\n");
     ort::print_by_kind(stdout, graph, {{"porta", ort::node_times(exe)}});
   }
@@ -285,7 +289,8 @@ int main(int argc, char** argv) {
                  "ort: run the model in ONNX Runtime's CPU provider too (same inputs, the cpu device's threads), "
                  "timed beside porta, its outputs checked against porta's")
       ->check(CLI::IsMember({"ort"}));
-  app.add_flag("--profile", args.profile, "Print where the time goes by kind of node (and ORT's, with --compare ort)");
+  app.add_flag("--profile", args.profile,
+               "Print each node's time and plan, then the time by kind of node (and ORT's, with --compare ort)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -26,7 +26,7 @@
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/scratch_pool.hpp"
 #include "backends/cpu/kernels/vector_kernels.hpp"
-#include "backends/cpu/plans/explain.hpp"
+#include "core/runtime/plan_log.hpp"
 #include "backends/cpu/plans/gemm_plan.hpp"
 #include "core/runtime/op_math.hpp"
 
@@ -426,7 +426,7 @@ void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand&
   if (m <= 0 || n <= 0) return;
   const GemmShape shape{m, n, k, a.dtype, b.dtype, a.ld, b.ld, a.trans, b.trans};
   const GemmPlan plan = plan_gemm(shape, host_machine());
-  if (plans_verbose()) print_plan(describe(shape), describe(plan));
+  if (plans_wanted()) note_plan("cpu", describe(shape), describe(plan));
   switch (plan.algorithm) {
     case GemmAlgorithm::zero_fill: return zero_fill(m, n, c, ldc, epilogue);
     case GemmAlgorithm::few_rows: return few_rows(m, n, k, a, b, c, ldc, plan, epilogue);

@@ -33,7 +33,7 @@
 #include "backends/cpu/ops/tensor_io.hpp"
 #include "backends/cpu/plans/conv_plan.hpp"
 #include "backends/cpu/plans/depthwise_plan.hpp"
-#include "backends/cpu/plans/explain.hpp"
+#include "core/runtime/plan_log.hpp"
 #include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
@@ -363,7 +363,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
                                    .y_converts = op.y.converts(),
                                    .y_aligned = reinterpret_cast<std::uintptr_t>(op.y.data()) % 64 == 0};
   const DepthwisePlan plan = plan_depthwise(d, op.p, operands, host_machine());
-  if (plans_verbose()) print_plan(describe(d, op.p), describe(plan));
+  if (plans_wanted()) note_plan("cpu", describe(d, op.p), describe(plan));
   const VectorKernels& vk = vector_kernels();
   const DepthwiseRowsFn sweep = sweep_of(vk, plan.sweep);
   const std::int64_t stride_h = op.p.stride[0], span_h = (d.r - 1) * op.p.dilation[0] + 1;
@@ -455,7 +455,7 @@ std::size_t measured_choice(const ConvDims& d, const Conv2dParams& p,
 // (conv_kernel depends on nothing that changes in a process but the shape) or now.
 void direct(const ConvOperands& op, const NhwcFilters* prepared) {
   const ConvPlan plan = plan_conv(op.d, op.p, host_machine());
-  if (plans_verbose()) print_plan(describe(op.d, op.p), describe(plan));
+  if (plans_wanted()) note_plan("cpu", describe(op.d, op.p), describe(plan));
   if (prepared) return conv_gemm(op, plan, prepared->panels.get());
   const auto packed = gemm_scratch().acquire(static_cast<std::size_t>(packed_filters_size(op.d, plan.kernel->nr)));
   pack_filters(op.w, op.d, *plan.kernel, packed.data());
@@ -464,7 +464,7 @@ void direct(const ConvOperands& op, const NhwcFilters* prepared) {
 
 // Winograd F(4x4, 3x3), whose plan is its own (conv2d_winograd.cpp).
 void winograd(const ConvOperands& op, const WinogradFilters* filters) {
-  if (plans_verbose()) print_plan(describe(op.d, op.p), "conv winograd");
+  if (plans_wanted()) note_plan("cpu", describe(op.d, op.p), "conv winograd");
   conv_winograd(op, filters);
 }
 

@@ -27,6 +27,9 @@ dnnl::memory::data_type data_type(DType t);
 // primitive's thread count when it creates it, so this comes before any primitive is made.
 void use_device_threads();
 dnnl::stream stream();
+// Reports the implementation oneDNN chose for `problem` (core/runtime/plan_log.hpp), e.g.
+// "onednn brg:avx512_core".
+void note_choice(std::string_view problem, const dnnl::primitive_desc_base& pd);
 // Adds `activation` as an eltwise post-op.
 void append_activation(dnnl::post_ops& ops, Activation activation);
 dnnl::memory memory(const dnnl::memory::desc& desc, const std::byte* data);

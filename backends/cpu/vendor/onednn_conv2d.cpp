@@ -5,7 +5,9 @@
 #include <unordered_map>
 #include <variant>
 
+#include "backends/cpu/plans/conv_plan.hpp"
 #include "backends/cpu/vendor/onednn.hpp"
+#include "core/runtime/plan_log.hpp"
 #include "core/runtime/op_math.hpp"
 
 namespace porta::detail {
@@ -63,6 +65,10 @@ void onednn_conv2d(const HostOpArgs& args) {
   if (args.output.numel() == 0) return;
   onednn::use_device_threads();
   const ConvPrimitive cp = conv_primitive(args);
+  if (plans_wanted()) {
+    const auto& p = std::get<Conv2dParams>(args.node.params);
+    onednn::note_choice(describe(conv_dims(args.inputs[0].shape(), args.inputs[1].shape(), p), p), cp.pd);
+  }
   dnnl::stream stream = onednn::stream();
   memory y_user = onednn::memory(cp.y, args.output.data);
   memory y = cp.pd.dst_desc() == cp.y ? y_user : memory(cp.pd.dst_desc(), onednn::engine());

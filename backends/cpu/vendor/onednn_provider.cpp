@@ -7,6 +7,7 @@
 
 #include "backends/cpu/ops/ops.hpp"
 #include "backends/cpu/vendor/onednn.hpp"
+#include "core/runtime/plan_log.hpp"
 
 namespace porta::detail {
 namespace onednn {
@@ -31,6 +32,10 @@ void use_device_threads() {
 }
 
 dnnl::stream stream() { return dnnl::stream(engine()); }
+
+void note_choice(std::string_view problem, const dnnl::primitive_desc_base& pd) {
+  note_plan("cpu", problem, std::string("onednn ") + pd.impl_info_str());
+}
 
 void append_activation(dnnl::post_ops& ops, Activation activation) {
   using dnnl::algorithm;

@@ -29,7 +29,8 @@ GpuProgram::GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared
     for (std::size_t i = 0; i <= launches_.size(); ++i) events_.push_back(make_event(*context_));
 }
 
-RunTime GpuProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) {
+RunTime GpuProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecords records) {
+  const std::span<double> node_seconds = records.seconds;
   context_->make_current();
   const Bindings bindings{graph_.get(), static_cast<GpuBuffer&>(arena).data(), static_cast<GpuBuffer&>(constants).data()};
   const bool profiling = !node_seconds.empty() && !events_.empty();

@@ -17,7 +17,7 @@ class GpuProgram final : public Program {
   // `vendor` is the device's provider, used when the graph was compiled with impl=vendor.
   GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared_ptr<const CompiledGraph> graph, bool graphs,
              const VendorProvider* vendor);
-  RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, std::span<double> node_seconds) override;
+  RunTime run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecords records) override;
 
  private:
   void enqueue(const Bindings& bindings, std::span<double> node_seconds);
