@@ -353,6 +353,40 @@ TEST_SUITE("onnx") {
     for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == doctest::Approx((i % 6 < 3 ? x[i] : 0.0f) + 18.0f));
   }
 
+  TEST_CASE("shape arithmetic folds at import: Mod, Not, ScatterND (as torch writes Swin's window masks)") {
+    const std::int64_t zero = 0, one = 1, two = 2, four = 4, rows[] = {1, 4};
+    const std::vector<float> updates{1.0f, 2.0f};
+    Model m;  // y = x * ((column odd) + [0, 1, 0, 0, 2, 0]) + ((1 - columns) mod 4)
+    m.nodes = {node("Shape", {"x"}, {"s"}),
+               node("Gather", {"s", "one"}, {"cols"}),
+               node("Range", {"zero", "cols", "one"}, {"r"}),
+               node("Mod", {"r", "two"}, {"r2"}),
+               node("Equal", {"r2", "zero"}, {"even"}),
+               node("Not", {"even"}, {"odd"}),
+               node("Cast", {"odd"}, {"oddf"}, "c", {attr_int("to", FLOAT)}),
+               node("Unsqueeze", {"cols", "axes0"}, {"cols1"}),
+               node("ConstantOfShape", {"cols1"}, {"zeros"}),
+               node("ScatterND", {"zeros", "where", "updates"}, {"scattered"}),
+               node("Add", {"oddf", "scattered"}, {"w"}),
+               node("Sub", {"one", "cols"}, {"neg"}),
+               node("Mod", {"neg", "four"}, {"pad"}),
+               node("Cast", {"pad"}, {"padf"}, "c2", {attr_int("to", FLOAT)}),
+               node("Mul", {"x", "w"}, {"xw"}),
+               node("Add", {"xw", "padf"}, {"y"})};
+    m.initializers = {raw_tensor("zero", {}, INT64, &zero, 8),
+                      raw_tensor("one", {}, INT64, &one, 8),
+                      raw_tensor("two", {}, INT64, &two, 8),
+                      raw_tensor("four", {}, INT64, &four, 8),
+                      int64_tensor("axes0", {0}),
+                      raw_tensor("where", {2, 1}, INT64, rows, 16),
+                      tensor("updates", {2}, updates)};
+    m.inputs = {value_info("x", {3, 6})};
+    m.outputs = {value_info("y", {})};
+    const auto [x, y] = run_model(m, {3, 6});
+    const float w[] = {0, 2, 0, 1, 2, 1};
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == doctest::Approx(x[i] * w[i % 6] + 3.0f));
+  }
+
   TEST_CASE("values that depend on run-time data are refused, naming the node") {
     const Model cast = one_node(node("Cast", {"x"}, {"y"}, "to_int", {attr_int("to", INT64)}), {2});
     check_error([&] { onnx::load_bytes(cast.bytes()); }, ErrorCode::Unsupported, {"'to_int'", "'x'", "run-time data"});

@@ -173,6 +173,21 @@ Array div(const Args& in, const Attrs&, std::int64_t) {
     return x / y;
   });
 }
+// fmod 0: an integer remainder with the divisor's sign (Python's %); fmod 1: C's fmod, for floats too.
+Array mod(const Args& in, const Attrs& a, std::int64_t) {
+  const bool c_style = a.int64("fmod", 0) != 0;
+  if (in[0].is_float && !c_style) invalid("float inputs need fmod 1");
+  return zip<false>(in, [c_style](auto x, auto y) {
+    if constexpr (std::is_integral_v<decltype(x)>) {
+      if (y == 0) invalid("integer division by zero");
+      if (y == -1) return decltype(x){0};  // INT64_MIN % -1 overflows in C++
+      const auto r = x % y;
+      return !c_style && r != 0 && (r < 0) != (y < 0) ? r + y : r;
+    } else {
+      return std::fmod(x, y);
+    }
+  });
+}
 Array equal(const Args& in, const Attrs&, std::int64_t) {
   return zip<true>(in, [](auto x, auto y) { return x == y; });
 }
@@ -181,6 +196,13 @@ Array less(const Args& in, const Attrs&, std::int64_t) {
 }
 Array greater(const Args& in, const Attrs&, std::int64_t) {
   return zip<true>(in, [](auto x, auto y) { return x > y; });
+}
+
+Array logical_not(const Args& in, const Attrs&, std::int64_t) {
+  Array out = in[0];
+  if (out.is_float) invalid("the input must be a bool tensor");
+  for (auto& v : out.i) v = v == 0;
+  return out;
 }
 
 Array where(const Args& in, const Attrs&, std::int64_t) {
@@ -357,6 +379,47 @@ Array expand(const Args& in, const Attrs&, std::int64_t) {
   return take(x, dims, broadcast_index(x.dims, dims));
 }
 
+// data with the slices that `indices` ([..., k], each row an index into data's first k dims) name
+// replaced by (or combined with) those of `updates`.
+Array scatter_nd(const Args& in, const Attrs& a, std::int64_t) {
+  const Array &data = in[0], &updates = in[2];
+  const std::vector<std::int64_t> indices = in.ints(1);
+  const Shape& id = in[1].dims;
+  const std::string reduction = a.string("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    unsupported("reduction '" + reduction + "' is not supported (none, add, mul)");
+  if (id.empty() || id.back() < 1 || static_cast<std::size_t>(id.back()) > data.dims.size())
+    invalid("indices of dims " + to_string(id) + " do not index data of dims " + to_string(data.dims));
+  const auto k = static_cast<std::size_t>(id.back());
+  const std::int64_t slice = product(data.dims, k, data.dims.size()), rows = product(id, 0, id.size() - 1);
+  if (updates.is_float != data.is_float || product(updates.dims, 0, updates.dims.size()) != rows * slice)
+    invalid("updates of dims " + to_string(updates.dims) + " do not fit indices " + to_string(id));
+  Array out = data;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::int64_t offset = 0;
+    for (std::size_t d = 0; d < k; ++d) {
+      const std::int64_t n = data.dims[d], j = indices[static_cast<std::size_t>(r) * k + d];
+      if (j < -n || j >= n)
+        invalid("index " + std::to_string(j) + " is out of range for a dimension of " + std::to_string(n));
+      offset = offset * n + (j < 0 ? j + n : j);
+    }
+    for (std::int64_t e = 0; e < slice; ++e) {
+      const auto to = static_cast<std::size_t>(offset * slice + e), from = static_cast<std::size_t>(r * slice + e);
+      const auto apply = [&, how = reduction[0]](auto& dst, const auto& src) {  // 'n'one, 'a'dd or 'm'ul
+        const auto x = dst[to], y = src[from];
+        dst[to] = how == 'a'   ? wrapping(x, y, [](auto p, auto q) { return p + q; })
+                  : how == 'm' ? wrapping(x, y, [](auto p, auto q) { return p * q; })
+                               : y;
+      };
+      if (out.is_float)
+        apply(out.f, updates.f);
+      else
+        apply(out.i, updates.i);
+    }
+  }
+  return out;
+}
+
 // --- generators -----------------------------------------------------------------------------------
 Array constant_of_shape(const Args& in, const Attrs& a, std::int64_t) {
   Shape dims(in.ints(0));
@@ -402,6 +465,9 @@ const std::unordered_map<std::string_view, Folder>& folders() {
       {"Sub", &sub},
       {"Mul", &mul},
       {"Div", &div},
+      {"Mod", &mod},
+      {"Not", &logical_not},
+      {"ScatterND", &scatter_nd},
       {"Equal", &equal},
       {"Less", &less},
       {"Greater", &greater},

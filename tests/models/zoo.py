@@ -6,10 +6,11 @@ each device and compared with torch's output (NMSE below 1e-5). Each model ends 
   ok        every device ran it and matched
   MISMATCH  a device ran it and its output differs (a failure)
   REFUSED   porta declines it (an op it does not import, or a device without the op), with the reason
-  ERROR     porta-run failed otherwise or timed out (a failure)
+  ERROR     porta-run failed otherwise (a failure)
+  TIMEOUT   a device ran past --timeout (a failure: the model was not checked there)
   NOEXPORT  torch could not export it (e.g. a model past protobuf's 2 GB), with torch's reason
 
-Exit 1 on a MISMATCH or an ERROR, and on a REFUSED unless --refusals-ok; 77 (skipped) without torch,
+Exit 1 on a MISMATCH, an ERROR or a TIMEOUT, and on a REFUSED unless --refusals-ok; 77 (skipped) without torch,
 torchvision, onnx or numpy. --models all takes every model this torchvision lists. --json writes the
 results, from which scripts/onnx-zoo-doc makes the table in docs/onnx.md."""
 import argparse
@@ -23,7 +24,6 @@ import time
 SKIP = 77
 NMSE_LIMIT = 1e-5
 SIZES = (32, 64, 96, 224)  # tried in turn: the first that torch runs and exports is the model's size
-RUN_TIMEOUT_S = 900
 
 
 def constructor_kwargs(name, size):
@@ -70,9 +70,9 @@ def run_device(np, args, name, model_path, x_path, expected, device):
                "--batch", str(args.batch), "--output-dir", out_dir, "--iterations", "0"]
     start = time.time()
     try:
-        run = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        run = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
-        return {"status": "ERROR", "reason": f"porta-run took over {RUN_TIMEOUT_S} s"}
+        return {"status": "TIMEOUT", "reason": f"porta-run took over {args.timeout} s", "seconds": args.timeout}
     seconds = round(time.time() - start, 1)
     if run.returncode != 0:
         reason = refusal_reason(run.stderr)
@@ -89,7 +89,7 @@ def run_device(np, args, name, model_path, x_path, expected, device):
 
 def overall(devices):
     """The model's status: the worst of its devices' (a failure before a refusal before ok)."""
-    for status in ("ERROR", "MISMATCH", "REFUSED"):
+    for status in ("ERROR", "MISMATCH", "TIMEOUT", "REFUSED"):
         if any(d["status"] == status for d in devices.values()):
             return status
     return "ok"
@@ -136,6 +136,7 @@ def main():
     parser.add_argument("--models", default="all", help="comma-separated names, or all")
     parser.add_argument("--opsets", default="13,14,15,16,17", help="the i-th model is exported at the i-th (cycled)")
     parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=900, help="seconds for one porta-run")
     parser.add_argument("--refusals-ok", action="store_true", help="report refusals without failing")
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--unless-env", help="skip unless this environment variable is 1 (ctest's whole-zoo entry)")
@@ -163,18 +164,19 @@ def main():
         return 1
     opsets = [int(o) for o in args.opsets.split(",")]
     print(f"torch {torch.__version__}, torchvision {torchvision.__version__}: {len(names)} models on {args.devices}")
+    meta = {"torch": torch.__version__, "torchvision": torchvision.__version__, "devices": args.devices.split(","),
+            "batch": args.batch, "nmse_limit": NMSE_LIMIT}
     results = []
     for i, name in enumerate(names):
         results.append(check_model(np, torch, torchvision, args, name, opsets[i % len(opsets)]))
         print(describe(results[-1]), flush=True)
-    counts = {s: sum(r["status"] == s for r in results) for s in ("ok", "MISMATCH", "REFUSED", "ERROR", "NOEXPORT")}
+        if args.json:  # after each model, so that an interrupted sweep keeps what it found
+            with open(args.json, "w") as f:
+                json.dump({"meta": meta, "results": results}, f, indent=1)
+    statuses = ("ok", "MISMATCH", "REFUSED", "ERROR", "TIMEOUT", "NOEXPORT")
+    counts = {s: sum(r["status"] == s for r in results) for s in statuses}
     print("summary: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
-    if args.json:
-        meta = {"torch": torch.__version__, "torchvision": torchvision.__version__, "devices": args.devices.split(","),
-                "batch": args.batch, "nmse_limit": NMSE_LIMIT}
-        with open(args.json, "w") as f:
-            json.dump({"meta": meta, "results": results}, f, indent=1)
-    failed = counts["MISMATCH"] + counts["ERROR"] + (0 if args.refusals_ok else counts["REFUSED"])
+    failed = counts["MISMATCH"] + counts["ERROR"] + counts["TIMEOUT"] + (0 if args.refusals_ok else counts["REFUSED"])
     return 1 if failed else 0
 
 
