@@ -135,6 +135,26 @@ TEST_SUITE("opencl") {
     }
   }
 
+  TEST_CASE("opencl: node_plans name the GEMM kernel and its tiles, chosen at prepare") {
+    if (!first_opencl_device()) return;
+    Graph g;
+    const Tensor x = g.input("x", {1, 16, 12, 12});
+    const Tensor w = g.constant("w", {24, 16, 3, 3}, cases::random_values(24 * 16 * 9, 1), DType::f32);
+    const Tensor y = g.conv2d(x, w, {.pad = {1, 1, 1, 1}});
+    g.output("y", g.relu(g.matmul(g.reshape(y, {24, 144}), g.input("v", {144, 8}))));
+    Executable exe = Device::open("opencl:0").compile(g);
+    cases::set_random_inputs(exe, g, 1);
+    exe.run();
+    std::string conv, gemm;
+    for (const NodePlan& p : exe.node_plans()) {
+      if (p.op == OpKind::Conv2d) conv = p.plan;
+      if (p.op == OpKind::MatMul) gemm = p.plan;
+      if (p.op == OpKind::Relu) CHECK(p.plan.empty());
+    }
+    CHECK((conv == "conv direct" || conv.starts_with("conv implicit_gemm ")));
+    CHECK((gemm.starts_with("gemm vector ") || gemm.starts_with("gemm tiled ")));
+  }
+
   TEST_CASE("opencl FMA probe: a positive rate, from chains that computed what it counts") {
     if (!first_opencl_device()) return;
     const double gflops = Device::open("opencl:0").measure_fma_gflops();  // throws where the chains' sum is wrong

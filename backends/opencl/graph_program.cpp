@@ -1,5 +1,7 @@
 #include "backends/opencl/graph_program.hpp"
 
+#include <algorithm>
+
 #include "backends/opencl/buffer.hpp"
 #include "backends/opencl/cl_error.hpp"
 #include "backends/opencl/ops/ops.hpp"
@@ -22,6 +24,7 @@ ClGraphProgram::ClGraphProgram(std::shared_ptr<const ClDevice> device, std::shar
     (vendor ? vendor->op(node.op) : opencl_op(node.op))(builder, node);
   }
   launches_ = builder.take();
+  plans_ = builder.take_plans();
   events_.resize(launches_.size());
 }
 
@@ -47,6 +50,7 @@ RunTime ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRe
     return static_cast<std::size_t>(plan.constant_offset[i] >= 0 ? plan.constant_offset[i] : plan.offset[i]);
   };
   const LocateTensor locate = [&](Tensor t) { return ClTensorRef{mem_of(t.id), offset_of(t.id)}; };
+  std::copy(plans_.begin(), plans_.begin() + static_cast<std::ptrdiff_t>(records.plans.size()), records.plans.begin());
   const bool profile = !node_seconds.empty();
   std::fill(node_seconds.begin(), node_seconds.end(), 0.0);
   if (launches_.empty()) return {};  // views only: nothing ran on the device

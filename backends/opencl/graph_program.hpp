@@ -20,6 +20,7 @@ class ClGraphProgram final : public Program {
   std::shared_ptr<const ClDevice> device_;
   std::shared_ptr<const CompiledGraph> graph_;
   std::vector<Launch> launches_;
+  std::vector<std::string> plans_;  // per step: what prepare chose (LaunchBuilder::note_plan)
   std::vector<ClEvent> events_;  // one per launch while profiling
 };
 

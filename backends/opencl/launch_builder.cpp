@@ -1,6 +1,7 @@
 #include "backends/opencl/launch_builder.hpp"
 
 #include "backends/opencl/cl_error.hpp"
+#include "core/runtime/plan_log.hpp"
 
 namespace porta::detail {
 
@@ -76,6 +77,12 @@ void LaunchBuilder::enqueue(KernelArgs args, cl_uint dims, std::array<std::size_
   launch.global = global;
   launch.local = local;
   launches_.push_back({step_, std::move(launch)});
+}
+
+void LaunchBuilder::note_plan(std::string_view problem, std::string plan) {
+  if (plans_verbose()) detail::note_plan("opencl", problem, plan);
+  std::string& record = plans_[step_];
+  record = record.empty() ? std::move(plan) : record + "; " + plan;
 }
 
 void LaunchBuilder::copy(Tensor source, Tensor destination) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -82,13 +83,18 @@ class LaunchBuilder {
   void enqueue(KernelArgs args, cl_uint dims, std::array<std::size_t, 3> global, std::array<std::size_t, 3> local);
   void copy(Tensor source, Tensor destination);  // same bytes, e.g. a reshape
   void library(LibraryLaunch call) { launches_.push_back({step_, std::move(call)}); }
+  // What the current node runs, in PORTA_VERBOSE's words (core/runtime/plan_log.hpp): its
+  // Executable::node_plans entry, and a verbose line now.
+  void note_plan(std::string_view problem, std::string plan);
 
   std::vector<Launch> take() { return std::move(launches_); }
+  std::vector<std::string> take_plans() { return std::move(plans_); }  // one per step of the order
 
  private:
   KernelPrograms& programs_;
   const CompiledGraph& graph_;
   std::vector<Launch> launches_;
+  std::vector<std::string> plans_ = std::vector<std::string>(graph_.order.size());
   std::size_t step_ = 0;
 };
 

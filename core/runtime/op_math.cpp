@@ -60,6 +60,11 @@ MatMulDims matmul_dims(const Shape& a_in, const Shape& b_in, const MatMulParams&
   return d;
 }
 
+std::string describe(const MatMulDims& d) {
+  std::string line = "gemm " + std::to_string(d.m) + "x" + std::to_string(d.n) + "x" + std::to_string(d.k);
+  return d.batch_count > 1 ? line + " batch " + std::to_string(d.batch_count) : line;
+}
+
 ConvSlots conv_slots(const Node& node) {
   const bool residual = std::get<Conv2dParams>(node.params).residual;
   const int optional = static_cast<int>(node.inputs.size()) - 2;
@@ -90,6 +95,16 @@ ConvDims conv_dims(const Shape& x, const Shape& w, const Conv2dParams& p) {
   d.p = window_output_size(d.h, d.r, p.stride[0], p.pad[0], p.pad[2], p.dilation[0]);
   d.q = window_output_size(d.w, d.s, p.stride[1], p.pad[1], p.pad[3], p.dilation[1]);
   return d;
+}
+
+std::string describe(const ConvDims& d, const Conv2dParams& p) {
+  std::string line = "conv";
+  const auto add = [&line](std::string_view before, std::int64_t v) { (line += before) += std::to_string(v); };
+  add(" ", d.n), add("x", d.c), add("x", d.h), add("x", d.w), add(" k", d.k), add(" ", d.r), add("x", d.s);
+  add(" s", p.stride[0]);
+  if (p.stride[1] != p.stride[0]) add(",", p.stride[1]);
+  add(" g", d.groups);
+  return line;
 }
 
 PoolDims pool_dims(const Shape& x, const Pool2dParams& p) {

@@ -66,6 +66,9 @@ struct MatMulDims {
   std::vector<std::int64_t> a_offset, b_offset, c_offset;
 };
 MatMulDims matmul_dims(const Shape& a, const Shape& b, const MatMulParams& p);
+// The problem in a few words, as plans are reported (core/runtime/plan_log.hpp): "gemm 64x128x256",
+// with " batch 12" where there are several.
+std::string describe(const MatMulDims& d);
 
 // The four extents of an activation in `layout`: [N, C, H, W] or [N, H, W, C].
 Shape activation_shape(Layout layout, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w);
@@ -91,6 +94,9 @@ struct ConvDims {
   ActivationIndex y_index() const { return {k, p, q, layout == Layout::NHWC}; }
 };
 ConvDims conv_dims(const Shape& x, const Shape& w, const Conv2dParams& p);
+// The layer in a few words: "conv 8x64x56x56 k256 1x1 s1 g1" (N x C x H x W, filters, their size,
+// stride and groups).
+std::string describe(const ConvDims& d, const Conv2dParams& p);
 
 // Conv2d inputs are {x, w, bias?, residual?}: the slots of the optional ones, or -1.
 struct ConvSlots {

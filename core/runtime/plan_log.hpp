@@ -1,6 +1,6 @@
 #pragma once
-// What kernels decide, made visible. A kernel that makes a plan (backends/cpu/plans/) reports it
-// with note_plan, in two ways:
+// What kernels decide, made visible. A kernel that makes a plan (backends/cpu/plans/; OpenCL's
+// at prepare, through LaunchBuilder::note_plan) reports it with note_plan, in two ways:
 // - PORTA_VERBOSE=1 prints it on stderr, one line per call, as
 //   "porta_verbose,<backend>,<problem>,<plan>" (the problem's shape, then the plan in one line), in
 //   the manner of oneDNN's verbose mode. Read once; a value other than 0 or 1 throws InvalidArgument.

@@ -129,7 +129,13 @@ void bind_executable(py::module_& m) {
         for (const NodeTiming& t : e.exe.node_timings())
           result.append(py::make_tuple(t.name, std::string(to_string(t.op)), t.seconds));
         return result;
-      }, "[(node, op, seconds)] of the last run, with compile(profile=True).");
+      }, "[(node, op, seconds)] of the last run, with compile(profile=True).")
+      .def("node_plans", [](const PyExecutable& e) {
+        py::list result;
+        for (const NodePlan& p : e.exe.node_plans())
+          result.append(py::make_tuple(p.name, std::string(to_string(p.op)), p.plan));
+        return result;
+      }, "[(node, op, plan)]: what each node's kernels chose on the first run ('' where they make no plan).");
 }
 
 }  // namespace

@@ -140,6 +140,14 @@ def test_devices_and_measurements():
     assert seconds >= 0 and clock == "host"
     assert exe.planned_peak_bytes >= 96 and exe.device.spec == cpu.info.spec
     assert [t[1] for t in exe.node_timings()] == ["relu"]
+    assert exe.node_plans() == [(exe.node_timings()[0][0], "relu", "")]  # an elementwise op makes no plan
+    gemm = porta.Graph()
+    gemm.output("y", gemm.matmul(gemm.input("a", [32, 48]), gemm.input("b", [48, 40])))
+    exe = cpu.compile(gemm)
+    assert exe.node_plans() == []  # recorded on the first run
+    exe.run(a=np.ones((32, 48), np.float32), b=np.ones((48, 40), np.float32))
+    [(_, op, plan)] = exe.node_plans()
+    assert op == "matmul" and plan.startswith("gemm ") and "threads=1" in plan
     assert cpu.measure_fma_gflops() > 0
 
 

@@ -122,16 +122,6 @@ ConvPlan plan_conv(const ConvDims& d, const Conv2dParams& p, const Machine& mach
   return plan;
 }
 
-std::string describe(const ConvDims& d, const Conv2dParams& p) {
-  std::string line = "conv";
-  const auto add = [&line](std::string_view before, std::int64_t v) { (line += before) += std::to_string(v); };
-  add(" ", d.n), add("x", d.c), add("x", d.h), add("x", d.w), add(" k", d.k), add(" ", d.r), add("x", d.s);
-  add(" s", p.stride[0]);
-  if (p.stride[1] != p.stride[0]) add(",", p.stride[1]);
-  add(" g", d.groups);
-  return line;
-}
-
 std::string describe(const ConvPlan& plan) {
   const ConvRows& rows = plan.rows;
   std::string line = "conv direct kernel=" + kernel_name(*plan.kernel);

@@ -63,10 +63,6 @@ ConvPlan plan_conv(const ConvDims& d, const Conv2dParams& p, const Machine& mach
 // Rows of A for tiles of `mr` rows.
 ConvRows conv_rows(const ConvDims& d, const Conv2dParams& p, std::int64_t mr);
 
-// The layer in a few words: "conv 8x64x56x56 k256 1x1 s1 g1" (N x C x H x W, filters, their size,
-// stride and groups).
-std::string describe(const ConvDims& d, const Conv2dParams& p);
-
 // One line: "conv direct kernel=avx512 14x32 a=in_place tiles=4/task panels=2/task images=8 stream".
 std::string describe(const ConvPlan& plan);
 

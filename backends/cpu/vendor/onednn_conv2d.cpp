@@ -5,7 +5,6 @@
 #include <unordered_map>
 #include <variant>
 
-#include "backends/cpu/plans/conv_plan.hpp"
 #include "backends/cpu/vendor/onednn.hpp"
 #include "core/runtime/plan_log.hpp"
 #include "core/runtime/op_math.hpp"

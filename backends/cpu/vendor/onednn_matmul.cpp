@@ -65,12 +65,6 @@ void write_scaled_c(const HostOpArgs& args, const MatMulDims& d, float beta) {
   }
 }
 
-// The problem in PORTA_VERBOSE's words: "gemm MxNxK", with the batch count where there are several.
-std::string problem(const MatMulDims& d) {
-  std::string line = "gemm " + std::to_string(d.m) + "x" + std::to_string(d.n) + "x" + std::to_string(d.k);
-  return d.batch_count > 1 ? line + " batch " + std::to_string(d.batch_count) : line;
-}
-
 }  // namespace
 
 void onednn_check_matmul(const HostOpArgs& args) {
@@ -83,7 +77,7 @@ void onednn_matmul(const HostOpArgs& args) {
   const auto& p = std::get<MatMulParams>(args.node.params);
   const MatMulDims d = dims_of(args, p.trans_a, p.trans_b);
   const MatmulPrimitive mp = matmul_primitive(args, d, p.trans_a, p.trans_b, {});
-  if (plans_wanted()) onednn::note_choice(problem(d), mp.pd);
+  if (plans_wanted()) onednn::note_choice(describe(d), mp.pd);
   const dnnl::matmul matmul(mp.pd);
   dnnl::stream stream = onednn::stream();
   const auto bytes = [](const HostTensor& t, std::int64_t offset) {
@@ -108,7 +102,7 @@ void onednn_gemm(const HostOpArgs& args) {
   const MatMulDims d = dims_of(args, p.trans_a, p.trans_b);
   const bool has_c = gemm_has_c(args, p);
   const MatmulPrimitive mp = matmul_primitive(args, d, p.trans_a, p.trans_b, gemm_attr(p, has_c));
-  if (plans_wanted()) onednn::note_choice(problem(d), mp.pd);
+  if (plans_wanted()) onednn::note_choice(describe(d), mp.pd);
   if (has_c) write_scaled_c(args, d, p.beta);
   dnnl::stream stream = onednn::stream();
   dnnl::matmul(mp.pd).execute(stream, {{DNNL_ARG_SRC, onednn::memory(mp.a, args.inputs[0].data)},

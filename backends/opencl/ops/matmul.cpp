@@ -34,6 +34,7 @@ Long8 batch_strides(Shape operand, const MatMulDims& d, std::int64_t matrix_elem
 void enqueue_gemm(LaunchBuilder& b, const Node& node, const GemmCall& call) {
   const GemmTiles& t = b.gemm_tiles();
   const MatMulDims& d = call.dims;
+  b.note_plan(describe(d), "gemm " + t.to_string());
   auto args = b.kernel("matmul", t.vector_kernel ? "matmul_vector" : "matmul", b.desc(node.output).dtype);
   args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(call.c ? call.c : node.output).tensor(node.output)
       .i64(d.m).i64(d.n).i64(d.k).i32(call.trans.trans_a).i32(call.trans.trans_b).i32(call.c ? 1 : 0)

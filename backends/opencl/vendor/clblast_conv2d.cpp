@@ -29,6 +29,7 @@ void clblast_conv2d(LaunchBuilder& b, const Node& node) {
   const auto& p = std::get<Conv2dParams>(node.params);
   const ConvDims d = conv_dims(b.desc(node.inputs[0]).shape, b.desc(node.inputs[1]).shape, p);
   const Tensor x = node.inputs[0], w = node.inputs[1], y = node.output;
+  b.note_plan(describe(d, p), "clblast Convgemm");
   b.library({[=](cl_command_queue queue, const LocateTensor& locate, cl_event* event) {
     const ClTensorRef rx = locate(x), rw = locate(w), ry = locate(y);
     for (const ClTensorRef& t : {rx, rw, ry})

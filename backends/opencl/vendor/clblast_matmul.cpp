@@ -18,6 +18,7 @@ clblast::Transpose transpose(bool t) { return t ? clblast::Transpose::kYes : clb
 
 // y = alpha * op(a) op(b), every batch.
 void enqueue_sgemm(LaunchBuilder& b, Tensor a, Tensor bt, Tensor y, const MatMulDims& d, MatMulParams trans, float alpha) {
+  b.note_plan(describe(d), d.batch_count == 1 ? "clblast Gemm" : "clblast GemmBatched");
   b.library({[=](cl_command_queue queue, const LocateTensor& locate, cl_event* event) {
     const ClTensorRef ra = locate(a), rb = locate(bt), ry = locate(y);
     const auto m = static_cast<std::size_t>(d.m), n = static_cast<std::size_t>(d.n), k = static_cast<std::size_t>(d.k);
