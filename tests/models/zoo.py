@@ -165,7 +165,7 @@ def main():
     opsets = [int(o) for o in args.opsets.split(",")]
     print(f"torch {torch.__version__}, torchvision {torchvision.__version__}: {len(names)} models on {args.devices}")
     meta = {"torch": torch.__version__, "torchvision": torchvision.__version__, "devices": args.devices.split(","),
-            "batch": args.batch, "nmse_limit": NMSE_LIMIT}
+            "batch": args.batch, "nmse_limit": NMSE_LIMIT, "listed": available}
     results = []
     for i, name in enumerate(names):
         results.append(check_model(np, torch, torchvision, args, name, opsets[i % len(opsets)]))
