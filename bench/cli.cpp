@@ -19,6 +19,8 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include "cluster.hpp"
+#include "comm.hpp"
 #include "compare.hpp"
 #include "devices.hpp"
 #include "env.hpp"
@@ -174,9 +176,19 @@ struct SuiteArgs {
   std::vector<std::string> dtypes, layouts;
   std::string out, peaks;
   SuiteOptions options;
+  double rank_timeout_s = 3600.0;
 };
 
-int run_suite(SuiteArgs& s, const MeasureArgs& m, const std::string& command_line) {
+// In a job launched by mpirun or srun, each rank's device specs with ":local" made its own.
+MeasureArgs for_this_rank(MeasureArgs m, const Cluster& job) {
+  for (std::string& spec : m.devices) spec = local_device_spec(spec, job.local_rank());
+  return m;
+}
+
+int run_suite(SuiteArgs& s, const MeasureArgs& all_ranks, const std::string& command_line) {
+  Cluster& job = cluster();
+  job.set_timeout(s.rank_timeout_s);
+  const MeasureArgs m = for_this_rank(all_ranks, job);
   const Suite suite = checking_arguments([&] {
     for (const std::string& d : s.dtypes) s.request.dtypes.push_back(parse_dtype(d));
     for (const std::string& l : s.layouts) s.request.conv_layouts.push_back(l == "nhwc" ? Layout::NHWC : Layout::NCHW);
@@ -184,11 +196,12 @@ int run_suite(SuiteArgs& s, const MeasureArgs& m, const std::string& command_lin
     return make_suite(s.request, m.seed);
   });
   const std::vector<Target> targets = prepare_targets(m, {});  // first: a bad spec leaves no empty folder
+  if (job.rank() != 0) return run_suite(suite, targets, settings_from(m, true), s.options, {}, command_line, job);
   const std::filesystem::path dir = results_folder(s.out);
   checking_arguments([&] {
     for (const char* file : {"results.json", "results.csv", "report.html"}) check_writable(dir / file);
   });
-  return run_suite(suite, targets, settings_from(m, true), s.options, dir, command_line);
+  return run_suite(suite, targets, settings_from(m, true), s.options, dir, command_line, job);
 }
 
 std::string join_command_line(const std::vector<std::string>& args) {
@@ -357,6 +370,9 @@ Command add_run_command(CLI::App& app, const std::string& command_line) {
   run->add_option("--budget", suite.options.budget_s, "Seconds for the whole suite; what is left is skipped (0: none)")
       ->check(non_negative_seconds)->capture_default_str();
   run->add_option("--peaks", suite.peaks, "Take the devices' ceilings from an earlier results.json (of --suite peak)");
+  run->add_option("--rank-timeout", suite.rank_timeout_s,
+                  "Under mpirun or srun: seconds rank 0 waits for the other ranks' rows before it ends the job")
+      ->check(positive_seconds)->capture_default_str();
   add_measure_options(run, a->measure);
   return {run, [a, command_line](bool check_only) {
             if (!check_only) return run_suite(a->suite, a->measure, command_line);
@@ -513,6 +529,16 @@ Command add_compare(CLI::App& app) {
           }};
 }
 
+// comm needs MPI (a job of one where no launcher started it); only rank 0 makes the results folder.
+Command add_comm(CLI::App& app, const std::string& command_line) {
+  auto a = args_for<CommArgs>();
+  return {add_comm_command(app, *a), [a, command_line](bool check_only) {
+            if (check_only) return 0;
+            Cluster& job = cluster(true);
+            return run_comm(*a, job, job.rank() == 0 ? results_folder(a->out) : std::filesystem::path(), command_line);
+          }};
+}
+
 // CLI11 would only say "A subcommand is required" for a misspelt one.
 void check_command_name(const CLI::App& app, const std::vector<std::string>& args) {
   std::vector<std::string> commands;
@@ -537,7 +563,7 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
                               add_run_command(app, command_line),  add_model_command(app, command_line),
                               add_fit_command(app),               add_export_command(app),
                               add_tune(app),                      add_report(app),
-                              add_compare(app)};
+                              add_compare(app),                   add_comm(app, command_line)};
   check_command_name(app, args);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

@@ -39,12 +39,6 @@ std::string compiler() {
 #endif
 }
 
-std::string hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
-}
-
 std::string utc_format(const char* format) {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
@@ -55,6 +49,12 @@ std::string utc_format(const char* format) {
 }
 
 }  // namespace
+
+std::string hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
 
 std::string utc_timestamp_iso() { return utc_format("%Y-%m-%dT%H:%M:%SZ"); }
 std::string utc_timestamp_path() { return utc_format("%Y%m%dT%H%M%SZ"); }

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "comm.hpp"
 #include "results_file.hpp"
 
 namespace porta::bench {
@@ -35,6 +36,7 @@ Merged merge(const std::vector<ResultsInput>& inputs) {
     };
     for (const Json& row : doc["results"]) {
       const std::string op = text_of(row, "op");
+      if (is_comm_op(op)) continue;  // bandwidths of links, not devices: charted on their own (report.cpp)
       const std::size_t platform = platform_of(text_of(row, "device"), text_of(row, "backend"));
       if (op == "stream" || op == "launch" || op == "fma" || op == "device-copy") continue;  // their numbers are the ceilings
       Point pt{.platform = platform,

@@ -10,6 +10,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "comm.hpp"
+#include "job.hpp"
 #include "peak.hpp"
 #include "results_file.hpp"
 #include "standings.hpp"
@@ -338,6 +340,84 @@ std::string portability_section(const Merged& m) {
   return h + "</table>";
 }
 
+// Bus bandwidth against buffer size, a chart per collective (porta-bench comm), and the copies'
+// bandwidth: a line per transport, dtype and provider (device, direction and host memory for
+// copies), and per file; the buffer size on a log scale.
+struct CommSeries {
+  std::string label;
+  std::vector<std::pair<double, double>> points;  // (bytes, busbw GB/s)
+};
+
+std::string comm_chart(const std::string& op, const std::vector<CommSeries>& series) {
+  double x0 = 1e30, x1 = 0.0, top = 0.0;
+  for (const CommSeries& s : series)
+    for (const auto& [bytes, gbs] : s.points)
+      x0 = std::min(x0, bytes), x1 = std::max(x1, bytes), top = std::max(top, gbs);
+  x0 = std::exp2(std::floor(std::log2(x0))), x1 = std::exp2(std::ceil(std::log2(x1)) + (x0 == x1 ? 1 : 0));
+  top = top > 0.0 ? top * 1.1 : 1.0;
+  const double W = 560, H = 260, L = 60, B = 50, T = 10, R = 320;
+  const auto X = [&](double v) { return L + (std::log2(v) - std::log2(x0)) / (std::log2(x1) - std::log2(x0)) * W; };
+  const auto Y = [&](double v) { return T + H - v / top * H; };
+  std::string h = fmt::format("<figure><figcaption>{}</figcaption><svg class=\"comm\" data-op=\"{}\" "
+                              "width=\"{}\" height=\"{}\" role=\"img\"><rect x=\"{}\" y=\"{}\" width=\"{}\" "
+                              "height=\"{}\" class=\"plot\"/>",
+                              escape(op), escape(op), L + W + R, T + H + B, L, T, W, H);
+  for (double v = x0; v <= x1; v *= 16)
+    h += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" class=\"grid\"/><text x=\"{0:.1f}\" "
+                     "y=\"{3}\" text-anchor=\"middle\">{4}</text>", X(v), T, T + H, T + H + 16,
+                     escape(size_text(static_cast<std::uint64_t>(v))));
+  for (int i = 0; i <= 4; ++i)
+    h += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" class=\"grid\"/><text x=\"{3}\" "
+                     "y=\"{4:.1f}\" text-anchor=\"end\">{5:.2g}</text>",
+                     L, L + W, Y(top * i / 4), L - 4, Y(top * i / 4) + 4, top * i / 4);
+  h += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">buffer size</text>"
+                   "<text transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\">GB/s</text>",
+                   L + W / 2, T + H + 36, T + H / 2);
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    std::string path;
+    for (const auto& [bytes, gbs] : series[i].points) path += fmt::format("{:.1f},{:.1f} ", X(bytes), Y(gbs));
+    h += fmt::format("<polyline class=\"series\" data-series=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
+                     "stroke-width=\"2\"/><text x=\"{}\" y=\"{}\" style=\"fill:{}\">{}</text>",
+                     escape(series[i].label), path, colour(i), L + W + 8, T + 14 + 16 * i, colour(i),
+                     escape(series[i].label));
+  }
+  return h + "</svg></figure>";
+}
+
+std::string comm_section(const std::vector<ResultsInput>& inputs) {
+  const auto has_comm = [](const ResultsInput& in) {
+    const Json& rows = in.doc["results"];
+    return std::any_of(rows.begin(), rows.end(), [](const Json& row) { return is_comm_op(text_of(row, "op")); });
+  };
+  const bool several = std::count_if(inputs.begin(), inputs.end(), has_comm) > 1;  // then name the file
+  std::vector<std::string> ops;
+  std::map<std::string, std::vector<CommSeries>> by_op;
+  for (const ResultsInput& in : inputs)
+    for (const Json& row : in.doc["results"]) {
+      const std::string op = text_of(row, "op");
+      const bool copy = !number_of(row, "busbw_gbs");
+      const auto bytes = number_of(row, "bytes"), gbs = number_of(row, copy ? "gbs" : "busbw_gbs");
+      if (!is_comm_op(op) || text_of(row, "status") != "ok" || !bytes || !gbs) continue;
+      const std::string impl = text_of(row, "impl"), chart = copy ? "host-device copies (GB/s)" : op;
+      std::string label = copy ? text_of(row, "device") + " " + op + " " + impl
+                               : text_of(row, "backend") + " " + text_of(row, "dtype");
+      if (!copy && impl != "native") label += " " + impl;
+      if (several) label += " [" + in.name + "]";
+      if (std::find(ops.begin(), ops.end(), chart) == ops.end()) ops.push_back(chart);
+      std::vector<CommSeries>& series = by_op[chart];
+      auto it = std::find_if(series.begin(), series.end(), [&](const CommSeries& s) { return s.label == label; });
+      if (it == series.end()) it = series.insert(series.end(), CommSeries{label, {}});
+      it->points.emplace_back(*bytes, *gbs);
+    }
+  if (ops.empty()) return {};
+  std::string h = "<h2>Collectives and copies</h2><p>Collectives: bus bandwidth as nccl-tests defines it, the "
+                  "algorithm bandwidth (bytes over time) times 2(n-1)/n for allreduce, (n-1)/n for allgather and "
+                  "reduce-scatter, 1 for broadcast, over n ranks; every result checked against a serial computation. "
+                  "Copies: bytes over time of the runtime's blocking copy, from pinned or pageable host memory.</p>";
+  for (const std::string& op : ops) h += comm_chart(op, by_op[op]);
+  return h;
+}
+
 const char* const style = R"(
 body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}
@@ -352,7 +432,8 @@ svg text{font:12px system-ui,sans-serif;fill:#222}svg text.muted,.muted{fill:#88
 
 }  // namespace
 
-std::string render_report(const std::vector<ResultsInput>& inputs) {
+std::string render_report(const std::vector<ResultsInput>& files) {
+  const std::vector<ResultsInput> inputs = split_ranks(files);  // a job's ranks side by side, as files
   const Merged m = merge(inputs);
   std::string h = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>porta-bench report</title>"
                   "<meta name=\"viewport\" content=\"width=device-width\"><style>";
@@ -360,8 +441,11 @@ std::string render_report(const std::vector<ResultsInput>& inputs) {
   h += fmt::format("</style></head><body><h1>porta-bench report</h1><p>{} result file{}, {} platform{}, {} workload{}.</p>",
                    inputs.size(), inputs.size() == 1 ? "" : "s", m.platforms.size(), m.platforms.size() == 1 ? "" : "s",
                    m.problems.size(), m.problems.size() == 1 ? "" : "s");
-  h += inputs_section(inputs) + devices_section(m) + bars_section(m) + algo_section(m) + rooflines_section(m) +
-       speedups_section(m) + portability_section(m);
+  const std::string comm = comm_section(inputs);
+  h += inputs_section(inputs) + (m.platforms.empty() ? "" : devices_section(m));
+  if (comm.empty() || !m.problems.empty())  // a page of collectives alone has no GFLOP/s to show
+    h += bars_section(m) + algo_section(m) + rooflines_section(m) + speedups_section(m) + portability_section(m);
+  h += comm;
   return h + "</body></html>\n";
 }
 

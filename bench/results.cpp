@@ -179,6 +179,12 @@ Json to_json(const Row& row) {
   j["oracle"] = row.oracle.empty() ? Json(nullptr) : Json(row.oracle);
   j["nmse"] = optional_json(row.nmse);
   j["max_abs"] = optional_json(row.max_abs);
+  if (row.rank) {
+    j["rank"] = *row.rank;
+    j["host"] = row.host;
+  }
+  if (row.algbw_gbs) j["algbw_gbs"] = *row.algbw_gbs;
+  if (row.busbw_gbs) j["busbw_gbs"] = *row.busbw_gbs;
   return j;
 }
 
@@ -198,30 +204,43 @@ void check_writable(const std::filesystem::path& path) {
   if (!existed) std::filesystem::remove(path, ec);
 }
 
-void write_json(const std::filesystem::path& path, const Json& env, const std::vector<Row>& rows) {
+void write_json(const std::filesystem::path& path, const Json& doc) {
   auto file = open_for_writing(path);
   // Replace invalid UTF-8 (from a driver's device name, say) rather than throw after a long run.
-  file << results_document(env, rows).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+  file << doc.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
   finish(file, path);
 }
 
-void write_csv(const std::filesystem::path& path, const std::vector<Row>& rows) {
+void write_json(const std::filesystem::path& path, const Json& env, const std::vector<Row>& rows) {
+  write_json(path, results_document(env, rows));
+}
+
+void write_csv(const std::filesystem::path& path, const Json& rows) {
   auto file = open_for_writing(path);
   const auto write_line = [&](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size(); ++i) file << (i ? "," : "") << cells[i];
     file << '\n';
   };
-  const Json columns = to_json(Row{});  // the header, even when there are no rows
+  std::vector<std::string> columns;  // the header, even when there are no rows
+  const Json empty = to_json(Row{});  // named: items() of a temporary would dangle
+  for (const auto& item : empty.items()) columns.push_back(item.key());
+  for (const Json& row : rows)
+    for (const auto& item : row.items())
+      if (std::find(columns.begin(), columns.end(), item.key()) == columns.end()) columns.push_back(item.key());
+  write_line(columns);
   std::vector<std::string> cells;
-  for (const auto& item : columns.items()) cells.push_back(item.key());
-  write_line(cells);
-  for (const Row& row : rows) {
-    const Json values = to_json(row);  // named: items() of a temporary would dangle
+  for (const Json& row : rows) {
     cells.clear();
-    for (const auto& item : values.items()) cells.push_back(csv_cell(item.value()));
+    for (const std::string& column : columns) cells.push_back(csv_cell(row.contains(column) ? row[column] : Json()));
     write_line(cells);
   }
   finish(file, path);
+}
+
+void write_csv(const std::filesystem::path& path, const std::vector<Row>& rows) {
+  Json list = Json::array();
+  for (const Row& row : rows) list.push_back(to_json(row));
+  write_csv(path, list);
 }
 
 void print_table(std::FILE* out, const std::vector<Row>& rows) {

@@ -48,6 +48,11 @@ struct Row {
   std::optional<bool> verified;       // null when not verified
   std::string oracle;                 // what it was verified against: "ref", or "cpu" where ref would be too slow
   std::optional<double> nmse, max_abs;
+  // Only in a job of several processes (bench/job.hpp), and only in JSON and CSV where set.
+  std::optional<int> rank;
+  std::string host;
+  // Only for collectives (porta-bench comm): nccl-tests' algorithm and bus bandwidths, in GB/s.
+  std::optional<double> algbw_gbs, busbw_gbs;
 };
 
 Json to_json(const Row& row);
@@ -57,6 +62,10 @@ Json results_document(const Json& env, const std::vector<Row>& rows);
 void check_writable(const std::filesystem::path& path);
 void write_json(const std::filesystem::path& path, const Json& env, const std::vector<Row>& rows);
 void write_csv(const std::filesystem::path& path, const std::vector<Row>& rows);
+// The same from a whole document and from rows already in JSON (a job's, gathered at rank 0); the
+// CSV's columns are a Row's, then any others the rows have (rank, host), in the order first seen.
+void write_json(const std::filesystem::path& path, const Json& doc);
+void write_csv(const std::filesystem::path& path, const Json& rows);
 
 // `text` on one line: each line break and the indentation after it become one space. Reasons can
 // span lines (one per unsupported node); a table row or an error line cannot.

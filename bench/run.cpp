@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "env.hpp"
+#include "job.hpp"
 #include "models.hpp"
 #include "op_cases/verify.hpp"
 #include "report.hpp"
@@ -204,11 +205,25 @@ std::vector<Row> run_rows(const Suite& suite, const std::vector<Target>& targets
   return rows;
 }
 
+// The job's summary at rank 0: a line per other rank, since only rank 0's own rows are in its table.
+void print_ranks(const Json& doc) {
+  const Json& env = doc["env"];
+  if (!env.contains("ranks")) return;
+  for (const Json& rank_env : env["ranks"]) {
+    const int rank = rank_env.value("rank", 0);
+    int count = 0, failed = 0;
+    for (const Json& row : doc["results"])
+      if (row.value("rank", -1) == rank) ++count, failed += row.value("status", "") == "failed";
+    fmt::print("rank {} ({}): {} rows, {} failed\n", rank, rank_env.value("hostname", ""), count, failed);
+  }
+}
+
 // The results folder's files (JSON, CSV, the report; the peak suite's BabelStream CSV), and the
-// tables and the timing overhead on stdout.
-void write_results(const Suite& suite, const std::vector<Target>& targets, const SuiteOptions& options,
-                   const std::map<std::string, Ceilings>& ceilings, const std::vector<Row>& rows,
-                   const std::filesystem::path& dir, const std::string& command_line) {
+// tables and the timing overhead on stdout; in a job of several ranks, every rank's rows gathered
+// into rank 0's files. Returns 1 when a row of the files failed.
+int write_results(const Suite& suite, const std::vector<Target>& targets, const SuiteOptions& options,
+                  const std::map<std::string, Ceilings>& ceilings, const std::vector<Row>& rows,
+                  const std::filesystem::path& dir, const std::string& command_line, Cluster& job) {
   std::vector<DeviceInfo> infos;
   for (const Target& t : targets)
     if (t.device) infos.push_back(t.device->info());
@@ -218,6 +233,11 @@ void write_results(const Suite& suite, const std::vector<Target>& targets, const
   for (Json& d : env["devices"])
     if (const auto it = ceilings.find(d["spec"].get<std::string>()); it != ceilings.end())
       d["ceilings"] = to_json(it->second);
+  const double empty_sample_s =
+      measure([] { return std::optional<double>(); }, {.warmup_s = 0.0, .min_samples = 10000, .min_time_s = 0.0, .max_time_s = 1.0}).median_s;
+  env["empty_sample_s"] = empty_sample_s;
+  const std::optional<Json> doc = gather_document(job, env, rows);
+  if (!doc) return any_failed(rows) ? 1 : 0;  // rank 0 writes the files
 
   fmt::print("\n");
   print_table(stdout, rows);
@@ -225,16 +245,14 @@ void write_results(const Suite& suite, const std::vector<Target>& targets, const
     fmt::print("\n");
     print_comparison(stdout, rows);
   }
+  print_ranks(*doc);
   fmt::print("\n");
-  const double empty_sample_s =
-      measure([] { return std::optional<double>(); }, {.warmup_s = 0.0, .min_samples = 10000, .min_time_s = 0.0, .max_time_s = 1.0}).median_s;
-  env["empty_sample_s"] = empty_sample_s;
   print_overhead(rows, empty_sample_s);
 
   const std::filesystem::path json = dir / "results.json", csv = dir / "results.csv", html = dir / "report.html";
-  write_json(json, env, rows);
-  write_csv(csv, rows);
-  write_report({{"results.json", results_document(env, rows)}}, html);
+  write_json(json, *doc);
+  write_csv(csv, (*doc)["results"]);
+  write_report({{"results.json", *doc}}, html);
   fmt::print("\nResults: {}\n         {}\nReport:  {}\n", json.string(), csv.string(), html.string());
   if (suite.is_peak)
     for (const Target& t : targets) {
@@ -242,12 +260,16 @@ void write_results(const Suite& suite, const std::vector<Target>& targets, const
       write_babelstream_csv(stream, rows, t.spec);
       fmt::print("Stream:  {} (BabelStream CSV)\n", stream.string());
     }
+  for (const Json& row : (*doc)["results"])
+    if (row.value("status", "") == "failed") return 1;
+  return 0;
 }
 
 }  // namespace
 
 int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunSettings& settings,
-              const SuiteOptions& options, const std::filesystem::path& dir, const std::string& command_line) {
+              const SuiteOptions& options, const std::filesystem::path& dir, const std::string& command_line,
+              Cluster& job) {
   const bool progress = isatty(fileno(stderr)) != 0;
   std::vector<std::string> specs;
   for (const Target& t : targets) specs.push_back(t.spec);
@@ -262,8 +284,7 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
     for (const Target& t : targets) ceilings[t.spec] = ceilings_from_rows(rows, t.spec, "the peak suite in this run");
   for (Row& row : rows)
     if (const auto it = ceilings.find(row.device); it != ceilings.end()) place_on_roofline(row, it->second);
-  write_results(suite, targets, options, ceilings, rows, dir, command_line);
-  return any_failed(rows) ? 1 : 0;
+  return write_results(suite, targets, options, ceilings, rows, dir, command_line, job);
 }
 
 }  // namespace porta::bench

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster.hpp"
 #include "peak.hpp"
 #include "problems.hpp"
 #include "suites.hpp"
@@ -19,8 +20,10 @@ struct SuiteOptions {
 };
 
 // Runs `suite` and writes results.json, results.csv, report.html (and stream-*.csv for the peak
-// suite) into `dir`. Returns the exit code: 1 when a row failed, else 0.
+// suite) into `dir`; in a job of several ranks, each runs it on its own targets and rank 0 writes
+// every rank's rows. Returns the exit code: 1 when a row (of the files) failed, else 0.
 int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunSettings& settings,
-              const SuiteOptions& options, const std::filesystem::path& dir, const std::string& command_line);
+              const SuiteOptions& options, const std::filesystem::path& dir, const std::string& command_line,
+              Cluster& job);
 
 }  // namespace porta::bench

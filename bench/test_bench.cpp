@@ -15,7 +15,10 @@
 #include <fmt/core.h>
 
 #include "cli.hpp"
+#include "cluster.hpp"
+#include "comm.hpp"
 #include "compare.hpp"
+#include "job.hpp"
 #include "models.hpp"
 #include "openblas.hpp"
 #include "peak.hpp"
@@ -580,4 +583,45 @@ TEST_SUITE("cli") {
                                 "--r", "1048576", "--s", "1048576"}),
                          doctest::Contains("4294967296"), ArgumentError);
   }
+}
+
+TEST_CASE("job: :local specs take the node-local rank's device; bus bandwidth factors are nccl-tests'") {
+  CHECK(local_device_spec("cuda:local", 3) == "cuda:3");
+  CHECK(local_device_spec("opencl:local", 0) == "opencl:0");
+  CHECK(local_device_spec("cpu:local", 2) == "cpu");
+  CHECK(local_device_spec("cpu:threads=2", 1) == "cpu:threads=2");
+  CHECK(bus_factor("allreduce", 4) == doctest::Approx(1.5));
+  CHECK(bus_factor("allgather", 4) == doctest::Approx(0.75));
+  CHECK(bus_factor("reduce-scatter", 3) == doctest::Approx(2.0 / 3.0));
+  CHECK(bus_factor("broadcast", 8) == 1.0);
+  CHECK(size_text(8) == "8 B");
+  CHECK(size_text(3 << 20) == "3 MiB");
+}
+
+TEST_CASE("job: a job of one writes the rows as before; a gathered file splits into one input per rank") {
+  Cluster& one = cluster();
+  REQUIRE(one.size() == 1);
+  const Row row{.op = "gemm", .workload = "8x8x8", .device = "cpu", .backend = "cpu", .dtype = "f32"};
+  const Json doc = *gather_document(one, Json{{"hostname", "a"}}, {row});
+  CHECK(doc["results"][0] == to_json(row));
+  CHECK_FALSE(doc["results"][0].contains("rank"));
+
+  Json job = results_document(Json{{"hostname", "a"}, {"suite", "quick"}}, {});
+  job["env"]["ranks"] = Json::array({Json{{"rank", 0}, {"hostname", "a"}}, Json{{"rank", 1}, {"hostname", "b"}}});
+  for (int rank : {1, 0, 1}) {
+    Row r = row;
+    r.rank = rank, r.host = rank ? "b" : "a";
+    job["results"].push_back(to_json(r));
+  }
+  const std::vector<ResultsInput> split = split_ranks({{"results.json", job}});
+  REQUIRE(split.size() == 2);
+  CHECK(split[0].name == "results.json rank 0");
+  CHECK(split[1].doc["env"]["hostname"] == "b");
+  CHECK(split[1].doc["env"]["suite"] == "quick");
+  CHECK(split[0].doc["results"].size() == 1);
+  CHECK(split[1].doc["results"].size() == 2);
+  const Merged m = merge(split);
+  REQUIRE(m.platforms.size() == 2);
+  CHECK(m.platforms[0].label == "cpu @ a");
+  CHECK(m.platforms[1].label == "cpu @ b");
 }

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# test_mpi.sh PORTA_BENCH DIR CASE NP: porta-bench as an MPI job of NP ranks on this machine
+# (mpirun --oversubscribe). CASE is one of
+#   gather  `run` on every rank: one results file at rank 0, rows of every rank with host and rank,
+#           each rank's env, and the report with every rank's platform;
+#   comm    every collective, f32 and bf16, checked against a serial computation on each rank, and
+#           each rank's host-device copies on opencl:0 (where the machine has one);
+#   fail    rank 1 fails at its device: the job ends with rank 1's error and exit code, not a hang;
+#   kill    rank 1 is killed mid-run: the job ends with an error, not a hang;
+#   stall   rank 1 is stopped mid-run: rank 0 ends the job after --rank-timeout with that message.
+# Exits 77 (skipped) where mpirun or porta-bench's MPI module is absent.
+set -euo pipefail
+bench=$1 dir=$2 case=$3 np=$4
+module=$(dirname "$bench")/../lib/porta/libporta-bench-mpi.so
+command -v mpirun >/dev/null || { echo "SKIPPED: no mpirun (scripts/setup installs openmpi-bin)"; exit 77; }
+[ -e "$module" ] || { echo "SKIPPED: porta-bench was built without MPI (no $module)"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIPPED: no python3 to read the results"; exit 77; }
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+mpi=(mpirun --oversubscribe --allow-run-as-root -np "$np")
+cat > gemm.csv <<'CSV'
+name,m,n,k,dtype
+small,32,32,32,f32
+CSV
+run=(run --workload gemm.csv --warmup 0 --min-samples 2 --min-time 0 --out out)
+# Each case's job must end by itself well within this, or it hung.
+limit=90
+
+# The job's exit code and stderr; 124 is timeout's: the job hung.
+job() {
+  set +e
+  timeout "$limit" "${mpi[@]}" "$@" >stdout.txt 2>stderr.txt
+  code=$?
+  set -e
+  echo "exit code $code"
+  [ "$code" != 124 ] || { cat stdout.txt stderr.txt; echo "the job hung: still running after $limit s"; exit 1; }
+}
+
+case $case in
+gather)
+  job "$bench" "${run[@]}" --device cpu:threads=1
+  [ "$code" = 0 ] || { cat stdout.txt stderr.txt; exit 1; }
+  [ "$(find . -name results.json | wc -l)" = 1 ] || { echo "not one results file:"; find . -name 'results.*'; exit 1; }
+  python3 - out/results.json out/results.csv out/report.html "$np" <<'PY'
+import csv, json, sys
+doc, np = json.load(open(sys.argv[1])), int(sys.argv[4])
+env = doc["env"]
+assert env["job"]["ranks"] == np, env["job"]
+assert [e["rank"] for e in env["ranks"]] == list(range(np)), "every rank's env, in rank order"
+for e in env["ranks"]:
+    assert e["hostname"] and e["devices"] and e["devices"][0]["spec"] == "cpu:threads=1", e
+rows = [r for r in doc["results"] if r["op"] == "gemm"]
+assert sorted(r["rank"] for r in rows) == list(range(np)), [r.get("rank") for r in rows]
+assert all(r["host"] and r["status"] == "ok" and r["verified"] for r in rows), rows
+table = list(csv.DictReader(open(sys.argv[2])))
+assert sorted(int(r["rank"]) for r in table if r["op"] == "gemm") == list(range(np)), "rank in the CSV"
+page = open(sys.argv[3]).read()
+for rank in range(np):
+    assert f"results.json rank {rank}" in page, f"rank {rank} is not a platform of the report"
+print(f"{np} ranks: {len(doc['results'])} rows in one file, every rank's env and platform")
+PY
+  ;;
+comm)
+  job "$bench" comm --max-bytes 65536 --factor 8 --min-time 0 --min-iters 2 --warmup-iters 1 --device opencl:0 --out out
+  [ "$code" = 0 ] || { cat stdout.txt stderr.txt; exit 1; }
+  [ "$(find . -name results.json | wc -l)" = 1 ] || { echo "not one results file"; exit 1; }
+  python3 - out/results.json out/report.html "$np" <<'PY'
+import json, sys
+doc, np = json.load(open(sys.argv[1])), int(sys.argv[3])
+rows = doc["results"]
+factor = {"allreduce": 2 * (np - 1) / np, "allgather": (np - 1) / np, "reduce-scatter": (np - 1) / np, "broadcast": 1}
+native = [r for r in rows if r["impl"] == "native" and r["op"] in factor]
+copies = [r for r in rows if r["op"] in ("host-to-device", "device-to-host")]
+assert sorted({r["rank"] for r in copies}) == list(range(np)), "every rank's copies"
+assert all(r["verified"] and r["gbs"] > 0 for r in copies if r["status"] == "ok"), copies
+assert all(r["status"] in ("ok", "unsupported") for r in copies), copies
+for op in factor:
+    for dtype in ("f32", "bf16"):
+        mine = [r for r in native if r["op"] == op and r["dtype"] == dtype]
+        assert len(mine) >= 4, f"{op} {dtype}: {len(mine)} sizes"
+for r in native:
+    assert r["params"]["ranks"] == np and r["verified"] is True and r["max_abs"] == 0, r
+    assert abs(r["algbw_gbs"] - r["bytes"] / r["mean_s"] * 1e-9) <= 1e-9 * r["algbw_gbs"], r
+    assert abs(r["busbw_gbs"] - r["algbw_gbs"] * factor[r["op"]]) <= 1e-9 * r["algbw_gbs"], r
+assert any(r["impl"] == "plain-mpi" for r in rows), "no plain MPI_Allreduce reference"
+page = open(sys.argv[2]).read()
+assert all(f'data-op="{op}"' in page for op in factor), "a collective is not charted"
+ok = sum(r["status"] == "ok" for r in copies)
+print(f"{np} ranks: {len(native)} collectives, each equal to the serial result; "
+      f"{ok} copies verified, {len(copies) - ok} unsupported")
+PY
+  ;;
+fail)
+  # Rank 1 names a device that does not exist while rank 0 runs on.
+  job bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then d=nosuch:0; else d=cpu:threads=1; fi
+               exec "$0" "$@" --device $d' "$bench" "${run[@]}"
+  grep -q "porta-bench: rank 1 (.*): error: .*nosuch" stderr.txt ||
+    { cat stderr.txt; echo "no error of rank 1"; exit 1; }
+  [ "$code" = 2 ] || { cat stderr.txt; echo "the job did not exit with rank 1's code (2)"; exit 1; }
+  ;;
+kill | stall)
+  # Rank 1's porta-bench, a second into its run, is killed (or stopped, so that it never answers).
+  signal=KILL && [ "$case" = stall ] && signal=STOP
+  job bash -c 'if [ "$OMPI_COMM_WORLD_RANK" != 1 ]; then exec "$0" "$@" --device cpu:threads=1; fi
+               "$0" "$@" --device cpu:threads=1 & sleep 1; kill -'$signal' $!; wait $!' \
+    "$bench" "${run[@]}" --rank-timeout 5
+  [ "$code" != 0 ] || { cat stderr.txt; echo "the job succeeded without rank 1"; exit 1; }
+  if [ "$case" = kill ]; then
+    grep -q "Exit code: *137" stderr.txt || { cat stderr.txt; echo "mpirun did not name the killed rank"; exit 1; }
+  fi
+  if [ "$case" = stall ]; then
+    grep -q "porta-bench: rank 0 (.*): error: not every rank came to gather the results within 5 s" stderr.txt ||
+      { cat stderr.txt; echo "rank 0 did not end the job for the stalled rank"; exit 1; }
+  fi
+  ;;
+*) echo "unknown case $case"; exit 2 ;;
+esac
+head -n 20 stderr.txt
+echo "$case, $np ranks: ok"
