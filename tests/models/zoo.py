@@ -45,6 +45,7 @@ def export(torch, torchvision, name, opset, batch, path):
             x = torch.randn(batch, 3, size, size)
             with torch.no_grad():
                 expected = model(x)
+                other = model(torch.randn(batch, 3, size, size))
             torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], output_names=["output"],
                               dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
         except Exception as e:  # noqa: BLE001 (torch raises many kinds for a size a model cannot take)
@@ -53,7 +54,9 @@ def export(torch, torchvision, name, opset, batch, path):
                 break  # protobuf's limit: larger inputs do not help
             continue
         params = sum(p.numel() for p in model.parameters())
-        return size, x.numpy(), expected.numpy(), params
+        # How much the output moves with the input: near 0, random weights made the check weak.
+        sensitivity = float((expected - other).norm() / expected.norm().clamp_min(1e-30))
+        return size, x.numpy(), expected.numpy(), params, sensitivity
     raise RuntimeError(reason)
 
 
@@ -100,10 +103,12 @@ def check_model(np, torch, torchvision, args, name, opset):
     result = {"model": name, "opset": opset}
     start = time.time()
     try:
-        size, x, expected, params = export(torch, torchvision, name, opset, args.batch, path)
+        size, x, expected, params, sensitivity = export(torch, torchvision, name, opset, args.batch, path)
     except RuntimeError as e:
         return {**result, "status": "NOEXPORT", "reason": str(e)}
     result.update(size=size, params=params, export_s=round(time.time() - start, 1), devices={})
+    if sensitivity < 1e-6:
+        result["weak"] = f"torch's output hardly depends on the input (relative change {sensitivity:.0e})"
     x_path = os.path.join(args.work_dir, f"{name}.input.npy")
     np.save(x_path, x)
     for device in args.devices.split(","):
@@ -125,7 +130,7 @@ def describe(r):
         detail = f"NMSE {d['nmse']:.1e}" if "nmse" in d else d["reason"]
         status = "" if d["status"] == "ok" else d["status"] + " "
         parts.append(f"{device} {status}{detail} ({d.get('seconds', '-')} s)")
-    return head + ": " + "; ".join(parts)
+    return head + ": " + "; ".join(parts) + (f"; WEAK CHECK: {r['weak']}" if "weak" in r else "")
 
 
 def main():
