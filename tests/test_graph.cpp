@@ -106,10 +106,17 @@ TEST_SUITE("graph") {
     CHECK(g.shape(g.sub(g.input("s", {1}, DType::f16), x)) == Shape{2, 1, 3});
     CHECK(g.shape(g.mul(x, x)) == Shape{2, 1, 3});
     CHECK(g.dtype(g.div(x, x)) == DType::f16);
-    for (const Tensor y : {g.relu(x), g.sigmoid(x), g.silu(x), g.tanh(x), g.gelu(x), g.clip(x, -1, 1)}) {
+    for (const Tensor y : {g.relu(x), g.sigmoid(x), g.silu(x), g.tanh(x), g.gelu(x), g.clip(x, -1, 1), g.erf(x),
+                           g.sqrt(x), g.reciprocal(x), g.hard_sigmoid(x), g.hard_swish(x)}) {
       CHECK(g.shape(y) == g.shape(x));
       CHECK(g.dtype(y) == DType::f16);
     }
+    CHECK(g.shape(g.pow(x, g.input("e", {4, 1}, DType::f16))) == Shape{2, 4, 3});
+    const auto& hs = std::get<HardSigmoidParams>(producer(g, g.hard_sigmoid(x, {.alpha = 0.3f, .beta = 0.4f})).params);
+    CHECK(hs.alpha == 0.3f);
+    CHECK(hs.beta == 0.4f);
+    check_error([&] { g.hard_sigmoid(x, {.alpha = NAN}, "hs"); }, ErrorCode::InvalidArgument, {"'hs'", "finite"});
+    check_error([&] { g.pow(x, g.input("e32", {3})); }, ErrorCode::DTypeMismatch, {"pow", "insert a cast"});
     const Node& relu6 = producer(g, g.relu6(x));
     CHECK(relu6.op == OpKind::Clip);
     CHECK(std::get<ClipParams>(relu6.params).min == 0.0f);
@@ -119,6 +126,21 @@ TEST_SUITE("graph") {
     const Tensor c = h.input("c", {3});
     const Tensor bn = h.batchnorm(h.input("y", {2, 3, 4, 5}), c, c, c, c, {.epsilon = 1e-3f});
     CHECK(h.shape(bn) == Shape{2, 3, 4, 5});
+    const Tensor rows = h.input("rows", {2, 3, 4});
+    const Tensor ln = h.layer_norm(rows, h.input("s", {3, 4}), h.input("b", {3, 4}), {.axis = -2, .epsilon = 1e-3f});
+    CHECK(h.shape(ln) == Shape{2, 3, 4});
+    const Tensor masked = h.softmax(rows, -1, h.input("m", {3, 1}), "attn");
+    CHECK(producer(h, masked).op == OpKind::Softmax);
+    CHECK(h.nodes()[static_cast<std::size_t>(h.info(producer(h, masked).inputs[0]).producer)].name == "attn/mask");
+    check_error([&] { h.softmax(rows, -1, h.input("wide", {2, 3, 4, 1}), "sm"); }, ErrorCode::ShapeMismatch,
+                {"'sm'", "mask", "broadcast"});
+    CHECK(std::get<NormParams>(producer(h, ln).params).axis == 1);
+    CHECK(producer(h, h.rms_norm(rows, h.input("r", {4}))).inputs.size() == 2);
+    check_error([&] { h.layer_norm(rows, h.input("bad", {3}), {}, {}, "ln"); }, ErrorCode::ShapeMismatch,
+                {"'ln'", "[3]", "[4]"});
+    check_error([&] { h.rms_norm(rows, c, {.axis = 3}); }, ErrorCode::InvalidArgument, {"axis 3"});
+    check_error([&] { h.rms_norm(rows, h.input("e", {4}), {.epsilon = -1.0f}); }, ErrorCode::InvalidArgument,
+                {"epsilon"});
     CHECK(std::get<BatchNormParams>(producer(h, bn).params).epsilon == 1e-3f);
   }
 

@@ -147,7 +147,7 @@ TEST_CASE("the shrinker reduces a failing graph to its core and prints builder c
   const auto [pasted, text] = PASTED_GRAPH(
       Graph g;
       const Tensor t0 = g.input("x0", {1, 1, 1, 1});
-      const Tensor t1 = g.constant("c1", {1, 1, 1, 1}, std::vector<float>{0.969769299f});
+      const Tensor t1 = g.constant("c1", {1, 1, 1, 1}, std::vector<float>{-0.989859879f});
       const Tensor t2 = g.conv2d(t0, t1);
       const Tensor t3 = g.sigmoid(t2);
       g.output("y0", t3);
@@ -197,6 +197,16 @@ TEST_CASE("builder_code prints every op and parameter as the builder takes them"
       const Tensor t31 = g.silu(t30);
       const Tensor t32 = g.cast(t31, DType::bf16);
       const Tensor t33 = g.input("strided", {2, 3}, DType::f32, {1, 2});
+      const Tensor t34 = g.erf(t31);
+      const Tensor t35 = g.sqrt(t34);
+      const Tensor t36 = g.reciprocal(t35);
+      const Tensor t37 = g.hard_sigmoid(t36, {.alpha = 0.25f, .beta = 0.75f});
+      const Tensor t38 = g.hard_swish(t37);
+      const Tensor t39 = g.pow(t38, t13);
+      const Tensor t40 = g.reduce(t39, {.op = Reduction::Max, .axes = {0}, .keepdims = false});
+      const Tensor t41 = g.constant("s", {3}, std::vector<float>{0.5f, 1.0f, 2.0f}, DType::f16);
+      const Tensor t42 = g.layer_norm(t39, t41, t41, {.axis = 1, .epsilon = 0.00100000005f});
+      const Tensor t43 = g.rms_norm(t39, t41, {.axis = 1});
       g.output("y", t32);
       g.output("y_again", t32);
       g.output("t5", t5);
@@ -205,6 +215,9 @@ TEST_CASE("builder_code prints every op and parameter as the builder takes them"
       g.output("t17", t17);
       g.output("t19", t19);
       g.output("t33", t33);
+      g.output("t40", t40);
+      g.output("t42", t42);
+      g.output("t43", t43);
   );
   CHECK(without_spaces(builder_code(pasted)) == without_spaces(text));
 }

@@ -51,6 +51,7 @@ porta::Pool2dParams pool2d_params(const porta_pool2d_params* params) {
 }  // namespace
 
 static_assert(PORTA_ACT_GELU == static_cast<int>(porta::Activation::Gelu));
+static_assert(PORTA_REDUCE_MIN == static_cast<int>(porta::Reduction::Min));
 static_assert(PORTA_NHWC == static_cast<int>(porta::Layout::NHWC));
 
 // The ops of one shape of call: (graph, operands, name, out).
@@ -113,6 +114,18 @@ PORTA_UNARY_OP(relu6)
 PORTA_UNARY_OP(sigmoid)
 PORTA_UNARY_OP(silu)
 PORTA_UNARY_OP(tanh)
+PORTA_UNARY_OP(erf)
+PORTA_UNARY_OP(sqrt)
+PORTA_UNARY_OP(reciprocal)
+PORTA_UNARY_OP(hard_swish)
+PORTA_BINARY_OP(pow)
+
+porta_status porta_hard_sigmoid(porta_graph* graph, porta_tensor x, float alpha, float beta, const char* name,
+                                porta_tensor* out) {
+  return op(graph, out, [&](Graph& g) {
+    return g.hard_sigmoid(tensor_of(x), {.alpha = alpha, .beta = beta}, optional_text(name));
+  });
+}
 
 porta_status porta_clip(porta_graph* graph, porta_tensor x, float min, float max, const char* name,
                         porta_tensor* out) {
@@ -169,6 +182,30 @@ porta_status porta_reshape(porta_graph* graph, porta_tensor x, const int64_t* sh
 
 porta_status porta_flatten(porta_graph* graph, porta_tensor x, int64_t axis, const char* name, porta_tensor* out) {
   return op(graph, out, [&](Graph& g) { return g.flatten(tensor_of(x), axis, optional_text(name)); });
+}
+
+porta_status porta_layer_norm(porta_graph* graph, porta_tensor x, porta_tensor scale, porta_tensor bias, int64_t axis,
+                              float epsilon, const char* name, porta_tensor* out) {
+  return op(graph, out, [&](Graph& g) {
+    return g.layer_norm(tensor_of(x), tensor_of(scale), tensor_of(bias), {.axis = axis, .epsilon = epsilon},
+                        optional_text(name));
+  });
+}
+
+porta_status porta_rms_norm(porta_graph* graph, porta_tensor x, porta_tensor scale, int64_t axis, float epsilon,
+                            const char* name, porta_tensor* out) {
+  return op(graph, out, [&](Graph& g) {
+    return g.rms_norm(tensor_of(x), tensor_of(scale), {.axis = axis, .epsilon = epsilon}, optional_text(name));
+  });
+}
+
+porta_status porta_reduce(porta_graph* graph, porta_tensor x, porta_reduction reduction, const int64_t* axes,
+                          size_t axis_count, int keepdims, const char* name, porta_tensor* out) {
+  return op(graph, out, [&](Graph& g) {
+    const porta::ReduceParams p{.op = enum_of(reduction, porta::Reduction::Min, "reduction"),
+                                .axes = to_shape(axes, axis_count, "axes"), .keepdims = keepdims != 0};
+    return g.reduce(tensor_of(x), p, optional_text(name));
+  });
 }
 
 porta_status porta_transpose(porta_graph* graph, porta_tensor x, const int64_t* perm, size_t rank, const char* name,

@@ -37,7 +37,7 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
   Graph& g = graph;
   const std::string& name = node.name;
   const auto opt = [&](std::size_t i) { return i < in.size() ? in[i] : Tensor{}; };
-  static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul: return g.matmul(in[0], in[1], std::get<MatMulParams>(params), name);
     case OpKind::Gemm: return g.gemm(in[0], in[1], std::get<GemmParams>(params), opt(2), name);
@@ -70,6 +70,15 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
     case OpKind::Transpose: return g.transpose(in[0], std::get<TransposeParams>(params).perm, name);
     case OpKind::Concat: return g.concat(in, std::get<ConcatParams>(params).axis, name);
     case OpKind::Cast: return g.cast(in[0], std::get<CastParams>(params).to, name);
+    case OpKind::Erf: return g.erf(in[0], name);
+    case OpKind::Sqrt: return g.sqrt(in[0], name);
+    case OpKind::Reciprocal: return g.reciprocal(in[0], name);
+    case OpKind::HardSigmoid: return g.hard_sigmoid(in[0], std::get<HardSigmoidParams>(params), name);
+    case OpKind::HardSwish: return g.hard_swish(in[0], name);
+    case OpKind::Pow: return g.pow(in[0], in[1], name);
+    case OpKind::Reduce: return g.reduce(in[0], std::get<ReduceParams>(params), name);
+    case OpKind::LayerNorm: return g.layer_norm(in[0], in[1], opt(2), std::get<NormParams>(params), name);
+    case OpKind::RmsNorm: return g.rms_norm(in[0], in[1], std::get<NormParams>(params), name);
   }
   throw Error(ErrorCode::Internal, "graph rewrite: op " + std::string(to_string(node.op)) + " has no builder");
 }

@@ -329,6 +329,23 @@ Tensor Graph::silu(Tensor x, std::string name) { return unary(OpKind::Silu, x, s
 Tensor Graph::tanh(Tensor x, std::string name) { return unary(OpKind::Tanh, x, std::monostate{}, std::move(name)); }
 Tensor Graph::gelu(Tensor x, const GeluParams& p, std::string name) { return unary(OpKind::Gelu, x, p, std::move(name)); }
 
+Tensor Graph::erf(Tensor x, std::string name) { return unary(OpKind::Erf, x, std::monostate{}, std::move(name)); }
+Tensor Graph::sqrt(Tensor x, std::string name) { return unary(OpKind::Sqrt, x, std::monostate{}, std::move(name)); }
+Tensor Graph::reciprocal(Tensor x, std::string name) {
+  return unary(OpKind::Reciprocal, x, std::monostate{}, std::move(name));
+}
+Tensor Graph::hard_swish(Tensor x, std::string name) {
+  return unary(OpKind::HardSwish, x, std::monostate{}, std::move(name));
+}
+Tensor Graph::pow(Tensor a, Tensor b, std::string name) { return binary(OpKind::Pow, a, b, std::move(name)); }
+
+Tensor Graph::hard_sigmoid(Tensor x, const HardSigmoidParams& p, std::string name) {
+  if (!std::isfinite(p.alpha) || !std::isfinite(p.beta))
+    fail(ErrorCode::InvalidArgument, "hard_sigmoid", name.empty() ? "hard_sigmoid" : name,
+         "alpha " + std::to_string(p.alpha) + " and beta " + std::to_string(p.beta) + " must be finite");
+  return unary(OpKind::HardSigmoid, x, p, std::move(name));
+}
+
 Tensor Graph::clip(Tensor x, float min, float max, std::string name) {
   if (std::isnan(min) || std::isnan(max) || min > max)
     fail(ErrorCode::InvalidArgument, "clip", name.empty() ? "clip" : name,
@@ -397,6 +414,63 @@ Tensor Graph::softmax(Tensor x, std::int64_t axis, std::string name) {
   name = node_name(OpKind::Softmax, std::move(name));
   axis = normalise_axis(axis, static_cast<std::int64_t>(this->shape(x).size()), "softmax", name);
   return add_node(OpKind::Softmax, SoftmaxParams{axis}, {x}, desc(x), std::move(name));
+}
+
+Tensor Graph::softmax(Tensor x, std::int64_t axis, Tensor mask, std::string name) {
+  name = node_name(OpKind::Softmax, std::move(name));
+  Shape joined;
+  if (!broadcast_shapes(this->shape(x), this->shape(mask), joined) || joined != this->shape(x))
+    fail(ErrorCode::ShapeMismatch, "softmax", name,
+         "mask " + to_string(this->shape(mask)) + " does not broadcast to the scores " + to_string(this->shape(x)));
+  const Tensor masked = add(x, mask, name + "/mask");
+  return softmax(masked, axis, std::move(name));
+}
+
+Tensor Graph::reduce(Tensor x, ReduceParams p, std::string name) {
+  name = node_name(OpKind::Reduce, std::move(name));
+  const Shape& sx = this->shape(x);
+  const auto rank = static_cast<std::int64_t>(sx.size());
+  if (p.axes.empty())
+    for (std::int64_t d = 0; d < rank; ++d) p.axes.push_back(d);
+  for (auto& axis : p.axes) axis = normalise_axis(axis, rank, "reduce", name);
+  std::sort(p.axes.begin(), p.axes.end());
+  if (std::adjacent_find(p.axes.begin(), p.axes.end()) != p.axes.end())
+    fail(ErrorCode::InvalidArgument, "reduce", name, "axes " + to_string(p.axes) + " name an axis twice");
+  Shape out;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    const bool reduced = std::binary_search(p.axes.begin(), p.axes.end(), d);
+    if (!reduced) out.push_back(sx[static_cast<std::size_t>(d)]);
+    else if (p.keepdims) out.push_back(1);
+  }
+  if (out.empty()) out = {1};
+  return add_node(OpKind::Reduce, std::move(p), {x}, {dtype(x), std::move(out)}, std::move(name));
+}
+
+Tensor Graph::norm(OpKind op, Tensor x, Tensor scale, Tensor bias, NormParams p, std::string name) {
+  name = node_name(op, std::move(name));
+  const Shape& sx = this->shape(x);
+  p.axis = normalise_axis(p.axis, static_cast<std::int64_t>(sx.size()), to_string(op), name);
+  if (!(p.epsilon >= 0.0f) || !std::isfinite(p.epsilon))
+    fail(ErrorCode::InvalidArgument, to_string(op), name,
+         "epsilon " + std::to_string(p.epsilon) + " must be finite and >= 0");
+  const Shape normalised(sx.begin() + p.axis, sx.end());
+  std::vector<Tensor> inputs{x, scale};
+  if (bias) inputs.push_back(bias);
+  for (const Tensor t : std::span(inputs).subspan(1))
+    if (this->shape(t) != normalised)
+      fail(ErrorCode::ShapeMismatch, to_string(op), name,
+           info(t).name + " " + to_string(this->shape(t)) + " must have the normalised axes' shape " +
+               to_string(normalised));
+  check_same_dtype(*this, inputs, to_string(op), name);
+  return add_node(op, p, std::move(inputs), desc(x), std::move(name));
+}
+
+Tensor Graph::layer_norm(Tensor x, Tensor scale, Tensor bias, const NormParams& p, std::string name) {
+  return norm(OpKind::LayerNorm, x, scale, bias, p, std::move(name));
+}
+
+Tensor Graph::rms_norm(Tensor x, Tensor scale, const NormParams& p, std::string name) {
+  return norm(OpKind::RmsNorm, x, scale, {}, p, std::move(name));
 }
 
 Tensor Graph::reshape(Tensor x, Shape shape, std::string name) {

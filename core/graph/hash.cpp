@@ -48,6 +48,9 @@ void add_params(Fnv1a& h, const ReshapeParams& p) { h.add(p.shape); }
 void add_params(Fnv1a& h, const TransposeParams& p) { h.add(p.perm); }
 void add_params(Fnv1a& h, const ConcatParams& p) { h.add(p.axis); }
 void add_params(Fnv1a& h, const CastParams& p) { h.add(p.to); }
+void add_params(Fnv1a& h, const HardSigmoidParams& p) { h.add(p.alpha), h.add(p.beta); }
+void add_params(Fnv1a& h, const NormParams& p) { h.add(p.axis), h.add(p.epsilon); }
+void add_params(Fnv1a& h, const ReduceParams& p) { h.add(p.op), h.add(p.axes), h.add(p.keepdims); }
 
 void add_tensor(Fnv1a& h, const TensorInfo& t) {
   h.add(t.role), h.add(t.desc.dtype), h.add(t.desc.shape), h.add(t.input_strides);

@@ -44,7 +44,7 @@ DType parse_dtype(std::string_view text) {
 }
 
 std::string_view to_string(OpKind op) noexcept {
-  static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::MatMul: return "matmul";
     case OpKind::Gemm: return "gemm";
@@ -68,6 +68,15 @@ std::string_view to_string(OpKind op) noexcept {
     case OpKind::Transpose: return "transpose";
     case OpKind::Concat: return "concat";
     case OpKind::Cast: return "cast";
+    case OpKind::Erf: return "erf";
+    case OpKind::Sqrt: return "sqrt";
+    case OpKind::Reciprocal: return "reciprocal";
+    case OpKind::HardSigmoid: return "hard_sigmoid";
+    case OpKind::HardSwish: return "hard_swish";
+    case OpKind::Pow: return "pow";
+    case OpKind::Reduce: return "reduce";
+    case OpKind::LayerNorm: return "layer_norm";
+    case OpKind::RmsNorm: return "rms_norm";
   }
   return "?";
 }
@@ -81,6 +90,16 @@ std::string_view to_string(Activation a) noexcept {
     case Activation::Silu: return "silu";
     case Activation::Tanh: return "tanh";
     case Activation::Gelu: return "gelu";
+  }
+  return "?";
+}
+
+std::string_view to_string(Reduction r) noexcept {
+  switch (r) {
+    case Reduction::Sum: return "sum";
+    case Reduction::Mean: return "mean";
+    case Reduction::Max: return "max";
+    case Reduction::Min: return "min";
   }
   return "?";
 }

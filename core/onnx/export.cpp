@@ -160,11 +160,61 @@ class Exporter {
     emit("AveragePool", in, y, n.name, attrs);
   }
 
+  // A one-element initializer of `dtype`, for arithmetic beside tensors of that dtype.
+  std::string typed_scalar(const std::string& base, float v, DType dtype) {
+    const std::string n = fresh(base);
+    std::byte bytes[4];
+    store_from_f32(bytes, 0, dtype, v);
+    model_.initializers.push_back(raw_tensor(n, {}, elem_type(dtype), bytes, size_of(dtype)));
+    return n;
+  }
+
+  // LayerNormalization (opset 17) and RMSNormalization (23) spelt out in opset 13, as their ONNX
+  // function bodies are: in f32 (their stash_type), ReduceMean over the normalised axes and the spread
+  // about it; then, back in the tensors' dtype, the scaling.
+  void norm(const Node& n, const std::vector<std::string>& in, const std::string& y) {
+    const auto& p = std::get<NormParams>(n.params);
+    std::vector<std::int64_t> axes;
+    for (auto a = p.axis; a < static_cast<std::int64_t>(g_.shape(n.inputs[0]).size()); ++a) axes.push_back(a);
+    const auto step = [&](const std::string& op, const std::vector<std::string>& inputs, const std::string& what,
+                          const std::vector<Proto>& attrs = {}) {
+      const std::string out = fresh(n.name + "." + what);
+      emit(op, inputs, out, out, attrs);
+      return out;
+    };
+    const DType dtype = g_.dtype(n.inputs[0]);
+    const bool cast = dtype != DType::f32;
+    const std::string x = cast ? step("Cast", {in[0]}, "f32", {attr_int("to", FLOAT)}) : in[0];
+    std::string centred = x;
+    if (n.op == OpKind::LayerNorm)
+      centred = step("Sub", {x, step("ReduceMean", {x}, "mean", {attr_ints("axes", axes)})}, "centred");
+    const std::string variance =
+        step("ReduceMean", {step("Mul", {centred, centred}, "square")}, "variance", {attr_ints("axes", axes)});
+    const std::string epsilon = typed_scalar(n.name + ".epsilon", p.epsilon, DType::f32);
+    const std::string deviation = step("Sqrt", {step("Add", {variance, epsilon}, "shifted")}, "deviation");
+    std::string normalised = step("Div", {centred, deviation}, "normalised");
+    if (cast) normalised = step("Cast", {normalised}, "cast", {attr_int("to", elem_type(dtype))});
+    if (in.size() < 3) return emit("Mul", {normalised, in[1]}, y, n.name);
+    emit("Add", {step("Mul", {normalised, in[1]}, "scaled"), in[2]}, y, n.name);
+  }
+
+  // Opset 13: ReduceSum takes its axes as an input, the others as an attribute.
+  void reduce(const Node& n, const std::string& x, const std::string& y) {
+    const auto& p = std::get<ReduceParams>(n.params);
+    const Proto keepdims = attr_int("keepdims", p.keepdims ? 1 : 0);
+    switch (p.op) {
+      case Reduction::Sum: return emit("ReduceSum", {x, ints(n.name + ".axes", p.axes)}, y, n.name, {keepdims});
+      case Reduction::Mean: return emit("ReduceMean", {x}, y, n.name, {attr_ints("axes", p.axes), keepdims});
+      case Reduction::Max: return emit("ReduceMax", {x}, y, n.name, {attr_ints("axes", p.axes), keepdims});
+      case Reduction::Min: return emit("ReduceMin", {x}, y, n.name, {attr_ints("axes", p.axes), keepdims});
+    }
+  }
+
   void node(const Node& n) {
     std::vector<std::string> in;
     for (const Tensor t : n.inputs) in.push_back(name(t));
     const std::string& y = name(n.output);
-    static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: return conv(n, in, y);
       case OpKind::Gemm: return gemm(n, in, y);
@@ -200,6 +250,22 @@ class Exporter {
       case OpKind::Cast:
         return emit("Cast", in, y, n.name, {attr_int("to", elem_type(std::get<CastParams>(n.params).to))});
       case OpKind::Gelu: unsupported(n, "GELU");
+      case OpKind::Erf: return emit("Erf", in, y, n.name);
+      case OpKind::Sqrt: return emit("Sqrt", in, y, n.name);
+      case OpKind::Reciprocal: return emit("Reciprocal", in, y, n.name);
+      case OpKind::HardSigmoid: {
+        const auto& p = std::get<HardSigmoidParams>(n.params);
+        return emit("HardSigmoid", in, y, n.name, {attr_float("alpha", p.alpha), attr_float("beta", p.beta)});
+      }
+      case OpKind::HardSwish: {  // opset 14's HardSwish, spelt in opset 13
+        const std::string gate = fresh(n.name + ".hard_sigmoid");
+        emit("HardSigmoid", in, gate, gate, {attr_float("alpha", 1.0f / 6.0f), attr_float("beta", 0.5f)});
+        return emit("Mul", {in[0], gate}, y, n.name);
+      }
+      case OpKind::Pow: return emit("Pow", in, y, n.name);
+      case OpKind::Reduce: return reduce(n, in[0], y);
+      case OpKind::LayerNorm:
+      case OpKind::RmsNorm: return norm(n, in, y);
     }
     unsupported(n, "the op");
   }

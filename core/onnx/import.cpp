@@ -1,6 +1,5 @@
 // ONNX graph -> porta::Graph: one handler per op type, each mapping attributes onto the builder's
-// params (which then check shapes and values as for any caller). Ops porta has no node for are
-// decomposed here: HardSigmoid and HardSwish into mul/add/clip. Ops whose inputs are all known at
+// params (which then check shapes and values as for any caller). Ops whose inputs are all known at
 // load time (shape arithmetic) are evaluated instead (fold.cpp).
 #include <algorithm>
 #include <fstream>
@@ -19,9 +18,9 @@
 namespace porta::onnx {
 namespace {
 
-// Default-domain opsets whose semantics for the supported ops are handled below and tested: torch
-// 1.13 exports up to 17, and the changes of 18 on (new types, attributes moved to inputs) are not.
-constexpr std::int64_t min_opset = 7, max_opset = 17;
+// Default-domain opsets whose semantics for the supported ops are handled below and tested (18 moved
+// the reductions' axes to inputs); the changes of 19 on (new types, attributes) are not.
+constexpr std::int64_t min_opset = 7, max_opset = 18;
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
@@ -144,10 +143,6 @@ class Importer {
       if (!n.outputs[i].empty())
         unsupported("output " + std::to_string(i) + " ('" + n.outputs[i] +
                     "') is not supported; only the first output is");
-  }
-  Tensor scalar_constant(const NodeProto& n, const char* suffix, float value, DType dtype) {
-    const float values[] = {value};
-    return g_.constant(unique(base_name(n) + "/" + suffix), {1}, values, dtype);
   }
 
   // --- graph boundary ---------------------------------------------------------------------------
@@ -361,21 +356,9 @@ class Importer {
     }
     define(n, g_.clip(x, lo, hi, unique(base_name(n))));
   }
-  // max(0, min(1, alpha * x + beta))
-  Tensor hard_sigmoid(const NodeProto& n, Tensor x, float alpha, float beta) {
-    const DType dt = g_.dtype(x);
-    const std::string base = base_name(n);
-    const Tensor scaled = g_.mul(x, scalar_constant(n, "alpha", alpha, dt), unique(base + "/mul"));
-    const Tensor shifted = g_.add(scaled, scalar_constant(n, "beta", beta, dt), unique(base + "/add"));
-    return g_.clip(shifted, 0.0f, 1.0f, unique(base + "/clip"));
-  }
   void hard_sigmoid(const NodeProto& n, const Attrs& a) {
-    define(n, hard_sigmoid(n, tensor(n, 0), a.float32("alpha", 0.2f), a.float32("beta", 0.5f)));
-  }
-  void hard_swish(const NodeProto& n, const Attrs&) {  // x * HardSigmoid(x) with alpha 1/6, beta 1/2
-    const Tensor x = tensor(n, 0);
-    const Tensor gate = hard_sigmoid(n, x, 1.0f / 6.0f, 0.5f);
-    define(n, g_.mul(x, gate, unique(base_name(n))));
+    const HardSigmoidParams p{.alpha = a.float32("alpha", 0.2f), .beta = a.float32("beta", 0.5f)};
+    define(n, g_.hard_sigmoid(tensor(n, 0), p, unique(base_name(n))));
   }
 
   void batch_norm(const NodeProto& n, const Attrs& a) {
@@ -442,7 +425,27 @@ class Importer {
     define(n, g_.concat(xs, a.int64("axis", 0), unique(base_name(n))));
   }
 
-  // Identity and inference-mode Dropout pass their input on, constant or not.
+  // Axes are an input from opset 13 (ReduceSum) or 18 (the others), before that an attribute.
+  template <Reduction R>
+  void reduce(const NodeProto& n, const Attrs& a) {
+    ReduceParams p{.op = R, .axes = {}, .keepdims = a.int64("keepdims", 1) != 0};
+    if (opset_ >= (R == Reduction::Sum ? 13 : 18)) {
+      if (const Literal* lit = optional_literal(n, 1, "axes")) {
+        if (lit->is_float) invalid("axes '" + n.inputs[1] + "' must be an int64 tensor");
+        p.axes = lit->ints;
+      }
+      if (p.axes.empty() && a.int64("noop_with_empty_axes", 0) != 0) return identity(n, a);
+    } else {
+      p.axes = a.ints("axes", {});
+    }
+    define(n, g_.reduce(tensor(n, 0), std::move(p), unique(base_name(n))));
+  }
+  void layer_norm(const NodeProto& n, const Attrs& a) {
+    no_extra_outputs(n);  // Mean and InvStdDev are for training
+    const NormParams p{.axis = a.int64("axis", -1), .epsilon = a.float32("epsilon", 1e-5f)};
+    define(n, g_.layer_norm(tensor(n, 0), tensor(n, 1), optional_tensor(n, 2), p, unique(base_name(n))));
+  }
+  // Identity passes its input on, constant or not.
   void identity(const NodeProto& n, const Attrs&) {
     const Value* v = find(n, 0);
     if (!v) invalid("input 0 is required");
@@ -543,7 +546,16 @@ const std::unordered_map<std::string_view, Importer::Handler>& Importer::handler
       {"Tanh", &Importer::unary<&Graph::tanh>},
       {"Clip", &Importer::clip},
       {"HardSigmoid", &Importer::hard_sigmoid},
-      {"HardSwish", &Importer::hard_swish},
+      {"HardSwish", &Importer::unary<&Graph::hard_swish>},
+      {"Erf", &Importer::unary<&Graph::erf>},
+      {"Sqrt", &Importer::unary<&Graph::sqrt>},
+      {"Reciprocal", &Importer::unary<&Graph::reciprocal>},
+      {"Pow", &Importer::binary<&Graph::pow>},
+      {"ReduceSum", &Importer::reduce<Reduction::Sum>},
+      {"ReduceMean", &Importer::reduce<Reduction::Mean>},
+      {"ReduceMax", &Importer::reduce<Reduction::Max>},
+      {"ReduceMin", &Importer::reduce<Reduction::Min>},
+      {"LayerNormalization", &Importer::layer_norm},
       {"MaxPool", &Importer::max_pool},
       {"AveragePool", &Importer::average_pool},
       {"GlobalAveragePool", &Importer::global_average_pool},

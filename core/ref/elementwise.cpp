@@ -54,6 +54,24 @@ void ref_gelu(const HostOpArgs& args) {
   unary(args, [tanh_approximation](double x) { return gelu(x, tanh_approximation); });
 }
 
+void ref_erf(const HostOpArgs& args) {
+  unary(args, [](double x) { return std::erf(x); });
+}
+void ref_sqrt(const HostOpArgs& args) {
+  unary(args, [](double x) { return std::sqrt(x); });
+}
+void ref_reciprocal(const HostOpArgs& args) {
+  unary(args, [](double x) { return 1.0 / x; });
+}
+void ref_hard_sigmoid(const HostOpArgs& args) {
+  const auto& p = std::get<HardSigmoidParams>(args.node.params);
+  unary(args, [alpha = double{p.alpha}, beta = double{p.beta}](double x) { return hard_sigmoid(x, alpha, beta); });
+}
+void ref_hard_swish(const HostOpArgs& args) { unary(args, hard_swish<double>); }
+void ref_pow(const HostOpArgs& args) {
+  binary(args, [](double a, double b) { return std::pow(a, b); });
+}
+
 // The conversion is in load and store: the output tensor has the target dtype.
 void ref_cast(const HostOpArgs& args) {
   unary(args, [](double x) { return x; });

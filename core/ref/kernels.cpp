@@ -32,6 +32,15 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Transpose, ref_transpose},
     {OpKind::Concat, ref_concat},
     {OpKind::Cast, ref_cast},
+    {OpKind::Erf, ref_erf},
+    {OpKind::Sqrt, ref_sqrt},
+    {OpKind::Reciprocal, ref_reciprocal},
+    {OpKind::HardSigmoid, ref_hard_sigmoid},
+    {OpKind::HardSwish, ref_hard_swish},
+    {OpKind::Pow, ref_pow},
+    {OpKind::Reduce, ref_reduce},
+    {OpKind::LayerNorm, ref_layer_norm},
+    {OpKind::RmsNorm, ref_rms_norm},
 };
 
 constexpr bool in_op_kind_order() {

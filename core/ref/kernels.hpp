@@ -22,6 +22,15 @@ void ref_silu(const HostOpArgs& args);
 void ref_tanh(const HostOpArgs& args);
 void ref_gelu(const HostOpArgs& args);
 void ref_cast(const HostOpArgs& args);
+void ref_erf(const HostOpArgs& args);
+void ref_sqrt(const HostOpArgs& args);
+void ref_reciprocal(const HostOpArgs& args);
+void ref_hard_sigmoid(const HostOpArgs& args);
+void ref_hard_swish(const HostOpArgs& args);
+void ref_pow(const HostOpArgs& args);
+void ref_reduce(const HostOpArgs& args);
+void ref_layer_norm(const HostOpArgs& args);
+void ref_rms_norm(const HostOpArgs& args);
 
 void ref_batchnorm(const HostOpArgs& args);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 #include <variant>
 
 namespace porta::detail {
@@ -147,6 +148,36 @@ AxisSplit split_at_axis(const Shape& shape, std::int64_t axis) {
     if (i < axis) s.outer *= shape[i];
     else if (i == axis) s.axis = shape[i];
     else s.inner *= shape[i];
+  }
+  return s;
+}
+
+AxisSplit norm_rows(const Shape& shape, std::int64_t axis) {
+  AxisSplit s;
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(shape.size()); ++i) (i < axis ? s.outer : s.axis) *= shape[i];
+  return s;
+}
+
+ReduceSplit reduce_split(const Shape& x, const std::vector<std::int64_t>& axes) {
+  ReduceSplit s;
+  std::int64_t stride = 1;
+  int previous = -1;  // the group of the dimension after this one: 0 kept, 1 reduced
+  std::vector<std::pair<std::int64_t, std::int64_t>> groups[2];  // (extent, stride), innermost first
+  for (auto d = static_cast<std::int64_t>(x.size()); d-- > 0;) {
+    const int group = std::binary_search(axes.begin(), axes.end(), d) ? 1 : 0;
+    auto& dims = groups[group];
+    if (group == previous) dims.back().first *= x[static_cast<std::size_t>(d)];  // contiguous with it
+    else dims.emplace_back(x[static_cast<std::size_t>(d)], stride);
+    stride *= x[static_cast<std::size_t>(d)];
+    previous = group;
+  }
+  for (auto it = groups[0].rbegin(); it != groups[0].rend(); ++it) {
+    s.kept_extent.push_back(it->first), s.kept_stride.push_back(it->second);
+    s.kept_count *= it->first;
+  }
+  for (auto it = groups[1].rbegin(); it != groups[1].rend(); ++it) {
+    s.reduced_extent.push_back(it->first), s.reduced_stride.push_back(it->second);
+    s.reduced_count *= it->first;
   }
   return s;
 }

@@ -23,6 +23,8 @@ template <class T> T gelu(T x, bool tanh_approximation) {
   return T(0.5) * x * (T(1) + std::erf(x / std::numbers::sqrt2_v<T>));
 }
 template <class T> T clip(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
+template <class T> T hard_sigmoid(T x, T alpha, T beta) { return clip(alpha * x + beta, T(0), T(1)); }
+template <class T> T hard_swish(T x) { return x * hard_sigmoid(x, T(1) / T(6), T(0.5)); }
 
 template <class T> T activate(Activation a, T x) {
   switch (a) {
@@ -127,5 +129,33 @@ struct AxisSplit {
   std::int64_t outer = 1, axis = 1, inner = 1;
 };
 AxisSplit split_at_axis(const Shape& shape, std::int64_t axis);
+
+// Layer and RMS normalisation's rows: outer rows of `axis` elements (the axes from `axis` on), inner 1.
+AxisSplit norm_rows(const Shape& shape, std::int64_t axis);
+
+// A reduction's input dimensions in two groups, each with its strides in the input: the kept ones
+// (which index the output, in order) and the reduced ones. Neighbouring dimensions of one group are
+// merged, so reducing the trailing axes leaves one reduced run of stride 1.
+struct ReduceSplit {
+  Shape kept_extent, kept_stride;
+  Shape reduced_extent, reduced_stride;
+  std::int64_t kept_count = 1, reduced_count = 1;
+
+  // Offset in the input of element `i` of a group.
+  std::int64_t kept_offset(std::int64_t i) const { return offset_of(i, kept_extent, kept_stride); }
+  std::int64_t reduced_offset(std::int64_t i) const { return offset_of(i, reduced_extent, reduced_stride); }
+
+ private:
+  static std::int64_t offset_of(std::int64_t i, const Shape& extent, const Shape& stride) {
+    std::int64_t offset = 0;
+    for (std::size_t d = extent.size(); d-- > 0;) {
+      offset += i % extent[d] * stride[d];
+      i /= extent[d];
+    }
+    return offset;
+  }
+};
+// `axes` normalised, as ReduceParams holds them.
+ReduceSplit reduce_split(const Shape& x, const std::vector<std::int64_t>& axes);
 
 }  // namespace porta::detail

@@ -69,6 +69,18 @@ class Graph {
   Tensor silu(Tensor x, std::string name = {});
   Tensor tanh(Tensor x, std::string name = {});
   Tensor gelu(Tensor x, const GeluParams& p = {}, std::string name = {});
+  Tensor erf(Tensor x, std::string name = {});
+  Tensor sqrt(Tensor x, std::string name = {});
+  Tensor reciprocal(Tensor x, std::string name = {});  // 1 / x
+  Tensor hard_sigmoid(Tensor x, const HardSigmoidParams& p = {}, std::string name = {});
+  Tensor hard_swish(Tensor x, std::string name = {});  // x * hard_sigmoid(x) with alpha 1/6, beta 1/2
+  Tensor pow(Tensor a, Tensor b, std::string name = {});  // a ^ b, numpy broadcasting
+  // ONNX ReduceSum, ReduceMean, ReduceMax, ReduceMin.
+  Tensor reduce(Tensor x, ReduceParams p, std::string name = {});
+  // ONNX LayerNormalization and RMSNormalization over the axes from p.axis on; scale and bias have
+  // the shape of those axes, and the bias is optional.
+  Tensor layer_norm(Tensor x, Tensor scale, Tensor bias = {}, const NormParams& p = {}, std::string name = {});
+  Tensor rms_norm(Tensor x, Tensor scale, const NormParams& p = {}, std::string name = {});
 
   // ONNX BatchNormalization in inference mode; scale, bias, mean and var are [C].
   Tensor batchnorm(Tensor x, Tensor scale, Tensor bias, Tensor mean, Tensor var,
@@ -80,6 +92,9 @@ class Graph {
   Tensor global_avg_pool(Tensor x, const GlobalPoolParams& p, std::string name = {});  // NHWC: -> [N, 1, 1, C]
 
   Tensor softmax(Tensor x, std::int64_t axis = -1, std::string name = {});
+  // softmax(x + mask), as attention masks scores: `mask` (large negative where masked) broadcasts to
+  // x's shape. Built as an add node "<name>/mask" before the softmax.
+  Tensor softmax(Tensor x, std::int64_t axis, Tensor mask, std::string name = {});
   // ONNX Reshape: one dimension may be -1 (inferred); 0 copies the input's dimension.
   Tensor reshape(Tensor x, Shape shape, std::string name = {});
   Tensor flatten(Tensor x, std::int64_t axis = 1, std::string name = {});  // ONNX Flatten
@@ -105,6 +120,7 @@ class Graph {
   Tensor binary(OpKind op, Tensor a, Tensor b, std::string name);
   Tensor unary(OpKind op, Tensor x, OpParams params, std::string name);
   Tensor pool(OpKind op, Tensor x, const Pool2dParams& p, std::string name);
+  Tensor norm(OpKind op, Tensor x, Tensor scale, Tensor bias, NormParams p, std::string name);
   std::string node_name(OpKind op, std::string name) const;
   void check_name_free(std::string_view name, std::string_view what) const;
 

@@ -24,9 +24,14 @@ enum class OpKind : std::uint8_t {
   Transpose,
   Concat,
   Cast,
+  // Elementwise math; Pow broadcasts as Add does.
+  Erf, Sqrt, Reciprocal, HardSigmoid, HardSwish, Pow,
+  Reduce,         // sum, mean, max or min over a set of axes
+  LayerNorm,      // (x - mean) / sqrt(variance + epsilon) * scale + bias over the axes from `axis` on
+  RmsNorm,        // x / sqrt(mean(x^2) + epsilon) * scale over the axes from `axis` on
 };
 
-inline constexpr int op_kind_count = static_cast<int>(OpKind::Cast) + 1;
+inline constexpr int op_kind_count = static_cast<int>(OpKind::RmsNorm) + 1;
 
 std::string_view to_string(OpKind op) noexcept;
 
@@ -114,9 +119,32 @@ struct CastParams {
   DType to = DType::f32;
 };
 
+struct HardSigmoidParams {  // max(0, min(1, alpha * x + beta)), as ONNX HardSigmoid
+  float alpha = 0.2f;
+  float beta = 0.5f;
+};
+
+struct NormParams {
+  std::int64_t axis = -1;  // the first normalised axis; the builder makes it non-negative
+  float epsilon = 1e-5f;
+};
+
+enum class Reduction : std::uint8_t { Sum, Mean, Max, Min };
+
+std::string_view to_string(Reduction r) noexcept;
+
+struct ReduceParams {
+  Reduction op = Reduction::Sum;
+  // Negative axes count from the end; empty means every axis. The builder stores them normalised:
+  // non-negative, ascending, never empty.
+  std::vector<std::int64_t> axes;
+  bool keepdims = true;  // reduced axes stay as 1s; without, they go (all of them: the result is [1])
+};
+
 using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dParams, ClipParams,
                               GeluParams, BatchNormParams, Pool2dParams, GlobalPoolParams,
-                              SoftmaxParams, ReshapeParams, TransposeParams, ConcatParams, CastParams>;
+                              SoftmaxParams, ReshapeParams, TransposeParams, ConcatParams, CastParams,
+                              HardSigmoidParams, ReduceParams, NormParams>;
 
 // Conv and pooling output extent along one spatial dimension (floor or ceil), before checking.
 constexpr std::int64_t window_output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,

@@ -50,6 +50,10 @@ typedef enum porta_activation {
   PORTA_ACT_NONE = 0, PORTA_ACT_RELU, PORTA_ACT_RELU6, PORTA_ACT_SIGMOID, PORTA_ACT_SILU, PORTA_ACT_TANH,
   PORTA_ACT_GELU
 } porta_activation;
+
+typedef enum porta_reduction {
+  PORTA_REDUCE_SUM = 0, PORTA_REDUCE_MEAN, PORTA_REDUCE_MAX, PORTA_REDUCE_MIN
+} porta_reduction;
 typedef enum porta_layout { PORTA_NCHW = 0, PORTA_NHWC = 1 } porta_layout;
 typedef enum porta_impl { PORTA_IMPL_NATIVE = 0, PORTA_IMPL_VENDOR = 1 } porta_impl;
 typedef enum porta_run_clock { PORTA_CLOCK_NONE = 0, PORTA_CLOCK_DEVICE = 1, PORTA_CLOCK_HOST = 2 } porta_run_clock;
@@ -147,6 +151,16 @@ porta_status porta_tanh(porta_graph* graph, porta_tensor x, const char* name, po
 /* tanh_approximation 0: the exact erf form (ONNX Gelu, torch's default). */
 porta_status porta_gelu(porta_graph* graph, porta_tensor x, int tanh_approximation, const char* name,
                         porta_tensor* out);
+porta_status porta_erf(porta_graph* graph, porta_tensor x, const char* name, porta_tensor* out);
+porta_status porta_sqrt(porta_graph* graph, porta_tensor x, const char* name, porta_tensor* out);
+porta_status porta_reciprocal(porta_graph* graph, porta_tensor x, const char* name, porta_tensor* out);
+/* max(0, min(1, alpha * x + beta)); ONNX's defaults are alpha 0.2, beta 0.5. */
+porta_status porta_hard_sigmoid(porta_graph* graph, porta_tensor x, float alpha, float beta, const char* name,
+                                porta_tensor* out);
+/* x * hard_sigmoid(x) with alpha 1/6, beta 1/2. */
+porta_status porta_hard_swish(porta_graph* graph, porta_tensor x, const char* name, porta_tensor* out);
+/* a ^ b, numpy broadcasting */
+porta_status porta_pow(porta_graph* graph, porta_tensor a, porta_tensor b, const char* name, porta_tensor* out);
 
 /* Inference: scale * (x - mean) / sqrt(var + epsilon) + bias over dim 1; scale, bias, mean, var [C]. */
 porta_status porta_batchnorm(porta_graph* graph, porta_tensor x, porta_tensor scale, porta_tensor bias,
@@ -171,7 +185,17 @@ porta_status porta_avg_pool2d(porta_graph* graph, porta_tensor x, const porta_po
 porta_status porta_global_avg_pool(porta_graph* graph, porta_tensor x, porta_layout layout, const char* name,
                                    porta_tensor* out);
 
+/* ONNX LayerNormalization and RMSNormalization over the axes from `axis` on (negative: from the end);
+ * scale and bias have those axes' shape; bias may be PORTA_NO_TENSOR. */
+porta_status porta_layer_norm(porta_graph* graph, porta_tensor x, porta_tensor scale, porta_tensor bias, int64_t axis,
+                              float epsilon, const char* name, porta_tensor* out);
+porta_status porta_rms_norm(porta_graph* graph, porta_tensor x, porta_tensor scale, int64_t axis, float epsilon,
+                            const char* name, porta_tensor* out);
 porta_status porta_softmax(porta_graph* graph, porta_tensor x, int64_t axis, const char* name, porta_tensor* out);
+/* ONNX ReduceSum/Mean/Max/Min over `axis_count` axes (negative ones count from the end; none: every
+ * axis); keepdims 0 drops the reduced axes. */
+porta_status porta_reduce(porta_graph* graph, porta_tensor x, porta_reduction reduction, const int64_t* axes,
+                          size_t axis_count, int keepdims, const char* name, porta_tensor* out);
 /* ONNX Reshape: one dimension may be -1 (inferred); 0 copies the input's dimension. */
 porta_status porta_reshape(porta_graph* graph, porta_tensor x, const int64_t* shape, size_t rank, const char* name,
                            porta_tensor* out);

@@ -102,6 +102,7 @@ py::array array_of(const std::vector<std::byte>& bytes, const TensorDesc& desc) 
 
 Activation parse_activation(std::string_view text) { return parse(text, Activation::Gelu, "activation"); }
 Layout parse_layout(std::string_view text) { return parse(text, Layout::NHWC, "layout"); }
+Reduction parse_reduction(std::string_view text) { return parse(text, Reduction::Min, "reduction"); }
 Impl parse_impl(std::string_view text) { return parse(text, Impl::Vendor, "impl"); }
 
 }  // namespace porta::python

@@ -37,6 +37,7 @@ py::array array_of(const std::vector<std::byte>& bytes, const TensorDesc& desc);
 // Enum values from their names, as to_string writes them (case-insensitive).
 Activation parse_activation(std::string_view text);
 Layout parse_layout(std::string_view text);
+Reduction parse_reduction(std::string_view text);
 Impl parse_impl(std::string_view text);
 
 }  // namespace porta::python

@@ -39,17 +39,26 @@ Tensor pool(Graph& g, OpKind op, Tensor x, Int2 kernel, Int2 stride, Int4 pad, I
 void bind_binary_and_unary(py::class_<Graph>& c) {
   using Binary = Tensor (Graph::*)(Tensor, Tensor, std::string);
   const std::pair<const char*, Binary> binary[] = {
-      {"add", &Graph::add}, {"sub", &Graph::sub}, {"mul", &Graph::mul}, {"div", &Graph::div}};
+      {"add", &Graph::add}, {"sub", &Graph::sub}, {"mul", &Graph::mul}, {"div", &Graph::div}, {"pow", &Graph::pow}};
   for (const auto& [op, fn] : binary)
     c.def(op, [fn](Graph& g, Tensor a, Tensor b, std::string name) { return (g.*fn)(a, b, std::move(name)); },
           "a"_a, "b"_a, "name"_a = "", "Elementwise, with numpy broadcasting.");
   using Unary = Tensor (Graph::*)(Tensor, std::string);
   const std::pair<const char*, Unary> unary[] = {{"relu", &Graph::relu},       {"relu6", &Graph::relu6},
                                                  {"sigmoid", &Graph::sigmoid}, {"silu", &Graph::silu},
-                                                 {"tanh", &Graph::tanh}};
+                                                 {"tanh", &Graph::tanh},       {"erf", &Graph::erf},
+                                                 {"sqrt", &Graph::sqrt},       {"reciprocal", &Graph::reciprocal},
+                                                 {"hard_swish", &Graph::hard_swish}};
   for (const auto& [op, fn] : unary)
     c.def(op, [fn](Graph& g, Tensor x, std::string name) { return (g.*fn)(x, std::move(name)); }, "x"_a,
-          "name"_a = "", "Elementwise activation.");
+          "name"_a = "", "Elementwise activation or math.");
+  c.def(
+      "hard_sigmoid",
+      [](Graph& g, Tensor x, float alpha, float beta, std::string name) {
+        return g.hard_sigmoid(x, {.alpha = alpha, .beta = beta}, std::move(name));
+      },
+      "x"_a, "alpha"_a = 0.2f, "beta"_a = 0.5f, "name"_a = "",
+      "max(0, min(1, alpha * x + beta)), as ONNX HardSigmoid.");
 }
 
 void bind_linear(py::class_<Graph>& c) {
@@ -109,11 +118,39 @@ void bind_layers(py::class_<Graph>& c) {
   c.def("global_avg_pool", [](Graph& g, Tensor x, const std::string& layout, std::string name) {
     return g.global_avg_pool(x, GlobalPoolParams{.layout = parse_layout(layout)}, std::move(name));
   }, "x"_a, "layout"_a = "NCHW", "name"_a = "", "[N, C, H, W] -> [N, C, 1, 1] (NHWC: -> [N, 1, 1, C]).");
-  c.def("softmax", &Graph::softmax, "x"_a, "axis"_a = -1, "name"_a = "");
+  c.def(
+      "softmax",
+      [](Graph& g, Tensor x, std::int64_t axis, std::string name, std::optional<Tensor> mask) {
+        return mask ? g.softmax(x, axis, *mask, std::move(name)) : g.softmax(x, axis, std::move(name));
+      },
+      "x"_a, "axis"_a = -1, "name"_a = "", "mask"_a = py::none(),
+      "Softmax along `axis`; with a mask, softmax(x + mask), the mask broadcasting to x.");
   c.def("reshape", &Graph::reshape, "x"_a, "shape"_a, "name"_a = "",
         "ONNX Reshape: one dimension may be -1 (inferred), 0 copies the input's.");
   c.def("flatten", &Graph::flatten, "x"_a, "axis"_a = 1, "name"_a = "");
   c.def("transpose", &Graph::transpose, "x"_a, "perm"_a, "name"_a = "");
+  c.def(
+      "layer_norm",
+      [](Graph& g, Tensor x, Tensor scale, std::optional<Tensor> bias, std::int64_t axis, float epsilon,
+         std::string name) {
+        return g.layer_norm(x, scale, or_none(bias), {.axis = axis, .epsilon = epsilon}, std::move(name));
+      },
+      "x"_a, "scale"_a, "bias"_a = py::none(), "axis"_a = -1, "epsilon"_a = 1e-5f, "name"_a = "",
+      "ONNX LayerNormalization over the axes from `axis` on; scale and bias have their shape.");
+  c.def(
+      "rms_norm",
+      [](Graph& g, Tensor x, Tensor scale, std::int64_t axis, float epsilon, std::string name) {
+        return g.rms_norm(x, scale, {.axis = axis, .epsilon = epsilon}, std::move(name));
+      },
+      "x"_a, "scale"_a, "axis"_a = -1, "epsilon"_a = 1e-5f, "name"_a = "",
+      "RMS normalisation over the axes from `axis` on: x / sqrt(mean(x^2) + epsilon) * scale.");
+  c.def(
+      "reduce",
+      [](Graph& g, Tensor x, const std::string& op, std::vector<std::int64_t> axes, bool keepdims, std::string name) {
+        return g.reduce(x, {.op = parse_reduction(op), .axes = std::move(axes), .keepdims = keepdims}, std::move(name));
+      },
+      "x"_a, "op"_a = "sum", "axes"_a = std::vector<std::int64_t>{}, "keepdims"_a = true, "name"_a = "",
+      "ONNX ReduceSum/Mean/Max/Min ('sum', 'mean', 'max', 'min'); no axes: every axis.");
   c.def("concat", [](Graph& g, const std::vector<Tensor>& xs, std::int64_t axis, std::string name) {
     return g.concat(xs, axis, std::move(name));
   }, "xs"_a, "axis"_a, "name"_a = "");

@@ -150,6 +150,27 @@ static porta_status gelu(porta_graph* g) {
   return porta_graph_output(g, "y_tanh", approx);
 }
 
+/* Each in its domain: sqrt of x^2, and 1 / (|x| + [0.5, 1.5)). */
+static porta_status math(porta_graph* g) {
+  porta_tensor x, two, offset, y, square, root, shifted, inverse;
+  TRY(input(g, "x", SHAPE(4, 9), &x));
+  TRY(constant(g, "two", SHAPE(1), 2, 2, &two));
+  TRY(constant(g, "offset", SHAPE(9), 0.5f, 1.5f, &offset));
+  TRY(porta_erf(g, x, NULL, &y));
+  TRY(porta_graph_output(g, "erf", y));
+  TRY(porta_hard_sigmoid(g, x, 0.3f, 0.4f, NULL, &y));
+  TRY(porta_graph_output(g, "hard_sigmoid", y));
+  TRY(porta_hard_swish(g, x, NULL, &y));
+  TRY(porta_graph_output(g, "hard_swish", y));
+  TRY(porta_pow(g, x, two, NULL, &square));
+  TRY(porta_sqrt(g, square, NULL, &root));
+  TRY(porta_add(g, root, offset, NULL, &shifted));
+  TRY(porta_reciprocal(g, shifted, NULL, &inverse));
+  TRY(porta_graph_output(g, "pow", square));
+  TRY(porta_graph_output(g, "sqrt", root));
+  return porta_graph_output(g, "reciprocal", inverse);
+}
+
 static porta_status batchnorm(porta_graph* g) {
   porta_tensor x, scale, bias, mean, var, y;
   TRY(input(g, "x", SHAPE(2, 3, 4, 5), &x));
@@ -211,6 +232,35 @@ static porta_status softmax(porta_graph* g) {
   return porta_graph_output(g, "y", y);
 }
 
+static porta_status norms(porta_graph* g) {
+  porta_tensor x, scale, bias, y;
+  TRY(input(g, "x", SHAPE(3, 5, 8), &x));
+  TRY(constant(g, "scale", SHAPE(5, 8), 0.5f, 1.5f, &scale));
+  TRY(constant(g, "bias", SHAPE(5, 8), -1, 1, &bias));
+  TRY(porta_layer_norm(g, x, scale, bias, -2, 1e-5f, NULL, &y));
+  TRY(porta_graph_output(g, "layer_norm", y));
+  TRY(porta_rms_norm(g, x, scale, 1, 1e-3f, NULL, &y));
+  return porta_graph_output(g, "rms_norm", y);
+}
+
+/* Every reduction: over two axes kept as 1s, over a negative axis dropped, and over every axis. */
+static porta_status reduce(porta_graph* g) {
+  static const char* names[4][3] = {{"sum_kept", "sum_dropped", "sum_all"}, {"mean_kept", "mean_dropped", "mean_all"},
+                                    {"max_kept", "max_dropped", "max_all"}, {"min_kept", "min_dropped", "min_all"}};
+  const int64_t pair[] = {0, 2}, last[] = {-1};
+  porta_tensor x, y;
+  TRY(input(g, "x", SHAPE(3, 5, 7), &x));
+  for (int op = PORTA_REDUCE_SUM; op <= PORTA_REDUCE_MIN; ++op) {
+    TRY(porta_reduce(g, x, (porta_reduction)op, pair, 2, 1, NULL, &y));
+    TRY(porta_graph_output(g, names[op][0], y));
+    TRY(porta_reduce(g, x, (porta_reduction)op, last, 1, 0, NULL, &y));
+    TRY(porta_graph_output(g, names[op][1], y));
+    TRY(porta_reduce(g, x, (porta_reduction)op, NULL, 0, 1, NULL, &y));
+    TRY(porta_graph_output(g, names[op][2], y));
+  }
+  return PORTA_OK;
+}
+
 static porta_status shape_ops(porta_graph* g) {
   porta_tensor x, r, f, t;
   TRY(input(g, "x", SHAPE(2, 3, 4, 5), &x));
@@ -251,10 +301,11 @@ static const op_case cases[] = {
     {"matmul_broadcast", matmul_broadcast}, {"matmul_transposed", matmul_transposed}, {"gemm", gemm},
     {"conv2d_grouped", conv2d_grouped}, {"conv2d_nhwc_residual", conv2d_nhwc_residual}, {"add", add},
     {"sub", sub}, {"mul", mul}, {"div", div_}, {"relu", relu}, {"relu6", relu6}, {"clip", clip},
-    {"sigmoid", sigmoid}, {"silu", silu}, {"tanh", tanh_}, {"gelu", gelu}, {"batchnorm", batchnorm},
+    {"sigmoid", sigmoid}, {"silu", silu}, {"tanh", tanh_}, {"gelu", gelu}, {"math", math}, {"batchnorm", batchnorm},
     {"max_pool2d", max_pool_ceil}, {"avg_pool2d", avg_pool_padded}, {"avg_pool2d_nhwc", avg_pool_nhwc},
     {"global_avg_pool", global_avg_pool_nchw}, {"global_avg_pool_nhwc", global_avg_pool_nhwc},
-    {"softmax", softmax}, {"reshape_flatten_transpose", shape_ops}, {"concat", concat}, {"cast", cast},
+    {"softmax", softmax}, {"reduce", reduce}, {"norms", norms}, {"reshape_flatten_transpose", shape_ops},
+    {"concat", concat}, {"cast", cast},
 };
 
 /* ---- running a case on a device and on ref -------------------------------------------------------- */

@@ -120,6 +120,28 @@ cases::Limits judged_limits(const Graph& graph, Tensor output, double sensitivit
   return limits;
 }
 
+std::vector<cases::Limits> judged_limits(const Graph& graph, const Values& want,
+                                         const std::vector<double>& sensitivity) {
+  std::vector<cases::Limits> limits;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    limits.push_back(judged_limits(graph, graph.outputs()[i].second, sensitivity[i]));
+    // All zeros: equal values that cancel (x * sigmoid(x) - sigmoid(x) * x, where the passes make one
+    // a silu), or a relu of negative values. Errors are judged against the unit scale of the values
+    // that cancelled, which the generator keeps activations at.
+    if (std::all_of(want[i].begin(), want[i].end(), [](float w) { return w == 0.0f; })) limits.back().scale = 1.0;
+  }
+  return limits;
+}
+
+std::vector<cases::Limits> judged_output_limits(const Graph& graph, std::uint64_t input_seed) {
+  static const Device ref = Device::open("ref");
+  Values inputs;
+  for (std::size_t i = 0; i < graph.inputs().size(); ++i)
+    inputs.push_back(cases::random_input_values(graph, i, input_seed));
+  const Values want = run(ref, graph, false, inputs);
+  return judged_limits(graph, want, sensitivities(ref, graph, inputs, want, input_seed));
+}
+
 CheckOutcome check_graph(const Graph& graph, std::span<const Device> devices, std::uint64_t input_seed) {
   static const Device ref = Device::open("ref");
   CheckOutcome outcome;
@@ -142,14 +164,7 @@ CheckOutcome check_graph(const Graph& graph, std::span<const Device> devices, st
     outcome.mismatches.push_back({"ref", false, "the oracle " + describe(e)});
     return outcome;
   }
-  std::vector<cases::Limits> limits;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    limits.push_back(judged_limits(graph, graph.outputs()[i].second, sensitivity[i]));
-    // All zeros: equal values that cancel (x * sigmoid(x) - sigmoid(x) * x, where the passes make one
-    // a silu), or a relu of negative values. Errors are judged against the unit scale of the values
-    // that cancelled, which the generator keeps activations at.
-    if (std::all_of(want[i].begin(), want[i].end(), [](float w) { return w == 0.0f; })) limits.back().scale = 1.0;
-  }
+  const std::vector<cases::Limits> limits = judged_limits(graph, want, sensitivity);
   // Whether the device runs the graph: a device that cannot without the passes is skipped; with
   // them it must run whatever it runs without.
   const auto judge = [&](const Device& device, bool optimize) {

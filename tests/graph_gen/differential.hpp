@@ -15,6 +15,11 @@ namespace porta::graph_gen {
 // it depends on (see differential.cpp).
 cases::Limits output_limits(const Graph& graph, Tensor output);
 
+// The limits each output of `graph` is judged by on the inputs cases::set_random_inputs(input_seed)
+// sets: output_limits, times how much the output moves when its inputs and constants do (a
+// normalisation of values close together moves far), times a margin.
+std::vector<cases::Limits> judged_output_limits(const Graph& graph, std::uint64_t input_seed);
+
 struct Mismatch {
   std::string spec;  // of the device that disagreed
   bool optimize = false;

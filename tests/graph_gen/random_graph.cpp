@@ -32,7 +32,7 @@ std::int64_t numel(const Shape& shape) {
 }
 
 Shape constant_shape(ConstantShape kind, const Shape& of) {
-  static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
   switch (kind) {
     case ConstantShape::Scalar: return {1};
     case ConstantShape::PerChannel: {
@@ -96,7 +96,7 @@ class StepBuilder {
   Tensor add_op(const Step& s) {
     const Tensor x = operand(s, 0);
     const DType t = g.dtype(x);
-    static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
     switch (s.op) {
       case OpKind::Conv2d: {
         auto p = std::get<Conv2dParams>(s.params);
@@ -138,7 +138,7 @@ class StepBuilder {
           b = constant(constant_shape(s.constant, g.shape(x)), t, s.seed, factor ? 0.5f : -1.0f, factor ? 1.5f : 1.0f,
                        factor);
         }
-        static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+        static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
         switch (s.op) {
           case OpKind::Add: return g.add(x, b);
           case OpKind::Sub: return g.sub(x, b);
@@ -175,6 +175,27 @@ class StepBuilder {
         return g.concat(xs, std::get<ConcatParams>(s.params).axis);
       }
       case OpKind::Cast: return g.cast(x, std::get<CastParams>(s.params).to);
+      case OpKind::Erf: return g.erf(x);
+      case OpKind::Sqrt: return g.sqrt(x);
+      case OpKind::Reciprocal: return g.reciprocal(x);
+      case OpKind::HardSigmoid: return g.hard_sigmoid(x, std::get<HardSigmoidParams>(s.params));
+      case OpKind::HardSwish: return g.hard_swish(x);
+      case OpKind::Reduce: return g.reduce(x, std::get<ReduceParams>(s.params));
+      case OpKind::LayerNorm:
+      case OpKind::RmsNorm: {  // scale in [0.5, 1.5), bias in [-0.5, 0.5) over the normalised axes
+        const auto& p = std::get<NormParams>(s.params);
+        const Shape& sx = g.shape(x);
+        const auto rank = static_cast<std::int64_t>(sx.size());
+        if (p.axis < -rank || p.axis >= rank) throw Error(ErrorCode::InvalidArgument, "graph_gen: no such axis");
+        const Shape n(sx.begin() + (p.axis < 0 ? p.axis + rank : p.axis), sx.end());
+        const Tensor scale = constant(n, t, s.seed, 0.5f, 1.5f);
+        if (s.op == OpKind::RmsNorm) return g.rms_norm(x, scale, p);
+        return g.layer_norm(x, scale, s.bias ? constant(n, t, s.seed + 1, -0.5f, 0.5f) : Tensor{}, p);
+      }
+      case OpKind::Pow:  // exponents in [-2, 2) when constant
+        return g.pow(x, s.constant == ConstantShape::None
+                            ? operand(s, 1)
+                            : constant(constant_shape(s.constant, g.shape(x)), t, s.seed, -2.0f, 2.0f));
     }
     throw Error(ErrorCode::InvalidArgument, "graph_gen: no step builds " + std::string(to_string(s.op)));
   }
@@ -308,6 +329,9 @@ class Generator {
         {3, &Generator::reshape},
         {3, &Generator::transpose},
         {3, &Generator::matmul},
+        {4, &Generator::math},
+        {2, &Generator::reduce},
+        {2, &Generator::norm},
     };
     static constexpr int total = [] {
       int sum = 0;
@@ -329,6 +353,59 @@ class Generator {
 
   void single_unary() {
     if (const auto x = pick_any()) unary(*x);
+  }
+
+  // Elementwise math; sqrt, reciprocal and pow after a clip that keeps them in their domain (and
+  // f16's range): [0, 6], [0.5, 2] and bases in [0.25, 4].
+  void math() {
+    const auto x = pick_any();
+    if (!x) return;
+    const auto clipped = [&](float lo, float hi) { return try_add(op_step(OpKind::Clip, {*x}, ClipParams{lo, hi})); };
+    switch (c_.below(6)) {
+      case 0: try_add(op_step(OpKind::Erf, {*x})); return;
+      case 1:
+        try_add(op_step(OpKind::HardSigmoid, {*x}, HardSigmoidParams{c_.pick({0.2f, 0.3f}), c_.pick({0.5f, 0.4f})}));
+        return;
+      case 2: try_add(op_step(OpKind::HardSwish, {*x})); return;
+      case 3:
+        if (const auto y = clipped(0.0f, 6.0f)) try_add(op_step(OpKind::Sqrt, {*y}));
+        return;
+      case 4:
+        if (const auto y = clipped(0.5f, 2.0f)) try_add(op_step(OpKind::Reciprocal, {*y}));
+        return;
+      default:
+        if (const auto y = clipped(0.25f, 4.0f)) {
+          Step s = op_step(OpKind::Pow, {*y});
+          s.constant = c_.pick({ConstantShape::Scalar, ConstantShape::LastDim, ConstantShape::Full});
+          try_add(std::move(s));
+        }
+    }
+  }
+
+  // A reduction over one axis (either end, as a negative or a positive index) or all of them.
+  void reduce() {
+    const auto x = pick_any();
+    if (!x) return;
+    const auto r = static_cast<std::int64_t>(rank(*x));
+    std::vector<std::int64_t> axes;
+    switch (c_.below(4)) {
+      case 0: axes = {-1}; break;
+      case 1: axes = {0}; break;
+      case 2: axes = {r - 2 >= 0 ? r - 2 : 0, r - 1}; break;
+      default: break;  // every axis
+    }
+    const Reduction op = c_.pick({Reduction::Sum, Reduction::Mean, Reduction::Max, Reduction::Min});
+    try_add(op_step(OpKind::Reduce, {*x}, ReduceParams{op, axes, c_.percent(70)}));
+  }
+
+  // Layer or RMS normalisation over the last axis, or the last two.
+  void norm() {
+    const auto x = pick_any();
+    if (!x) return;
+    Step s = op_step(c_.percent(50) ? OpKind::LayerNorm : OpKind::RmsNorm, {*x},
+                     NormParams{.axis = c_.pick<std::int64_t>({-1, -2}), .epsilon = c_.pick({1e-5f, 1e-3f})});
+    s.bias = c_.percent(70);
+    try_add(std::move(s));
   }
 
   void single_batchnorm() {

@@ -70,7 +70,7 @@ struct Step {
   std::array<std::int64_t, 2> window{1, 1};  // Conv2d: the kernel
   std::int64_t width = 0;                    // Conv2d filters (0: one per input channel), Gemm/MatMul columns
   bool depthwise = false;                    // Conv2d: one group per input channel
-  bool bias = false;                         // Conv2d: a constant [K] bias
+  bool bias = false;                         // Conv2d: a constant [K] bias; LayerNorm: a constant bias
   bool weights_as_input = false;             // Conv2d: the weights are a graph input, so no batchnorm folds in
   // Binary ops: the second operand is a constant of this shape (else operands[1]). Gemm: the shape of C.
   // MatMul: None where B is operands[1], else B is a constant.

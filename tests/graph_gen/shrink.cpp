@@ -319,6 +319,18 @@ std::string params_code(const OpParams& params) {
     f.add("tanh_approximation", p->tanh_approximation, false, "true");
   } else if (const auto* p = std::get_if<BatchNormParams>(&params)) {
     f.add("epsilon", p->epsilon, BatchNormParams{}.epsilon, float_literal(p->epsilon));
+  } else if (const auto* p = std::get_if<ReduceParams>(&params)) {
+    static constexpr const char* reductions[] = {"Sum", "Mean", "Max", "Min"};
+    f.add("op", p->op, Reduction::Sum, "Reduction::" + std::string(reductions[static_cast<int>(p->op)]))
+        .add("axes", p->axes, std::vector<std::int64_t>{}, braced(p->axes))
+        .add("keepdims", p->keepdims, true, "false");
+  } else if (const auto* p = std::get_if<NormParams>(&params)) {
+    const NormParams d;
+    f.add("axis", p->axis, d.axis, std::to_string(p->axis))
+        .add("epsilon", p->epsilon, d.epsilon, float_literal(p->epsilon));
+  } else if (const auto* p = std::get_if<HardSigmoidParams>(&params)) {
+    const HardSigmoidParams d;
+    f.add("alpha", p->alpha, d.alpha, float_literal(p->alpha)).add("beta", p->beta, d.beta, float_literal(p->beta));
   }
   return f.str();
 }
@@ -371,7 +383,7 @@ class CodePrinter {
     const auto in = [&](std::size_t i) { return var(n.inputs[i]); };
     const std::string params = params_code(n.params);
     const std::string with_params = params == "{}" ? "" : ", " + params;
-    static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: {
         const auto& p = std::get<Conv2dParams>(n.params);
@@ -408,6 +420,9 @@ class CodePrinter {
       case OpKind::MaxPool2d: return "g.max_pool2d(" + in(0) + ", " + params + ")";
       case OpKind::AvgPool2d: return "g.avg_pool2d(" + in(0) + ", " + params + ")";
       case OpKind::GlobalAvgPool: return "g.global_avg_pool(" + in(0) + with_params + ")";
+      case OpKind::LayerNorm:
+        return "g.layer_norm(" + in(0) + ", " + in(1) + ", " + (n.inputs.size() > 2 ? in(2) : "{}") + with_params + ")";
+      case OpKind::RmsNorm: return "g.rms_norm(" + in(0) + ", " + in(1) + with_params + ")";
       default: {  // the binary ops and the unary ones without parameters, named as the builder's calls
         std::string s = "g." + std::string(to_string(n.op)) + "(" + in(0);
         for (std::size_t i = 1; i < n.inputs.size(); ++i) s += ", " + in(i);

@@ -32,6 +32,14 @@ class CaseGraph {
     std::vector<float> v = random_values(count(shape), next_seed(), lo, hi);
     return g.constant(next_name(), shape, v, dtype);
   }
+  // Seeded values r in [0, 1) made f(i, r), i the element's index: structured constants (masks)
+  // that still differ from seed to seed.
+  template <class F>
+  Tensor weights_with(const Shape& shape, F f) {
+    std::vector<float> v = random_values(count(shape), next_seed(), 0.0f, 1.0f);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = f(static_cast<std::int64_t>(i), v[i]);
+    return g.constant(next_name(), shape, v, dtype);
+  }
   // Values in +-[0.5, 1.5): safe denominators and variances.
   Tensor away_from_zero(const Shape& shape, bool positive = false) {
     std::vector<float> v = random_values(count(shape), next_seed(), -1.0f, 1.0f);
@@ -93,5 +101,7 @@ void add_cast_cases(std::vector<OpCase>& list, DType dtype);
 void add_pool_cases(std::vector<OpCase>& list, DType dtype);
 void add_softmax_cases(std::vector<OpCase>& list, DType dtype);
 void add_shape_cases(std::vector<OpCase>& list, DType dtype);
+void add_reduce_cases(std::vector<OpCase>& list, DType dtype);
+void add_norm_cases(std::vector<OpCase>& list, DType dtype);
 
 }  // namespace porta::cases::detail

@@ -1,5 +1,5 @@
 // Elementwise cases: binary ops under every kind of numpy broadcast, every unary op and
-// activation, clip, batchnorm and every pair of dtypes for cast.
+// activation, clip, pow, batchnorm and every pair of dtypes for cast.
 #include <string>
 
 #include "op_cases/case_graph.hpp"
@@ -8,11 +8,12 @@ namespace porta::cases::detail {
 namespace {
 
 Tensor binary(CaseGraph& c, OpKind op, Tensor a, Tensor b) {
-  static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Add: return c.g.add(a, b);
     case OpKind::Sub: return c.g.sub(a, b);
     case OpKind::Mul: return c.g.mul(a, b);
+    case OpKind::Pow: return c.g.pow(a, b);
     default: return c.g.div(a, b);
   }
 }
@@ -22,6 +23,31 @@ struct Broadcast {
   Shape a, b;
   Shape a_strides = {};  // non-empty: a is a strided view
 };
+
+// x + offset, or x itself: moves the [-1, 1) inputs into an op's domain.
+Tensor shifted(CaseGraph& c, Tensor x, float offset) { return offset == 0.0f ? x : c.g.add(x, c.scalar(offset)); }
+
+}  // namespace
+
+namespace {
+
+// Constant exponents as ONNX graphs spell x^2 and sqrt: negative bases under integer exponents, and
+// the edges of the domain (a zero base, a zero exponent).
+void add_pow_cases(std::vector<OpCase>& list, DType t) {
+  struct Exponent {
+    std::string variant;
+    float exponent, base_offset;
+  };
+  const Exponent exponents[] = {{"square_negative_base", 2.0f, 0.0f}, {"cube_negative_base", 3.0f, 0.0f},
+                                {"inverse_negative_base", -1.0f, -1.5f}, {"half", 0.5f, 1.0f},
+                                {"zero_exponent", 0.0f, 0.0f},          {"fractional_1.7", 1.7f, 1.5f}};
+  for (const Exponent& e : exponents)
+    add_case(list, OpKind::Pow, e.variant, t, [e](CaseGraph& c) {
+      return c.g.pow(shifted(c, c.input({7, 19}), e.base_offset), c.scalar(e.exponent));
+    });
+  add_case(list, OpKind::Pow, "scalar_base", t,
+           [](CaseGraph& c) { return c.g.pow(c.scalar(2.0f), c.scaled(c.input({5, 7}), 4.0f)); });
+}
 
 }  // namespace
 
@@ -53,22 +79,25 @@ void add_binary_cases(std::vector<OpCase>& list, DType t) {
       {"transposed_view", {6, 4}, {6, 4}, {1, 6}},
       {"sliced_view", {3, 5}, {1, 5}, {16, 2}},
   };
-  for (const OpKind op : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div}) {
+  for (const OpKind op : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Pow}) {
     for (const Broadcast& s : shapes)
       add_case(list, op, s.variant, t, [op, s](CaseGraph& c) {
-        const Tensor a = c.input(s.a, s.a_strides);
-        // Denominators are constants in +-[0.5, 1.5): the quotient stays well conditioned.
+        Tensor a = c.input(s.a, s.a_strides);
+        // Denominators are constants in +-[0.5, 1.5): the quotient stays well conditioned. Powers
+        // take bases in [0.5, 2.5) and exponents in [-3, 3).
+        if (op == OpKind::Pow) return c.g.pow(shifted(c, a, 1.5f), c.scaled(c.input(s.b), 3.0f));
         const Tensor b = op == OpKind::Div ? c.away_from_zero(s.b) : c.input(s.b);
         return binary(c, op, a, b);
       });
     add_case(list, op, "const_lhs", t, [op](CaseGraph& c) {
       const Tensor b = op == OpKind::Div ? c.g.add(c.input({4, 9}), c.scalar(2.5f)) : c.input({4, 9});
-      return binary(c, op, c.weights({9}), b);
+      return binary(c, op, op == OpKind::Pow ? c.weights({9}, 0.5f, 2.5f) : c.weights({9}), b);  // positive bases
     });
   }
   // A denominator that is a graph input, kept in [1.5, 3.5) by an offset.
   add_case(list, OpKind::Div, "input_denominator", t,
            [](CaseGraph& c) { return c.g.div(c.input({3, 17}), c.g.add(c.input({17}), c.scalar(2.5f))); });
+  add_pow_cases(list, t);
 }
 
 void add_unary_cases(std::vector<OpCase>& list, DType t) {
@@ -76,6 +105,7 @@ void add_unary_cases(std::vector<OpCase>& list, DType t) {
     OpKind op;
     std::string variant;
     Tensor (*apply)(Graph&, Tensor);
+    float offset = 0.0f;  // added to the inputs, to keep them in the op's domain
   };
   const Unary unaries[] = {
       {OpKind::Relu, "", [](Graph& g, Tensor x) { return g.relu(x); }},
@@ -87,6 +117,16 @@ void add_unary_cases(std::vector<OpCase>& list, DType t) {
       {OpKind::Tanh, "", [](Graph& g, Tensor x) { return g.tanh(x); }},
       {OpKind::Gelu, "exact_", [](Graph& g, Tensor x) { return g.gelu(x); }},
       {OpKind::Gelu, "tanh_", [](Graph& g, Tensor x) { return g.gelu(x, {.tanh_approximation = true}); }},
+      {OpKind::Erf, "", [](Graph& g, Tensor x) { return g.erf(x); }},
+      {OpKind::Sqrt, "", [](Graph& g, Tensor x) { return g.sqrt(x); }, 1.0f},  // [0, 2), zero included
+      {OpKind::Reciprocal, "", [](Graph& g, Tensor x) { return g.reciprocal(x); }, 1.5f},
+      {OpKind::Reciprocal, "negative_", [](Graph& g, Tensor x) { return g.reciprocal(x); }, -1.5f},
+      {OpKind::HardSigmoid, "", [](Graph& g, Tensor x) { return g.hard_sigmoid(x); }},
+      {OpKind::HardSigmoid, "alpha_0.3_beta_0.4_",
+       [](Graph& g, Tensor x) { return g.hard_sigmoid(x, {.alpha = 0.3f, .beta = 0.4f}); }},
+      {OpKind::HardSigmoid, "alpha_-1.5_beta_0_",
+       [](Graph& g, Tensor x) { return g.hard_sigmoid(x, {.alpha = -1.5f, .beta = 0.0f}); }},
+      {OpKind::HardSwish, "", [](Graph& g, Tensor x) { return g.hard_swish(x); }},
   };
   struct Input {
     std::string variant;
@@ -98,10 +138,11 @@ void add_unary_cases(std::vector<OpCase>& list, DType t) {
   for (const Unary& u : unaries) {
     for (const Input& in : inputs)
       add_case(list, u.op, u.variant + in.variant, t,
-               [u, in](CaseGraph& c) { return u.apply(c.g, c.input(in.shape, in.strides)); });
-    // [-8, 8): reaches relu6's upper bound, sigmoid/tanh saturation and gelu's tails.
+               [u, in](CaseGraph& c) { return u.apply(c.g, shifted(c, c.input(in.shape, in.strides), u.offset)); });
+    // [-8, 8) (before the offset, scaled too): reaches relu6's upper bound, sigmoid/tanh/erf
+    // saturation, gelu's tails and both ends of the hard sigmoid's ramp.
     add_case(list, u.op, u.variant + "wide_range", t,
-             [u](CaseGraph& c) { return u.apply(c.g, c.scaled(c.input({7, 19}), 8.0f)); });
+             [u](CaseGraph& c) { return u.apply(c.g, c.scaled(shifted(c, c.input({7, 19}), u.offset), 8.0f)); });
   }
 }
 

@@ -67,6 +67,33 @@ void add_pool_cases(std::vector<OpCase>& list, DType t) {
     }
 }
 
+namespace {
+
+// Attention's masks, -10000 where masked (f16 holds it) plus a seeded bias in [0, 1): padding keys
+// per batch, causal, and any values (an input) along either axis.
+void add_masked_softmax_cases(std::vector<OpCase>& list, DType t) {
+  const auto masked = [](CaseGraph& c, const Shape& shape, auto is_masked) {
+    const std::int64_t columns = shape.back();
+    return c.weights_with(shape, [&](std::int64_t i, float r) {
+      return (is_masked(i / columns, i % columns) ? -10000.0f : 0.0f) + r;
+    });
+  };
+  add_case(list, OpKind::Softmax, "mask_padding_2x3x5x7", t, [masked](CaseGraph& c) {
+    const Tensor mask = masked(c, {2, 1, 1, 7}, [](std::int64_t b, std::int64_t k) { return k >= 5 - b; });
+    return c.g.softmax(c.input({2, 3, 5, 7}), -1, mask);
+  });
+  add_case(list, OpKind::Softmax, "mask_causal_2x3x6x6", t, [masked](CaseGraph& c) {
+    const Tensor mask = masked(c, {6, 6}, [](std::int64_t q, std::int64_t k) { return k > q; });
+    return c.g.softmax(c.input({2, 3, 6, 6}), -1, mask);
+  });
+  add_case(list, OpKind::Softmax, "mask_input_3x17", t,
+           [](CaseGraph& c) { return c.g.softmax(c.input({3, 17}), -1, c.input({17})); });
+  add_case(list, OpKind::Softmax, "mask_input_axis0_5x4", t,
+           [](CaseGraph& c) { return c.g.softmax(c.input({5, 4}), 0, c.input({5, 1})); });
+}
+
+}  // namespace
+
 void add_softmax_cases(std::vector<OpCase>& list, DType t) {
   struct Sm {
     std::string variant;
@@ -88,6 +115,7 @@ void add_softmax_cases(std::vector<OpCase>& list, DType t) {
       const Tensor x = s.scale == 1.0f ? c.input(s.x) : c.scaled(c.input(s.x), s.scale);
       return c.g.softmax(x, s.axis);
     });
+  add_masked_softmax_cases(list, t);
 }
 
 void add_shape_cases(std::vector<OpCase>& list, DType t) {

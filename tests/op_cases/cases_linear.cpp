@@ -48,6 +48,18 @@ void add_matmul_cases(std::vector<OpCase>& list, DType t) {
   add_case(list, OpKind::MatMul, "batch_trans_ab", t, [](CaseGraph& c) {
     return c.g.matmul(c.input({2, 1, 17, 5}), c.input({3, 7, 17}), {.trans_a = true, .trans_b = true});
   });
+  // Attention on [B, H, S, D]: scores Q Kt, then P V; keys shared by every head (grouped queries),
+  // and K already stored as [B, H, D, S], which needs no transpose.
+  add_case(list, OpKind::MatMul, "attention_q_kt_2x3x13x8", t, [](CaseGraph& c) {
+    return c.g.matmul(c.input({2, 3, 13, 8}), c.input({2, 3, 13, 8}), {.trans_b = true});
+  });
+  add_case(list, OpKind::MatMul, "attention_p_v_2x3x13x8", t,
+           [](CaseGraph& c) { return c.g.matmul(c.input({2, 3, 13, 13}), c.input({2, 3, 13, 8})); });
+  add_case(list, OpKind::MatMul, "attention_shared_keys_2x3x13x8", t, [](CaseGraph& c) {
+    return c.g.matmul(c.input({2, 3, 13, 8}), c.input({2, 1, 13, 8}), {.trans_b = true});
+  });
+  add_case(list, OpKind::MatMul, "attention_k_stored_transposed", t,
+           [](CaseGraph& c) { return c.g.matmul(c.input({2, 3, 13, 8}), c.input({2, 3, 8, 13})); });
   // Vector operands: numpy promotes them to [1, K] or [K, 1] and drops that dim again.
   add_case(list, OpKind::MatMul, "vec_mat", t,
            [](CaseGraph& c) { return c.g.matmul(c.input({17}), c.input({17, 5})); });

@@ -13,7 +13,7 @@ enum class Precision { Exact, Elementwise, Accumulating };
 // Elementwise ops round once into the output dtype; accumulating ops also sum in f32 where ref
 // sums in f64.
 Precision precision_of(OpKind op) {
-  static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Relu:
     case OpKind::Clip:
@@ -27,7 +27,10 @@ Precision precision_of(OpKind op) {
     case OpKind::Conv2d:
     case OpKind::AvgPool2d:
     case OpKind::GlobalAvgPool:
-    case OpKind::Softmax: return Precision::Accumulating;
+    case OpKind::Softmax:
+    case OpKind::Reduce:
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm: return Precision::Accumulating;
     default: return Precision::Elementwise;
   }
 }

@@ -93,6 +93,8 @@ UNARY = {
     "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
     "silu": lambda v: v / (1 + np.exp(-v)),
     "tanh": np.tanh,
+    "erf": erf,
+    "hard_swish": lambda v: v * np.clip(v / 6 + 0.5, 0, 1),
 }
 
 
@@ -102,6 +104,49 @@ def test_unary(device, op):
     g = porta.Graph()
     g.output("y", getattr(g, op)(g.input("x", x.shape)))
     assert_close(run(device, g, x=x)["y"], UNARY[op](x.astype(np.float64)))
+
+
+def test_math_in_its_domain(device):
+    x, e = random((3, 4, 5), 13, 0.25, 4), random((5,), 14, -2, 2)
+    g = porta.Graph()
+    t = g.input("x", x.shape)
+    g.output("sqrt", g.sqrt(t))
+    g.output("reciprocal", g.reciprocal(t))
+    g.output("pow", g.pow(t, g.input("e", e.shape)))
+    g.output("hard_sigmoid", g.hard_sigmoid(t, alpha=-0.3, beta=0.9))
+    out = run(device, g, x=x, e=e)
+    assert_close(out["sqrt"], np.sqrt(x))
+    assert_close(out["reciprocal"], 1 / x)
+    assert_close(out["pow"], np.power(x, e))
+    assert_close(out["hard_sigmoid"], np.clip(-0.3 * x + 0.9, 0, 1))
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min"])
+def test_reduce(device, op):
+    x = random((2, 3, 4, 5), 15)
+    g = porta.Graph()
+    t = g.input("x", x.shape)
+    g.output("kept", g.reduce(t, op, axes=[1, -1]))
+    g.output("dropped", g.reduce(t, op, axes=[0], keepdims=False))
+    g.output("all", g.reduce(t, op))
+    out = run(device, g, x=x)
+    fn = getattr(np, op)
+    assert_close(out["kept"], fn(x, axis=(1, 3), keepdims=True))
+    assert_close(out["dropped"], fn(x, axis=0))
+    assert_close(out["all"], fn(x).reshape(1, 1, 1, 1))
+
+
+def test_layer_and_rms_norm(device):
+    x, s, b = random((2, 3, 16), 16), random((16,), 17), random((16,), 18)
+    g = porta.Graph()
+    t = g.input("x", x.shape)
+    g.output("ln", g.layer_norm(t, g.constant("s", s), g.constant("b", b), epsilon=1e-3))
+    g.output("rms", g.rms_norm(t, g.constant("s2", s)))
+    out = run(device, g, x=x)
+    xd = x.astype(np.float64)
+    centred = xd - xd.mean(axis=-1, keepdims=True)
+    assert_close(out["ln"], centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-3) * s + b)
+    assert_close(out["rms"], xd / np.sqrt((xd**2).mean(axis=-1, keepdims=True) + 1e-5) * s)
 
 
 def test_clip_and_gelu(device):
@@ -133,11 +178,15 @@ def test_batchnorm_softmax(device):
     consts = [g.constant(n, v) for n, v in [("s", scale), ("b", bias), ("m", mean), ("v", var)]]
     g.output("bn", g.batchnorm(t, *consts, epsilon=1e-3))
     g.output("softmax", g.softmax(t, axis=1))
+    mask = np.array([0, -1e4, 0, 0, -1e4], np.float32)
+    g.output("masked", g.softmax(t, mask=g.constant("mask", mask)))
     out = run(device, g, x=x)
     c = lambda v: v.reshape(1, 3, 1, 1)  # noqa: E731
     assert_close(out["bn"], c(scale) * (x - c(mean)) / np.sqrt(c(var) + 1e-3) + c(bias))
     e = np.exp(x - x.max(axis=1, keepdims=True))
     assert_close(out["softmax"], e / e.sum(axis=1, keepdims=True))
+    e = np.exp(x + mask - (x + mask).max(axis=-1, keepdims=True))
+    assert_close(out["masked"], e / e.sum(axis=-1, keepdims=True))
 
 
 def test_pools(device):
@@ -175,6 +224,7 @@ def test_shape_ops_and_cast(device):
 
 def test_every_builder_op_is_bound():
     ops = ["matmul", "gemm", "conv2d", "add", "sub", "mul", "div", "relu", "relu6", "clip", "sigmoid", "silu", "tanh",
-           "gelu", "batchnorm", "max_pool2d", "avg_pool2d", "global_avg_pool", "softmax", "reshape", "flatten",
-           "transpose", "concat", "cast"]
+           "gelu", "erf", "sqrt", "reciprocal", "hard_sigmoid", "hard_swish", "pow", "reduce", "layer_norm", "rms_norm",
+           "batchnorm", "max_pool2d", "avg_pool2d", "global_avg_pool", "softmax", "reshape", "flatten", "transpose",
+           "concat", "cast"]
     assert [op for op in ops if not callable(getattr(porta.Graph, op, None))] == []

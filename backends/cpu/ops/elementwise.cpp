@@ -1,4 +1,4 @@
-// Binary ops with numpy broadcasting, activations and Cast, streamed through f32 chunks.
+// Binary ops with numpy broadcasting, activations, elementwise math and Cast, streamed through f32 chunks.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -173,6 +173,24 @@ void cpu_tanh(const HostOpArgs& args) {
 void cpu_gelu(const HostOpArgs& args) {
   const bool tanh_approximation = std::get<GeluParams>(args.node.params).tanh_approximation;
   unary(args, [tanh_approximation](float x) { return gelu(x, tanh_approximation); });
+}
+
+void cpu_erf(const HostOpArgs& args) {
+  unary(args, [](float x) { return std::erf(x); });
+}
+void cpu_sqrt(const HostOpArgs& args) {
+  unary(args, [](float x) { return std::sqrt(x); });
+}
+void cpu_reciprocal(const HostOpArgs& args) {
+  unary(args, [](float x) { return 1.0f / x; });
+}
+void cpu_hard_sigmoid(const HostOpArgs& args) {
+  const auto& p = std::get<HardSigmoidParams>(args.node.params);
+  unary(args, [alpha = p.alpha, beta = p.beta](float x) { return hard_sigmoid(x, alpha, beta); });
+}
+void cpu_hard_swish(const HostOpArgs& args) { unary(args, hard_swish<float>); }
+void cpu_pow(const HostOpArgs& args) {
+  binary(args, [](float a, float b) { return std::pow(a, b); });
 }
 
 // The conversion is in the loads and stores: the output tensor has the target dtype.

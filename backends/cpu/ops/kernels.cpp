@@ -32,6 +32,15 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Transpose, cpu_transpose},
     {OpKind::Concat, cpu_concat},
     {OpKind::Cast, cpu_cast},
+    {OpKind::Erf, cpu_erf},
+    {OpKind::Sqrt, cpu_sqrt},
+    {OpKind::Reciprocal, cpu_reciprocal},
+    {OpKind::HardSigmoid, cpu_hard_sigmoid},
+    {OpKind::HardSwish, cpu_hard_swish},
+    {OpKind::Pow, cpu_pow},
+    {OpKind::Reduce, cpu_reduce},
+    {OpKind::LayerNorm, cpu_layer_norm},
+    {OpKind::RmsNorm, cpu_rms_norm},
 };
 
 constexpr bool in_op_kind_order() {

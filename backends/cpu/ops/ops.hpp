@@ -25,6 +25,15 @@ void cpu_silu(const HostOpArgs& args);
 void cpu_tanh(const HostOpArgs& args);
 void cpu_gelu(const HostOpArgs& args);
 void cpu_cast(const HostOpArgs& args);
+void cpu_erf(const HostOpArgs& args);
+void cpu_sqrt(const HostOpArgs& args);
+void cpu_reciprocal(const HostOpArgs& args);
+void cpu_hard_sigmoid(const HostOpArgs& args);
+void cpu_hard_swish(const HostOpArgs& args);
+void cpu_pow(const HostOpArgs& args);
+void cpu_reduce(const HostOpArgs& args);
+void cpu_layer_norm(const HostOpArgs& args);
+void cpu_rms_norm(const HostOpArgs& args);
 
 void cpu_batchnorm(const HostOpArgs& args);
 

@@ -1,4 +1,4 @@
-// Binary ops with numpy broadcasting, unary ops (activations, Cast) and the epilogue of vendor
+// Binary ops with numpy broadcasting, unary ops (activations, elementwise math, Cast) and the epilogue of vendor
 // library calls: grid-stride loops.
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
@@ -12,6 +12,7 @@ __device__ float apply(gpu::BinaryOp op, float a, float b) {
     case gpu::BinaryOp::Sub: return a - b;
     case gpu::BinaryOp::Mul: return a * b;
     case gpu::BinaryOp::Div: return a / b;
+    case gpu::BinaryOp::Pow: return powf(a, b);
   }
   return a;
 }
@@ -26,6 +27,11 @@ __device__ float apply(const gpu::UnaryArgs& args, float x) {
     case gpu::UnaryOp::Tanh: return tanhf(x);
     case gpu::UnaryOp::Gelu: return gelu(x);
     case gpu::UnaryOp::GeluTanh: return gelu_tanh(x);
+    case gpu::UnaryOp::Erf: return erff(x);
+    case gpu::UnaryOp::Sqrt: return sqrtf(x);
+    case gpu::UnaryOp::Reciprocal: return 1.0f / x;
+    case gpu::UnaryOp::HardSigmoid: return clip(args.lo * x + args.hi, 0.0f, 1.0f);
+    case gpu::UnaryOp::HardSwish: return x * clip(x * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f);
   }
   return x;
 }

@@ -15,6 +15,8 @@ void launch_batchnorm(const gpu::BatchNormArgs& args, const gpu::DeviceLimits& l
 void launch_pool(const gpu::PoolArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_global_avg_pool(const gpu::RowArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_softmax(const gpu::RowArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_norm(const gpu::NormArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_reduce(const gpu::ReduceArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_transpose(const gpu::TransposeArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_gemm(const gpu::GemmArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_conv2d(const gpu::ConvArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);

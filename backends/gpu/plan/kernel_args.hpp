@@ -33,7 +33,7 @@ constexpr std::int64_t map_index(const IndexMap& map, std::int64_t i) {
   return offset;
 }
 
-enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div };
+enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div, Pow };
 
 struct BinaryArgs {
   BinaryOp op = BinaryOp::Add;
@@ -46,13 +46,16 @@ struct BinaryArgs {
 };
 
 // Unary elementwise ops, Cast included (the conversion is in the load and the store).
-enum class UnaryOp : std::uint8_t { Identity, Relu, Clip, Sigmoid, Silu, Tanh, Gelu, GeluTanh };
+enum class UnaryOp : std::uint8_t {
+  Identity, Relu, Clip, Sigmoid, Silu, Tanh, Gelu, GeluTanh,
+  Erf, Sqrt, Reciprocal, HardSigmoid, HardSwish,
+};
 
 struct UnaryArgs {
   UnaryOp op = UnaryOp::Identity;
   DType x_dtype = DType::f32, y_dtype = DType::f32;
   std::int64_t count = 0;
-  float lo = 0.0f, hi = 0.0f;  // Clip
+  float lo = 0.0f, hi = 0.0f;  // Clip's bounds; HardSigmoid's alpha and beta
   const void* x = nullptr;
   void* y = nullptr;
 };
@@ -84,6 +87,28 @@ struct RowArgs {
   DType dtype = DType::f32;
   std::int64_t outer = 1, axis = 1, inner = 1;
   const void* x = nullptr;
+  void* y = nullptr;
+};
+
+// A reduction: output element o folds the input elements at kept(o) + reduced(r), r < count.
+struct ReduceArgs {
+  DType dtype = DType::f32;
+  Reduction op = Reduction::Sum;
+  std::int64_t outputs = 0, count = 1;
+  IndexMap kept, reduced;  // output index -> input offset; reduced index -> offset from there
+  const void* x = nullptr;
+  void* y = nullptr;
+};
+
+// Layer (rms false) or RMS normalisation of `rows` rows of `n` elements; bias may be null.
+struct NormArgs {
+  DType dtype = DType::f32;
+  std::int64_t rows = 0, n = 1;
+  float epsilon = 0.0f;
+  bool rms = false;
+  const void* x = nullptr;
+  const void* scale = nullptr;
+  const void* bias = nullptr;
   void* y = nullptr;
 };
 

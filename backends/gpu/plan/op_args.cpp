@@ -52,12 +52,13 @@ IndexMap transpose_map(const Shape& x, const std::vector<std::int64_t>& perm) {
 
 BinaryArgs binary_args(const Graph& graph, const Node& node) {
   BinaryArgs args;
-  static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Add: args.op = BinaryOp::Add; break;
     case OpKind::Sub: args.op = BinaryOp::Sub; break;
     case OpKind::Mul: args.op = BinaryOp::Mul; break;
     case OpKind::Div: args.op = BinaryOp::Div; break;
+    case OpKind::Pow: args.op = BinaryOp::Pow; break;
     default: throw Error(ErrorCode::Internal, "binary_args: " + std::string(to_string(node.op)) + " is not binary");
   }
   const Shape& y = shape_of(graph, node.output);
@@ -73,7 +74,7 @@ UnaryArgs unary_args(const Graph& graph, const Node& node) {
   args.x_dtype = dtype_of(graph, node.inputs[0]);
   args.y_dtype = dtype_of(graph, node.output);
   args.count = graph.desc(node.output).numel();
-  static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Relu: args.op = UnaryOp::Relu; break;
     case OpKind::Clip: {
@@ -90,6 +91,17 @@ UnaryArgs unary_args(const Graph& graph, const Node& node) {
       args.op = std::get<GeluParams>(node.params).tanh_approximation ? UnaryOp::GeluTanh : UnaryOp::Gelu;
       break;
     case OpKind::Cast: args.op = UnaryOp::Identity; break;
+    case OpKind::Erf: args.op = UnaryOp::Erf; break;
+    case OpKind::Sqrt: args.op = UnaryOp::Sqrt; break;
+    case OpKind::Reciprocal: args.op = UnaryOp::Reciprocal; break;
+    case OpKind::HardSigmoid: {
+      const auto& p = std::get<HardSigmoidParams>(node.params);
+      args.op = UnaryOp::HardSigmoid;
+      args.lo = p.alpha;
+      args.hi = p.beta;
+      break;
+    }
+    case OpKind::HardSwish: args.op = UnaryOp::HardSwish; break;
     default: throw Error(ErrorCode::Internal, "unary_args: " + std::string(to_string(node.op)) + " is not unary");
   }
   return args;
@@ -132,6 +144,27 @@ RowArgs global_avg_pool_args(const Graph& graph, const Node& node) {
 RowArgs softmax_args(const Graph& graph, const Node& node) {
   const AxisSplit split = split_at_axis(shape_of(graph, node.inputs[0]), std::get<SoftmaxParams>(node.params).axis);
   return {.dtype = dtype_of(graph, node.output), .outer = split.outer, .axis = split.axis, .inner = split.inner};
+}
+
+ReduceArgs reduce_args(const Graph& graph, const Node& node) {
+  const auto& p = std::get<ReduceParams>(node.params);
+  const ReduceSplit s = reduce_split(shape_of(graph, node.inputs[0]), p.axes);
+  const auto map = [](const Shape& extent, const Shape& stride) {
+    IndexMap m;
+    m.rank = static_cast<int>(extent.size());
+    m.identity = false;
+    for (std::size_t d = 0; d < extent.size(); ++d) m.extent[d] = extent[d], m.stride[d] = stride[d];
+    return m;
+  };
+  return {.dtype = dtype_of(graph, node.output), .op = p.op, .outputs = s.kept_count, .count = s.reduced_count,
+          .kept = map(s.kept_extent, s.kept_stride), .reduced = map(s.reduced_extent, s.reduced_stride)};
+}
+
+NormArgs norm_args(const Graph& graph, const Node& node) {
+  const auto& p = std::get<NormParams>(node.params);
+  const AxisSplit rows = norm_rows(shape_of(graph, node.inputs[0]), p.axis);
+  return {.dtype = dtype_of(graph, node.output), .rows = rows.outer, .n = rows.axis, .epsilon = p.epsilon,
+          .rms = node.op == OpKind::RmsNorm};
 }
 
 TransposeArgs transpose_args(const Graph& graph, const Node& node) {

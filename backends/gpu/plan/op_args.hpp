@@ -18,6 +18,8 @@ BatchNormArgs batchnorm_args(const Graph& graph, const Node& node);
 PoolArgs pool_args(const Graph& graph, const Node& node);
 RowArgs global_avg_pool_args(const Graph& graph, const Node& node);
 RowArgs softmax_args(const Graph& graph, const Node& node);
+ReduceArgs reduce_args(const Graph& graph, const Node& node);
+NormArgs norm_args(const Graph& graph, const Node& node);
 TransposeArgs transpose_args(const Graph& graph, const Node& node);
 GemmArgs gemm_args(const Graph& graph, const Node& node);  // MatMul and Gemm
 ConvArgs conv_args(const Graph& graph, const Node& node);

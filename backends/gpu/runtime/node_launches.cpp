@@ -47,7 +47,7 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -78,6 +78,7 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Sub:
     case OpKind::Mul:
     case OpKind::Div:
+    case OpKind::Pow:
       return [args = gpu::binary_args(graph, node), in = node.inputs, y = node.output, limits](
                  const Bindings& b, gpuStream_t stream) mutable {
         args.a_data = b(in[0]);
@@ -91,6 +92,11 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Silu:
     case OpKind::Tanh:
     case OpKind::Gelu:
+    case OpKind::Erf:
+    case OpKind::Sqrt:
+    case OpKind::Reciprocal:
+    case OpKind::HardSigmoid:
+    case OpKind::HardSwish:
     case OpKind::Cast: return unary_like(gpu::unary_args(graph, node), node, limits, launch_unary);
     case OpKind::BatchNorm:
       return [args = gpu::batchnorm_args(graph, node), in = node.inputs, y = node.output, limits](
@@ -108,6 +114,17 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::GlobalAvgPool:
       return unary_like(gpu::global_avg_pool_args(graph, node), node, limits, launch_global_avg_pool);
     case OpKind::Softmax: return unary_like(gpu::softmax_args(graph, node), node, limits, launch_softmax);
+    case OpKind::Reduce: return unary_like(gpu::reduce_args(graph, node), node, limits, launch_reduce);
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
+      return [args = gpu::norm_args(graph, node), in = node.inputs, y = node.output, limits](
+                 const Bindings& b, gpuStream_t stream) mutable {
+        args.x = b(in[0]);
+        args.scale = b(in[1]);
+        args.bias = in.size() > 2 ? b(in[2]) : nullptr;
+        args.y = b(y);
+        launch_norm(args, limits, stream);
+      };
     case OpKind::Reshape: return copy_launch(graph, node, context.spec());
     case OpKind::Transpose:
       return [args = gpu::transpose_args(graph, node), x = node.inputs[0], y = node.output, limits](

@@ -42,7 +42,7 @@ typedef ushort raw_t;
 #error "build with -DSTORAGE_F32, -DSTORAGE_F16 or -DSTORAGE_BF16"
 #endif
 
-// Activation codes: porta::Activation's values, then the two that only unary ops use
+// Activation codes: porta::Activation's values, then those that only unary ops use
 // (kept in step with backends/opencl/ops/ops.hpp).
 #define ACT_NONE 0
 #define ACT_RELU 1
@@ -53,6 +53,11 @@ typedef ushort raw_t;
 #define ACT_GELU 6
 #define ACT_GELU_TANH 7
 #define ACT_CLIP 8
+#define ACT_ERF 9
+#define ACT_SQRT 10
+#define ACT_RECIPROCAL 11
+#define ACT_HARD_SIGMOID 12  // alpha and beta in lo and hi
+#define ACT_HARD_SWISH 13
 
 float clip_value(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 float sigmoid_value(float x) { return 1.0f / (1.0f + exp(-x)); }
@@ -72,6 +77,11 @@ float activate(int act, float x, float lo, float hi) {
       return x * sigmoid_value(2.0f * c * (x + 0.044715f * x * x * x));
     }
     case ACT_CLIP: return clip_value(x, lo, hi);
+    case ACT_ERF: return erf(x);
+    case ACT_SQRT: return sqrt(x);
+    case ACT_RECIPROCAL: return 1.0f / x;
+    case ACT_HARD_SIGMOID: return clip_value(lo * x + hi, 0.0f, 1.0f);
+    case ACT_HARD_SWISH: return x * clip_value(x * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f);
     default: return x;
   }
 }

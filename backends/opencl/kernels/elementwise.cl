@@ -4,6 +4,7 @@
 #define BINARY_SUB 1
 #define BINARY_MUL 2
 #define BINARY_DIV 3
+#define BINARY_POW 4
 
 // How an operand is read: laid out as the result, a single value, or through its strides.
 #define OPERAND_DENSE 0
@@ -28,7 +29,8 @@ __kernel void binary(TENSOR(a), TENSOR(b), TENSOR(y), long n, int op, int a_mode
     case BINARY_ADD: v = av + bv; break;
     case BINARY_SUB: v = av - bv; break;
     case BINARY_MUL: v = av * bv; break;
-    default: v = av / bv; break;
+    case BINARY_DIV: v = av / bv; break;
+    default: v = pow(av, bv); break;
   }
   store_value(TENSOR_PTR(storage_t, y), i, v);
 }

@@ -22,7 +22,9 @@ void opencl_binary(LaunchBuilder& b, const Node& node) {
   // The kernel's OPERAND_* modes: as many elements as the result means the same layout.
   const std::int64_t n = b.desc(node.output).numel();
   const auto mode = [&](Tensor t) -> std::int32_t { return b.desc(t).numel() == n ? 0 : b.desc(t).numel() == 1 ? 1 : 2; };
-  const std::int32_t op = static_cast<std::int32_t>(node.op) - static_cast<std::int32_t>(OpKind::Add);
+  // BINARY_* of kernels/elementwise.cl: add, sub, mul, div in OpKind order, then pow.
+  const std::int32_t op =
+      node.op == OpKind::Pow ? 4 : static_cast<std::int32_t>(node.op) - static_cast<std::int32_t>(OpKind::Add);
   auto args = b.kernel("elementwise", "binary", b.desc(node.output).dtype);
   args.tensor(a).tensor(bt).tensor(node.output).i64(n).i32(op).i32(mode(a)).i32(mode(bt))
       .long8(to_long8(y_shape, 1)).long8(operand_strides(b.desc(a).shape)).long8(operand_strides(b.desc(bt).shape));
@@ -32,7 +34,7 @@ void opencl_binary(LaunchBuilder& b, const Node& node) {
 void opencl_unary(LaunchBuilder& b, const Node& node) {
   std::int32_t act = 0;
   float lo = 0.0f, hi = 0.0f;
-  static_assert(op_kind_count == 22, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 31, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Relu: act = activation_code(Activation::Relu); break;
     case OpKind::Sigmoid: act = activation_code(Activation::Sigmoid); break;
@@ -42,6 +44,17 @@ void opencl_unary(LaunchBuilder& b, const Node& node) {
       act = std::get<GeluParams>(node.params).tanh_approximation ? static_cast<std::int32_t>(ClActivation::GeluTanh)
                                                                   : activation_code(Activation::Gelu);
       break;
+    case OpKind::Erf: act = static_cast<std::int32_t>(ClActivation::Erf); break;
+    case OpKind::Sqrt: act = static_cast<std::int32_t>(ClActivation::Sqrt); break;
+    case OpKind::Reciprocal: act = static_cast<std::int32_t>(ClActivation::Reciprocal); break;
+    case OpKind::HardSwish: act = static_cast<std::int32_t>(ClActivation::HardSwish); break;
+    case OpKind::HardSigmoid: {  // alpha and beta ride in lo and hi
+      const auto& p = std::get<HardSigmoidParams>(node.params);
+      act = static_cast<std::int32_t>(ClActivation::HardSigmoid);
+      lo = p.alpha;
+      hi = p.beta;
+      break;
+    }
     default: {  // Clip
       const auto& p = std::get<ClipParams>(node.params);
       act = static_cast<std::int32_t>(ClActivation::Clip);

@@ -31,6 +31,15 @@ constexpr std::pair<OpKind, OpenClOp> ops[] = {
     {OpKind::Transpose, opencl_transpose},
     {OpKind::Concat, opencl_concat},
     {OpKind::Cast, opencl_cast},
+    {OpKind::Erf, opencl_unary},
+    {OpKind::Sqrt, opencl_unary},
+    {OpKind::Reciprocal, opencl_unary},
+    {OpKind::HardSigmoid, opencl_unary},
+    {OpKind::HardSwish, opencl_unary},
+    {OpKind::Pow, opencl_binary},
+    {OpKind::Reduce, opencl_reduce},
+    {OpKind::LayerNorm, opencl_norm},
+    {OpKind::RmsNorm, opencl_norm},
 };
 
 constexpr bool in_op_kind_order() {

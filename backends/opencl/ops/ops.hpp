@@ -7,16 +7,17 @@ namespace porta::detail {
 using OpenClOp = void (*)(LaunchBuilder& builder, const Node& node);
 OpenClOp opencl_op(OpKind op);  // every OpKind has one
 
-// Activation codes of kernels/common.cl: porta::Activation's values, then two for unary ops only.
-enum class ClActivation : std::int32_t { GeluTanh = 7, Clip = 8 };
+// Activation codes of kernels/common.cl: porta::Activation's values, then those of unary ops only.
+enum class ClActivation : std::int32_t { GeluTanh = 7, Clip = 8, Erf, Sqrt, Reciprocal, HardSigmoid, HardSwish };
 constexpr std::int32_t activation_code(Activation a) noexcept { return static_cast<std::int32_t>(a); }
 static_assert(activation_code(Activation::Gelu) == 6, "kernels/common.cl numbers activations as porta::Activation");
 
 void opencl_matmul(LaunchBuilder& b, const Node& node);
 void opencl_gemm(LaunchBuilder& b, const Node& node);
 void opencl_conv2d(LaunchBuilder& b, const Node& node);
-void opencl_binary(LaunchBuilder& b, const Node& node);  // add, sub, mul, div
-void opencl_unary(LaunchBuilder& b, const Node& node);   // relu, clip, sigmoid, silu, tanh, gelu
+void opencl_binary(LaunchBuilder& b, const Node& node);  // add, sub, mul, div, pow
+// relu, clip, sigmoid, silu, tanh, gelu, erf, sqrt, reciprocal, hard_sigmoid, hard_swish
+void opencl_unary(LaunchBuilder& b, const Node& node);
 void opencl_cast(LaunchBuilder& b, const Node& node);
 void opencl_batchnorm(LaunchBuilder& b, const Node& node);
 void opencl_max_pool2d(LaunchBuilder& b, const Node& node);
@@ -26,5 +27,7 @@ void opencl_softmax(LaunchBuilder& b, const Node& node);
 void opencl_reshape(LaunchBuilder& b, const Node& node);
 void opencl_transpose(LaunchBuilder& b, const Node& node);
 void opencl_concat(LaunchBuilder& b, const Node& node);
+void opencl_reduce(LaunchBuilder& b, const Node& node);
+void opencl_norm(LaunchBuilder& b, const Node& node);  // layer_norm, rms_norm
 
 }  // namespace porta::detail

@@ -1,0 +1,60 @@
+// Reductions over any set of axes: output elements in parallel chunks, each folding its reduced
+// elements in f32 (one contiguous run where the trailing axes are reduced).
+#include <algorithm>
+#include <limits>
+#include <variant>
+
+#include "backends/cpu/ops/ops.hpp"
+#include "backends/cpu/ops/tensor_io.hpp"
+
+namespace porta::detail {
+namespace {
+
+template <class Fold>
+float fold_one(const float* x, const ReduceSplit& s, float start, Fold fold) {
+  float acc = start;
+  if (s.reduced_extent.size() == 1) {
+    const std::int64_t stride = s.reduced_stride[0];
+    if (stride == 1) {
+      for (std::int64_t r = 0; r < s.reduced_count; ++r) acc = fold(acc, x[r]);
+    } else {
+      for (std::int64_t r = 0; r < s.reduced_count; ++r) acc = fold(acc, x[r * stride]);
+    }
+    return acc;
+  }
+  for (std::int64_t r = 0; r < s.reduced_count; ++r) acc = fold(acc, x[s.reduced_offset(r)]);
+  return acc;
+}
+
+template <class Fold>
+void reduce(const HostOpArgs& args, const ReduceSplit& s, float start, float scale, Fold fold) {
+  const F32Input x(args.inputs[0]);
+  const HostTensor& y = args.output;
+  // About 64K input elements a chunk: enough work to be worth a task, and a chunk of outputs fits
+  // the buffer.
+  const std::int64_t chunk = std::clamp<std::int64_t>(65536 / s.reduced_count, 1, chunk_elements);
+  parallel_chunks(s.kept_count, chunk, [&](std::int64_t begin, std::int64_t count) {
+    ChunkBuffer y_buffer;
+    float* yv = write_f32(y, begin, y_buffer.data());
+    for (std::int64_t i = 0; i < count; ++i)
+      yv[i] = scale * fold_one(x.data() + s.kept_offset(begin + i), s, start, fold);
+    store_f32(y, begin, count, yv);
+  });
+}
+
+}  // namespace
+
+void cpu_reduce(const HostOpArgs& args) {
+  const auto& p = std::get<ReduceParams>(args.node.params);
+  const ReduceSplit s = reduce_split(args.inputs[0].shape(), p.axes);
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const auto sum = [](float a, float b) { return a + b; };
+  switch (p.op) {
+    case Reduction::Sum: return reduce(args, s, 0.0f, 1.0f, sum);
+    case Reduction::Mean: return reduce(args, s, 0.0f, 1.0f / static_cast<float>(s.reduced_count), sum);
+    case Reduction::Max: return reduce(args, s, -inf, 1.0f, [](float a, float b) { return std::max(a, b); });
+    case Reduction::Min: return reduce(args, s, inf, 1.0f, [](float a, float b) { return std::min(a, b); });
+  }
+}
+
+}  // namespace porta::detail
