@@ -407,6 +407,150 @@ TEST_SUITE("onnx") {
       CHECK(y[i] == doctest::Approx((x[i] + static_cast<float>(i % 3 + 1)) * 0.5f));
   }
 
+  TEST_CASE("Dropout: the mask output and training_mode") {
+    const bool no = false, yes = true;
+    const Proto off = raw_tensor("train", {}, BOOL, &no, 1), on = raw_tensor("train", {}, BOOL, &yes, 1);
+    const Model m =
+        one_node(node("Dropout", {"x", "ratio", "train"}, {"y", "mask"}), {2, 3}, {tensor("ratio", {}, {0.5f}), off});
+    const auto [x, y] = run_model(m, {2, 3});
+    CHECK(x == y);
+    const Model training = one_node(node("Dropout", {"x", "", "train"}, {"y", "mask"}, "drop"), {2, 3}, {on});
+    check_error([&] { onnx::load_bytes(training.bytes()); }, ErrorCode::Unsupported, {"'drop'", "training_mode"});
+    const Model dynamic = one_node(node("Dropout", {"x", "", "x"}, {"y"}, "drop"), {2, 3});
+    check_error([&] { onnx::load_bytes(dynamic.bytes()); }, ErrorCode::Unsupported, {"'drop'", "'x'", "run-time"});
+  }
+
+  TEST_CASE("shape arithmetic folds at import: Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1]))") {
+    const std::int64_t zero = 0;
+    for (const std::int64_t opset : {11, 13, 17}) {
+      CAPTURE(opset);
+      Model m;
+      const bool axes_input = opset >= 13;
+      m.nodes = {node("Shape", {"x"}, {"s"}), node("Gather", {"s", "i0"}, {"n"}, "g", {attr_int("axis", 0)}),
+                 axes_input ? node("Unsqueeze", {"n", "axes"}, {"n1"})
+                            : node("Unsqueeze", {"n"}, {"n1"}, "u", {attr_ints("axes", {0})}),
+                 node("Concat", {"n1", "minus1"}, {"shape"}, "cat", {attr_int("axis", 0)}),
+                 node("Reshape", {"x", "shape"}, {"y"})};
+      m.initializers = {raw_tensor("i0", {}, INT64, &zero, 8), int64_tensor("minus1", {-1})};
+      if (axes_input) m.initializers.push_back(int64_tensor("axes", {0}));
+      m.inputs = {value_info("x", {2, 3, 4})};
+      m.outputs = {value_info("y", {})};
+      m.opset = opset;
+      check_against_builder(m, {2, 3, 4}, [](Graph& g, Tensor x) { return g.reshape(x, {2, 12}); });
+    }
+  }
+
+  TEST_CASE("shape arithmetic folds at import: Slice, Squeeze, Range, Less, ConstantOfShape, Where, Size, Cast") {
+    const std::int64_t zero = 0, one = 1, two = 2;
+    const float ones = 1.0f;
+    Model m;  // y = x * (column < columns / 2) + size(x), every factor computed from x's shape
+    m.nodes = {
+        node("Shape", {"x"}, {"s"}),
+        node("Slice", {"s", "one", "two"}, {"cols1"}),
+        node("Squeeze", {"cols1", "axes0"}, {"cols"}),
+        node("Range", {"zero", "cols", "one_s"}, {"r"}),
+        node("Div", {"cols", "two_s"}, {"half"}),
+        node("Less", {"r", "half"}, {"keep"}),
+        node("ConstantOfShape", {"cols1"}, {"ones"}, "k", {attr_tensor("value", raw_tensor("", {1}, FLOAT, &ones, 4))}),
+        node("Sub", {"ones", "ones"}, {"zeros"}),
+        node("Where", {"keep", "ones", "zeros"}, {"w"}),
+        node("Size", {"x"}, {"n"}),
+        node("Cast", {"n"}, {"nf"}, "cast", {attr_int("to", FLOAT)}),
+        node("Mul", {"x", "w"}, {"xw"}),
+        node("Add", {"xw", "nf"}, {"y"})};
+    m.initializers = {int64_tensor("one", {1}),
+                      int64_tensor("two", {2}),
+                      int64_tensor("axes0", {0}),
+                      raw_tensor("zero", {}, INT64, &zero, 8),
+                      raw_tensor("one_s", {}, INT64, &one, 8),
+                      raw_tensor("two_s", {}, INT64, &two, 8)};
+    m.inputs = {value_info("x", {3, 6})};
+    m.outputs = {value_info("y", {})};
+    const auto [x, y] = run_model(m, {3, 6});
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == doctest::Approx((i % 6 < 3 ? x[i] : 0.0f) + 18.0f));
+  }
+
+  TEST_CASE("shape arithmetic folds at import: Mod, Not, ScatterND (as torch writes Swin's window masks)") {
+    const std::int64_t zero = 0, one = 1, two = 2, four = 4, rows[] = {1, 4};
+    const std::vector<float> updates{1.0f, 2.0f};
+    Model m;  // y = x * ((column odd) + [0, 1, 0, 0, 2, 0]) + ((1 - columns) mod 4)
+    m.nodes = {node("Shape", {"x"}, {"s"}),
+               node("Gather", {"s", "one"}, {"cols"}),
+               node("Range", {"zero", "cols", "one"}, {"r"}),
+               node("Mod", {"r", "two"}, {"r2"}),
+               node("Equal", {"r2", "zero"}, {"even"}),
+               node("Not", {"even"}, {"odd"}),
+               node("Cast", {"odd"}, {"oddf"}, "c", {attr_int("to", FLOAT)}),
+               node("Unsqueeze", {"cols", "axes0"}, {"cols1"}),
+               node("ConstantOfShape", {"cols1"}, {"zeros"}),
+               node("ScatterND", {"zeros", "where", "updates"}, {"scattered"}),
+               node("Add", {"oddf", "scattered"}, {"w"}),
+               node("Sub", {"one", "cols"}, {"neg"}),
+               node("Mod", {"neg", "four"}, {"pad"}),
+               node("Cast", {"pad"}, {"padf"}, "c2", {attr_int("to", FLOAT)}),
+               node("Mul", {"x", "w"}, {"xw"}),
+               node("Add", {"xw", "padf"}, {"y"})};
+    m.initializers = {raw_tensor("zero", {}, INT64, &zero, 8),
+                      raw_tensor("one", {}, INT64, &one, 8),
+                      raw_tensor("two", {}, INT64, &two, 8),
+                      raw_tensor("four", {}, INT64, &four, 8),
+                      int64_tensor("axes0", {0}),
+                      raw_tensor("where", {2, 1}, INT64, rows, 16),
+                      tensor("updates", {2}, updates)};
+    m.inputs = {value_info("x", {3, 6})};
+    m.outputs = {value_info("y", {})};
+    const auto [x, y] = run_model(m, {3, 6});
+    const float w[] = {0, 2, 0, 1, 2, 1};
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == doctest::Approx(x[i] * w[i % 6] + 3.0f));
+  }
+
+  TEST_CASE("values that depend on run-time data are refused, naming the node") {
+    const Model cast = one_node(node("Cast", {"x"}, {"y"}, "to_int", {attr_int("to", INT64)}), {2});
+    check_error([&] { onnx::load_bytes(cast.bytes()); }, ErrorCode::Unsupported, {"'to_int'", "'x'", "run-time data"});
+    const Model range = one_node(node("Range", {"x", "x", "x"}, {"y"}, "range"), {1});
+    check_error([&] { onnx::load_bytes(range.bytes()); }, ErrorCode::Unsupported,
+                {"'range'", "input 'x' depends on run-time data", "Range"});
+    const Model reshape = one_node(node("Reshape", {"x", "x"}, {"y"}, "r"), {2});
+    check_error([&] { onnx::load_bytes(reshape.bytes()); }, ErrorCode::Unsupported, {"'r'", "'x'", "run-time data"});
+    const Model huge = one_node(node("ConstantOfShape", {"big"}, {"y"}, "fill"), {2}, {int64_tensor("big", {1 << 30})});
+    check_error([&] { onnx::load_bytes(huge.bytes()); }, ErrorCode::Unsupported, {"'fill'", "2^22"});
+    const Model oob =
+        one_node(node("Gather", {"s", "i"}, {"y"}, "g"), {2}, {int64_tensor("s", {4, 5}), int64_tensor("i", {2})});
+    check_error([&] { onnx::load_bytes(oob.bytes()); }, ErrorCode::InvalidArgument, {"'g'", "index 2"});
+  }
+
+  TEST_CASE("Squeeze and Unsqueeze of run-time data: axes as an attribute, then as input 1 from opset 13") {
+    const Shape xs{2, 1, 3};
+    check_against_builder(one_node(node("Squeeze", {"x"}, {"y"}, "sq", {attr_ints("axes", {1})}), xs, {}, 11), xs,
+                          [](Graph& g, Tensor x) {
+                            return g.reshape(x, {2, 3});
+                          });
+    check_against_builder(one_node(node("Squeeze", {"x", "a"}, {"y"}), xs, {int64_tensor("a", {-2})}, 13), xs,
+                          [](Graph& g, Tensor x) {
+                            return g.reshape(x, {2, 3});
+                          });
+    check_against_builder(one_node(node("Squeeze", {"x"}, {"y"}), xs, {}, 17), xs, [](Graph& g, Tensor x) {
+      return g.reshape(x, {2, 3});
+    });
+    check_against_builder(one_node(node("Unsqueeze", {"x", "a"}, {"y"}), xs, {int64_tensor("a", {0, 4})}, 15), xs,
+                          [](Graph& g, Tensor x) {
+                            return g.reshape(x, {1, 2, 1, 3, 1});
+                          });
+    const Model moved = one_node(node("Unsqueeze", {"x"}, {"y"}, "u", {attr_ints("axes", {0})}), xs, {}, 13);
+    check_error([&] { onnx::load_bytes(moved.bytes()); }, ErrorCode::InvalidArgument, {"'u'", "opset 13"});
+    const Model not_one = one_node(node("Squeeze", {"x", "a"}, {"y"}, "sq"), xs, {int64_tensor("a", {0})});
+    check_error([&] { onnx::load_bytes(not_one.bytes()); }, ErrorCode::InvalidArgument, {"'sq'", "not 1"});
+  }
+
+  TEST_CASE("opsets 7 to 18 load; others are refused, naming the opset") {
+    for (const std::int64_t opset : {7, 13, 14, 15, 16, 17, 18}) {
+      CAPTURE(opset);
+      CHECK_NOTHROW(onnx::load_bytes(one_node(node("Relu", {"x"}, {"y"}), {2}, {}, opset).bytes()));
+    }
+    const Model newer = one_node(node("Relu", {"x"}, {"y"}), {2}, {}, 19);
+    check_error([&] { onnx::load_bytes(newer.bytes()); }, ErrorCode::Unsupported, {"opset 19", "7 to 18"});
+  }
+
   TEST_CASE("float16 models") {
     Model m = one_node(node("Add", {"x", "b"}, {"y"}), {2, 2});
     m.inputs = {value_info("x", {2, 2}, FLOAT16)};

@@ -1,5 +1,6 @@
 // ONNX graph -> porta::Graph: one handler per op type, each mapping attributes onto the builder's
-// params (which then check shapes and values as for any caller).
+// params (which then check shapes and values as for any caller). Ops whose inputs are all known at
+// load time (shape arithmetic) are evaluated instead (fold.cpp).
 #include <algorithm>
 #include <fstream>
 #include <limits>
@@ -7,6 +8,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/onnx/attrs.hpp"
+#include "core/onnx/fold.hpp"
 #include "core/onnx/literal.hpp"
 #include "core/onnx/model.hpp"
 #include "porta/error.hpp"
@@ -15,13 +18,21 @@
 namespace porta::onnx {
 namespace {
 
-// Default-domain opsets whose semantics for the supported ops are handled below.
-constexpr std::int64_t min_opset = 7, max_opset = 22;
-
-[[noreturn]] void invalid(const std::string& message) { throw Error(ErrorCode::InvalidArgument, "ONNX: " + message); }
-[[noreturn]] void unsupported(const std::string& message) { throw Error(ErrorCode::Unsupported, "ONNX: " + message); }
+// Default-domain opsets whose semantics for the supported ops are handled below and tested (18 moved
+// the reductions' axes to inputs); the changes of 19 on (new types, attributes) are not.
+constexpr std::int64_t min_opset = 7, max_opset = 18;
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+bool is_float_type(std::int64_t elem_type) {
+  switch (static_cast<ElemType>(elem_type)) {
+    case ElemType::Float:
+    case ElemType::Float16:
+    case ElemType::BFloat16:
+    case ElemType::Double: return true;
+    default: return false;
+  }
+}
 
 // The porta dtype of an ONNX element type; porta's tensors are float, float16 or bfloat16.
 DType float_dtype(std::int64_t elem_type, const std::string& what, const std::string& of) {
@@ -34,54 +45,6 @@ DType float_dtype(std::int64_t elem_type, const std::string& what, const std::st
   unsupported(what + elem_type_name(static_cast<std::int32_t>(elem_type)) + "; porta takes float, float16 or bfloat16" +
               of);
 }
-
-// A node's attributes, looked up by name with ONNX's defaults and a type check.
-class Attrs {
- public:
-  explicit Attrs(const NodeProto& n) : node_(n) {}
-
-  const Attribute* find(std::string_view name, AttrType type) const {
-    for (const auto& a : node_.attributes) {
-      if (a.name != name) continue;
-      if (a.type != 0 && a.type != static_cast<std::int32_t>(type))
-        invalid("attribute '" + a.name + "' has type " + std::to_string(a.type) + ", expected " +
-                std::to_string(static_cast<int>(type)));
-      return &a;
-    }
-    return nullptr;
-  }
-  std::int64_t int64(std::string_view name, std::int64_t fallback) const {
-    const Attribute* a = find(name, AttrType::Int);
-    return a ? a->i : fallback;
-  }
-  float float32(std::string_view name, float fallback) const {
-    const Attribute* a = find(name, AttrType::Float);
-    return a ? a->f : fallback;
-  }
-  std::string string(std::string_view name, std::string fallback) const {
-    const Attribute* a = find(name, AttrType::String);
-    return a ? a->s : fallback;
-  }
-  std::vector<std::int64_t> ints(std::string_view name, std::vector<std::int64_t> fallback) const {
-    const Attribute* a = find(name, AttrType::Ints);
-    return a ? a->ints : fallback;
-  }
-  template <std::size_t N>
-  std::array<std::int64_t, N> array(std::string_view name, std::int64_t fallback) const {
-    std::array<std::int64_t, N> out;
-    out.fill(fallback);
-    if (const Attribute* a = find(name, AttrType::Ints)) {
-      if (a->ints.size() != N)
-        unsupported("attribute '" + std::string(name) + "' has " + std::to_string(a->ints.size()) + " values; porta " +
-                    "supports 2-D windows only (" + std::to_string(N) + " values)");
-      std::copy(a->ints.begin(), a->ints.end(), out.begin());
-    }
-    return out;
-  }
-
- private:
-  const NodeProto& node_;
-};
 
 struct Value {
   Tensor tensor;                           // set once the value is in the graph
@@ -157,8 +120,8 @@ class Importer {
   const Literal* optional_literal(const NodeProto& n, std::size_t i, std::string_view what) const {
     const Value* v = find(n, i);
     if (v && !v->literal)
-      unsupported(std::string(what) + " '" + n.inputs[i] +
-                  "' must be known at load time (an initializer or a Constant)");
+      unsupported(std::string(what) + " '" + n.inputs[i] + "' depends on run-time data; it must be known at " +
+                  "load time (an initializer, a Constant, or shape arithmetic porta folds)");
     return v ? v->literal.get() : nullptr;
   }
   float scalar(const NodeProto& n, std::size_t i, std::string_view what, float fallback) const {
@@ -188,7 +151,7 @@ class Importer {
     std::size_t count = 0;
     for (std::size_t i = 0; i < graph_.nodes.size(); ++i) {
       const NodeProto& n = graph_.nodes[i];
-      const bool known = is_default_domain(n.domain) && handlers().contains(n.op_type);
+      const bool known = is_default_domain(n.domain) && (handlers().contains(n.op_type) || foldable(n.op_type));
       if (known) continue;
       // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on "#" + std::to_string(i) here.
       if (count++) list += ", ";
@@ -253,12 +216,42 @@ class Importer {
   void import_node(const NodeProto& n, std::size_t index) {
     index_ = index;
     try {
-      (this->*handlers().at(n.op_type))(n, Attrs(n));
+      if (!fold_known(n)) (this->*handler(n))(n, Attrs(n));
     } catch (const Error& e) {
       std::string message = e.what();
       if (message.starts_with("ONNX: ")) message.erase(0, 6);
       throw Error(e.code(), "ONNX: node " + node_label(n) + " at byte " + std::to_string(n.offset) + ": " + message);
     }
+  }
+
+  // A foldable op whose inputs are all known at load time becomes a known value (fold.cpp).
+  bool fold_known(const NodeProto& n) {
+    if (!foldable(n.op_type)) return false;
+    std::vector<const Literal*> inputs;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      const Value* v = find(n, i);
+      if (v && !v->literal) return false;
+      inputs.push_back(v ? v->literal.get() : nullptr);
+    }
+    no_extra_outputs(n);
+    define(n, known(fold(n, inputs, opset_)));
+    return true;
+  }
+  // The op's handler for run-time data; an op porta only folds is refused, naming the run-time input.
+  Handler handler(const NodeProto& n) const {
+    if (const auto it = handlers().find(n.op_type); it != handlers().end()) return it->second;
+    std::string input;
+    for (std::size_t i = 0; i < n.inputs.size() && input.empty(); ++i)
+      if (find(n, i) && !find(n, i)->literal) input = n.inputs[i];
+    unsupported("input '" + input + "' depends on run-time data; porta evaluates " + n.op_type +
+                " only at load time, on values known then (initializers, Constants and shapes)");
+  }
+  static Value known(Literal lit) { return Value{{}, std::make_shared<Literal>(std::move(lit))}; }
+  // The dims of input i, known at load time whether or not its values are.
+  Shape dims(const NodeProto& n, std::size_t i) const {
+    const Value* v = find(n, i);
+    if (!v) invalid("input " + std::to_string(i) + " is required");
+    return v->literal ? v->literal->dims : g_.shape(v->tensor);
   }
 
   // --- windows ----------------------------------------------------------------------------------
@@ -418,7 +411,12 @@ class Importer {
     define(n, g_.reshape(x, Shape(shape.begin(), shape.end()), unique(base_name(n))));
   }
   void cast(const NodeProto& n, const Attrs& a) {
-    const DType to = float_dtype(a.int64("to", 0), "'to' is ", " casts");
+    const auto to_type = a.int64("to", 0);
+    if (!is_float_type(to_type))
+      unsupported("'" + n.inputs[0] + "' is run-time data cast to " +
+                  elem_type_name(static_cast<std::int32_t>(to_type)) +
+                  "; porta graphs hold float tensors, and integers only as values known at load time");
+    const DType to = float_dtype(to_type, "'to' is ", " casts");
     define(n, g_.cast(tensor(n, 0), to, unique(base_name(n))));
   }
   void transpose(const NodeProto& n, const Attrs& a) {
@@ -534,16 +532,55 @@ class Importer {
     const NormParams p{.axis = a.int64("axis", -1), .epsilon = a.float32("epsilon", 1e-5f)};
     define(n, g_.layer_norm(tensor(n, 0), tensor(n, 1), optional_tensor(n, 2), p, unique(base_name(n))));
   }
+  // Identity passes its input on, constant or not.
   void identity(const NodeProto& n, const Attrs&) {
     const Value* v = find(n, 0);
     if (!v) invalid("input 0 is required");
     define(n, *v);
   }
+  // Inference-mode Dropout: the input passes on and the optional mask (output 1) is all true.
   void dropout(const NodeProto& n, const Attrs& a) {
-    no_extra_outputs(n);
-    if (opset_ >= 12 && scalar(n, 2, "training_mode", 0.0f) != 0.0f)
+    if (opset_ >= 12 && training_mode(n) != 0.0f)
       unsupported("training_mode true is not supported; porta runs inference");
+    for (std::size_t i = 2; i < n.outputs.size(); ++i)
+      if (!n.outputs[i].empty()) invalid("Dropout has two outputs, the node names " + std::to_string(n.outputs.size()));
     identity(n, a);
+    if (n.outputs.size() < 2 || n.outputs[1].empty()) return;
+    const Shape shape = dims(n, 0);
+    const auto count = static_cast<std::size_t>(folded_count(shape));
+    if (!values_.emplace(n.outputs[1], known(int_literal(shape, std::vector<std::int64_t>(count, 1)))).second)
+      invalid("output '" + n.outputs[1] + "' is already defined elsewhere in the graph");
+  }
+  float training_mode(const NodeProto& n) const {
+    const Value* v = find(n, 2);
+    if (!v) return 0.0f;
+    if (!v->literal) unsupported("training_mode '" + n.inputs[2] + "' depends on run-time data; porta runs inference");
+    if (v->literal->numel() != 1) invalid("training_mode must hold one value");
+    return v->literal->floats()[0];
+  }
+
+  // Shape and Size are known at load time for every value: porta's shapes are static.
+  void shape(const NodeProto& n, const Attrs& a) {
+    const Shape d = dims(n, 0);
+    const auto rank = static_cast<std::int64_t>(d.size());
+    const auto clamped = [&](std::int64_t i) { return std::clamp<std::int64_t>(i < 0 ? i + rank : i, 0, rank); };
+    const std::int64_t begin = clamped(a.int64("start", 0)), end = std::max(begin, clamped(a.int64("end", rank)));
+    define(n, known(int_literal({end - begin}, std::vector<std::int64_t>(d.begin() + begin, d.begin() + end))));
+  }
+  void size(const NodeProto& n, const Attrs&) {
+    std::int64_t count = 1;
+    for (const auto d : dims(n, 0)) count *= d;
+    define(n, known(int_literal({}, {count})));
+  }
+  // Squeeze and Unsqueeze of run-time data: a reshape (porta has no rank 0: a scalar is [1]).
+  void squeeze(const NodeProto& n, const Attrs& a) {
+    Shape shape = squeezed(dims(n, 0), axes(a, optional_literal(n, 1, "axes"), opset_, 13));
+    if (shape.empty()) shape.push_back(1);
+    define(n, g_.reshape(tensor(n, 0), shape, unique(base_name(n))));
+  }
+  void unsqueeze(const NodeProto& n, const Attrs& a) {
+    const Shape shape = unsqueezed(dims(n, 0), axes(a, optional_literal(n, 1, "axes"), opset_, 13));
+    define(n, g_.reshape(tensor(n, 0), shape, unique(base_name(n))));
   }
   void constant(const NodeProto& n, const Attrs& a) {
     auto lit = std::make_shared<Literal>();
@@ -621,6 +658,10 @@ const std::unordered_map<std::string_view, Importer::Handler>& Importer::handler
       {"BatchNormalization", &Importer::batch_norm},
       {"Softmax", &Importer::softmax},
       {"Identity", &Importer::identity},
+      {"Shape", &Importer::shape},
+      {"Size", &Importer::size},
+      {"Squeeze", &Importer::squeeze},
+      {"Unsqueeze", &Importer::unsqueeze},
       {"Dropout", &Importer::dropout},
       {"Constant", &Importer::constant},
   };
@@ -637,8 +678,9 @@ Graph load_bytes(std::span<const std::byte> bytes, const LoadOptions& options) {
     if (is_default_domain(domain)) opset = version;
   if (opset < 0) invalid("the model imports no version of the default ONNX opset");
   if (opset < min_opset || opset > max_opset)
-    unsupported("opset " + std::to_string(opset) + " is outside the range porta imports (" + std::to_string(min_opset) +
-                " to " + std::to_string(max_opset) + ")");
+    unsupported("the model's default-domain opset " + std::to_string(opset) + " is outside the range porta imports (" +
+                std::to_string(min_opset) + " to " + std::to_string(max_opset) + ")" +
+                (opset > max_opset ? "; export with an older opset (torch.onnx.export's opset_version)" : ""));
   return Importer(*model.graph, opset, options).run();
 }
 

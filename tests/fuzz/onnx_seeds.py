@@ -85,3 +85,23 @@ save("avgpool_global_matmul_f16", [
 save("unsupported_op", [helper.make_node("Resize", ["x", "", "scales"], ["y"])],
      [value("x", [1, 1, 2, 2])], [value("y", [1, 1, 4, 4])],
      [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")])
+
+# Shape arithmetic the importer folds at load time (core/onnx/fold.cpp), as torch writes x.view(n, -1).
+save("shape_fold", [
+    helper.make_node("Shape", ["x"], ["s"]),
+    helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+    helper.make_node("Unsqueeze", ["n", "axes"], ["n1"]),
+    helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+    helper.make_node("Reshape", ["x", "shape"], ["r"]),
+    helper.make_node("Slice", ["s", "one", "two"], ["c"]),
+    helper.make_node("ConstantOfShape", ["c"], ["k"], value=numpy_helper.from_array(np.array([0.5], np.float32))),
+    helper.make_node("Range", ["zero", "n", "one_s"], ["i"]),
+    helper.make_node("Cast", ["i"], ["f"], to=TensorProto.FLOAT),
+    helper.make_node("Unsqueeze", ["f", "axes1"], ["f1"]),
+    helper.make_node("Add", ["f1", "k"], ["fk"]),
+    helper.make_node("Dropout", ["r", "", "train"], ["d", "mask"]),
+    helper.make_node("Mul", ["d", "fk"], ["m"]),
+    helper.make_node("Squeeze", ["m"], ["y"])],
+    [value("x", [2, 3, 4])], [value("y", [2, 12])],
+    [ints("zero", 0), ints("axes", [0]), ints("axes1", [1]), ints("minus1", [-1]), ints("one", [1]), ints("two", [2]),
+     ints("one_s", 1), numpy_helper.from_array(np.array(False), "train")], opset=15)

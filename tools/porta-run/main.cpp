@@ -304,6 +304,9 @@ int main(int argc, char** argv) {
   } catch (const ArgumentError& e) {
     fmt::print(stderr, "porta-run: error: {}\n", single_line(e.what()));
     return 2;
+  } catch (const Error& e) {  // the code lets scripts tell a refusal (Unsupported) from a fault
+    fmt::print(stderr, "porta-run: error ({}): {}\n", to_string(e.code()), single_line(e.what()));
+    return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "porta-run: error: {}\n", single_line(e.what()));
     return 1;
