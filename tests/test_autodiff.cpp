@@ -208,6 +208,20 @@ TEST_SUITE("autodiff") {
                     [](Graph& g, const auto& t) { return g.global_avg_pool(t[0], {Layout::NHWC}); });
   }
 
+  TEST_CASE("reduce: sum and mean over any axes, dims kept or not; max and min have no rule yet") {
+    check_gradients({{"x", {2, 3, 1, 4}}}, [](Graph& g, const auto& t) {
+      return g.reduce(t[0], {.op = Reduction::Sum, .axes = {1, 3}, .keepdims = false});
+    });
+    check_gradients({{"x", {3, 5}}}, [](Graph& g, const auto& t) {
+      return g.reduce(t[0], {.op = Reduction::Mean, .axes = {0}, .keepdims = true});
+    });
+    Graph g;
+    const Tensor x = g.input("x", {2, 3});
+    const Tensor loss = g.reduce(x, {.op = Reduction::Max, .axes = {1}, .keepdims = true});
+    const Tensor wrt[] = {x};
+    CHECK(contains(error_of([&] { autodiff::gradients(g, loss, wrt); }, ErrorCode::Unsupported), "of max"));
+  }
+
   TEST_CASE("batchnorm: every input, and training mode through the batch statistics") {
     check_gradients({{"x", {2, 3, 2, 2}}, {"scale", {3}}, {"bias", {3}}, {"mean", {3}}, {"var", {3}, 0.5f, 2.0f}},
                     [](Graph& g, const auto& t) { return g.batchnorm(t[0], t[1], t[2], t[3], t[4], {0.1f}); });

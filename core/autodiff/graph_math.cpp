@@ -1,7 +1,6 @@
 // Constants and sums over axes for the backward rules (graph_math.hpp).
 #include "core/autodiff/graph_math.hpp"
 
-#include <algorithm>
 #include <string>
 
 namespace porta::autodiff::detail {
@@ -22,20 +21,11 @@ Tensor scaled(Graph& g, Tensor x, float value) {
 Tensor sum_to(Graph& g, Tensor x, Shape target) {
   const Shape shape = g.shape(x);
   const std::size_t lead = shape.size() - target.size();  // axes broadcasting added in front
-  std::vector<std::int64_t> reduced, kept;
-  std::int64_t r = 1, k = 1;
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    const bool sum = i < lead || (target[i - lead] == 1 && shape[i] != 1);
-    (sum ? reduced : kept).push_back(static_cast<std::int64_t>(i));
-    (sum ? r : k) *= shape[i];
-  }
-  if (r == 1) return shape == target ? x : g.reshape(x, target);
-  std::vector<std::int64_t> perm = reduced;
-  perm.insert(perm.end(), kept.begin(), kept.end());
-  if (!std::is_sorted(perm.begin(), perm.end())) x = g.transpose(x, perm);
-  const Tensor rows = g.reshape(x, {r, k});
-  const Tensor sum = g.matmul(filled(g, {1, r}, 1.0f, g.dtype(x)), rows);  // [1, k]
-  return g.reshape(sum, target);
+  std::vector<std::int64_t> axes;
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    if (i < lead || (target[i - lead] == 1 && shape[i] != 1)) axes.push_back(static_cast<std::int64_t>(i));
+  if (axes.empty()) return shape == target ? x : g.reshape(x, target);
+  return g.reshape(g.reduce(x, {.op = Reduction::Sum, .axes = std::move(axes), .keepdims = true}), target);
 }
 
 Shape keep_axis(const Shape& shape, std::size_t keep) {

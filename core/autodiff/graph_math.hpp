@@ -12,8 +12,7 @@ Tensor filled(Graph& g, Shape shape, float value, DType dtype);
 // x * value, as a multiplication by a one-element constant.
 Tensor scaled(Graph& g, Tensor x, float value);
 // Sums x over the axes where `target` is 1 or missing (numpy broadcasting read backwards), so that
-// the result has shape `target`: the gradient of an operand that was broadcast. A ones-vector
-// matmul does the summing, which every backend runs.
+// the result has shape `target`: the gradient of an operand that was broadcast.
 Tensor sum_to(Graph& g, Tensor x, Shape target);
 // `shape` with every axis but `keep` set to 1 (a per-channel sum's shape, dims kept).
 Shape keep_axis(const Shape& shape, std::size_t keep);

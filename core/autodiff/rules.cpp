@@ -25,6 +25,7 @@ Rule backward_rule(OpKind op) {
     case OpKind::Transpose: return transpose_backward;
     case OpKind::Concat: return concat_backward;
     case OpKind::Cast: return cast_backward;
+    case OpKind::Reduce: return reduce_backward;
     // Each needs a backward op porta does not have yet (docs/training.md).
     case OpKind::Conv2d:
     case OpKind::MaxPool2d:
@@ -36,7 +37,6 @@ Rule backward_rule(OpKind op) {
     case OpKind::HardSigmoid:
     case OpKind::HardSwish:
     case OpKind::Pow:
-    case OpKind::Reduce:
     case OpKind::LayerNorm:
     case OpKind::RmsNorm:
     case OpKind::Slice:

@@ -30,6 +30,7 @@ Grads transpose_backward(Graph& g, const Node& node, Tensor dy, const std::vecto
 Grads concat_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 Grads cast_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 Grads global_avg_pool_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
+Grads reduce_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 Grads batchnorm_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 
 // Whether activation_grad needs the activation's input x (else its output y is enough).

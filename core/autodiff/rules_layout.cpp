@@ -1,9 +1,11 @@
-// Backward of the ops that only move or convert values, and of global average pooling.
-#include <numeric>
+// Backward of the ops that only move or convert values, and of the sums: reduce and global average
+// pooling.
 #include <string>
+#include <utility>
 
 #include "core/autodiff/graph_math.hpp"
 #include "core/autodiff/rules.hpp"
+#include "porta/error.hpp"
 
 namespace porta::autodiff::detail {
 
@@ -19,35 +21,14 @@ Grads cast_backward(Graph& g, const Node& node, Tensor dy, const std::vector<boo
   return {g.cast(dy, g.dtype(node.inputs[0]))};
 }
 
-// Each input's slice of dy, cut out by a product with a 0/1 selection matrix along the concat axis
-// (moved last): exact, and made of ops every backend runs.
+// Each input's gradient is its slice of dy along the concat axis.
 Grads concat_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs) {
-  const auto axis = std::get<ConcatParams>(node.params).axis;
-  const Shape sy = g.shape(dy);  // copies: adding nodes moves the graph's tensors
-  const auto rank = static_cast<std::int64_t>(sy.size());
-  std::vector<std::int64_t> perm(sy.size());
-  std::iota(perm.begin(), perm.end(), 0);
-  perm.erase(perm.begin() + axis);
-  perm.push_back(axis);
-  const bool moved = axis != rank - 1;
-  const Tensor last = moved ? g.transpose(dy, perm) : dy;
-  const std::int64_t total = sy[static_cast<std::size_t>(axis)];
-  const Tensor rows = g.reshape(last, {g.desc(dy).numel() / total, total});
+  const std::int64_t axis = std::get<ConcatParams>(node.params).axis;
   Grads dx(node.inputs.size());
   std::int64_t offset = 0;
   for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-    Shape part = g.shape(node.inputs[i]);
-    const std::int64_t width = part[static_cast<std::size_t>(axis)];
-    if (needs[i]) {
-      std::vector<float> select(static_cast<std::size_t>(total * width), 0.0f);
-      for (std::int64_t j = 0; j < width; ++j) select[static_cast<std::size_t>((offset + j) * width + j)] = 1.0f;
-      const Tensor s = g.constant("autodiff_select_" + std::to_string(g.tensors().size()), {total, width}, select,
-                                  g.dtype(dy));
-      Shape moved_shape;
-      for (const auto p : perm) moved_shape.push_back(part[static_cast<std::size_t>(p)]);
-      const Tensor slice = g.reshape(g.matmul(rows, s), moved_shape);
-      dx[i] = moved ? g.transpose(slice, inverse(perm)) : slice;
-    }
+    const std::int64_t width = g.shape(node.inputs[i])[static_cast<std::size_t>(axis)];
+    if (needs[i]) dx[i] = g.slice(dy, {.starts = {offset}, .ends = {offset + width}, .axes = {axis}, .steps = {}});
     offset += width;
   }
   return dx;
@@ -60,6 +41,20 @@ Grads global_avg_pool_backward(Graph& g, const Node& node, Tensor dy, const std:
   const std::int64_t h = sx[nhwc ? 1 : 2], w = sx[nhwc ? 2 : 3];
   const Shape spread = nhwc ? Shape{1, h, w, 1} : Shape{1, 1, h, w};
   return {g.mul(dy, filled(g, spread, 1.0f / static_cast<float>(h * w), g.dtype(dy)))};
+}
+
+// Sum and mean spread dy back over the reduced axes (mean divides by their extent).
+Grads reduce_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>&) {
+  const auto& p = std::get<ReduceParams>(node.params);
+  if (p.op != Reduction::Sum && p.op != Reduction::Mean)
+    throw Error(ErrorCode::Unsupported, "autodiff::gradients: reduce '" + node.name + "': the backward of " +
+                                            std::string(to_string(p.op)) + " is not written yet");
+  const Shape sx = g.shape(node.inputs[0]);
+  Shape kept = sx;
+  std::int64_t count = 1;
+  for (const std::int64_t axis : p.axes) count *= std::exchange(kept[static_cast<std::size_t>(axis)], 1);
+  const Tensor spread = g.expand(g.reshape(dy, kept), sx);
+  return {p.op == Reduction::Mean ? scaled(g, spread, 1.0f / static_cast<float>(count)) : spread};
 }
 
 }  // namespace porta::autodiff::detail

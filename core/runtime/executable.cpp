@@ -124,24 +124,25 @@ std::vector<std::byte> ExecutableImpl::output_bytes(std::string_view name) const
   return bytes;
 }
 
+// One entry per step of the order: `make(node, step)`.
+template <class Entry, class Make>
+std::vector<Entry> ExecutableImpl::per_node(std::size_t steps, Make make) const {
+  std::vector<Entry> entries;
+  for (std::size_t i = 0; i < steps; ++i)
+    entries.push_back(make(compiled_->graph.nodes()[static_cast<std::size_t>(compiled_->order[i])], i));
+  return entries;
+}
+
 std::vector<NodeTiming> ExecutableImpl::node_timings() const {
   const std::lock_guard lock(mutex_);
-  std::vector<NodeTiming> timings;
-  for (std::size_t i = 0; i < node_seconds_.size(); ++i) {
-    const Node& node = compiled_->graph.nodes()[static_cast<std::size_t>(compiled_->order[i])];
-    timings.push_back({node.name, node.op, node_seconds_[i]});
-  }
-  return timings;
+  return per_node<NodeTiming>(node_seconds_.size(),
+                              [&](const Node& n, std::size_t i) { return NodeTiming{n.name, n.op, node_seconds_[i]}; });
 }
 
 std::vector<NodePlan> ExecutableImpl::node_plans() const {
   const std::lock_guard lock(mutex_);
-  std::vector<NodePlan> plans;
-  for (std::size_t i = 0; i < node_plans_.size(); ++i) {
-    const Node& node = compiled_->graph.nodes()[static_cast<std::size_t>(compiled_->order[i])];
-    plans.push_back({node.name, node.op, node_plans_[i]});
-  }
-  return plans;
+  return per_node<NodePlan>(node_plans_.size(),
+                            [&](const Node& n, std::size_t i) { return NodePlan{n.name, n.op, node_plans_[i]}; });
 }
 
 }  // namespace detail

@@ -23,6 +23,9 @@ class ExecutableImpl {
   const DeviceInfo& device() const { return device_->info(); }
 
  private:
+  template <class Entry, class Make>
+  std::vector<Entry> per_node(std::size_t steps, Make make) const;
+
   std::shared_ptr<DeviceImpl> device_;
   std::shared_ptr<const CompiledGraph> compiled_;
   std::unique_ptr<DeviceBuffer> arena_;
