@@ -26,9 +26,10 @@ void normalise(const HostOpArgs& args, bool rms) {
       const float* xv = x.data() + row * n;
       float* yv = y.data() + row * n;
       float mean = 0.0f;
-      if (!rms) {
-        for (std::int64_t i = 0; i < n; ++i) mean += xv[i];
-        mean /= static_cast<float>(n);
+      if (!rms) {  // summed in f64: a row of equal values has exactly that mean, so x - mean is 0, not
+        double sum = 0.0;  // a rounding that 1 / sqrt(epsilon) would magnify
+        for (std::int64_t i = 0; i < n; ++i) sum += xv[i];
+        mean = static_cast<float>(sum / static_cast<double>(n));
       }
       float spread = 0.0f;
       for (std::int64_t i = 0; i < n; ++i) spread += (xv[i] - mean) * (xv[i] - mean);
