@@ -417,6 +417,11 @@ TEST_SUITE("onnx") {
     CHECK(x == y);
     const Model training = one_node(node("Dropout", {"x", "", "train"}, {"y", "mask"}, "drop"), {2, 3}, {on});
     check_error([&] { onnx::load_bytes(training.bytes()); }, ErrorCode::Unsupported, {"'drop'", "training_mode"});
+    // Training mode with ratio 0 drops nothing (torchvision's Swin exports its attention dropout so).
+    const Model none_dropped = one_node(node("Dropout", {"x", "ratio", "train"}, {"y"}, "drop"), {2, 3},
+                                        {tensor("ratio", {}, {0.0f}), on});
+    const auto [x0, y0] = run_model(none_dropped, {2, 3});
+    CHECK(x0 == y0);
     const Model dynamic = one_node(node("Dropout", {"x", "", "x"}, {"y"}, "drop"), {2, 3});
     check_error([&] { onnx::load_bytes(dynamic.bytes()); }, ErrorCode::Unsupported, {"'drop'", "'x'", "run-time"});
   }
@@ -503,6 +508,24 @@ TEST_SUITE("onnx") {
     const auto [x, y] = run_model(m, {3, 6});
     const float w[] = {0, 2, 0, 1, 2, 1};
     for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == doctest::Approx(x[i] * w[i % 6] + 3.0f));
+  }
+
+  TEST_CASE("shape arithmetic folds at import: Transpose of integer values (torch's computed pads); float ones stay") {
+    Model m;
+    const std::int64_t pairs[] = {0, 1, 2, 0};  // [[begin0, begin1], [end0, end1]] transposed to ONNX's order
+    const std::vector<float> w = random_values(6, 3);
+    m.initializers = {raw_tensor("pairs", {2, 2}, INT64, pairs, sizeof pairs), int64_tensor("flat", {4}),
+                      tensor("w", {2, 3}, w)};
+    m.nodes = {node("Transpose", {"pairs"}, {"t"}, "transpose_pads", {attr_ints("perm", {1, 0})}),
+               node("Reshape", {"t", "flat"}, {"pads"}, "flatten_pads"), node("Pad", {"x", "pads"}, {"y"}, "pad"),
+               node("Transpose", {"w"}, {"wt"}, "transpose_weights")};
+    m.inputs = {value_info("x", {3, 4})};
+    m.outputs = {value_info("y", {}), value_info("wt", {})};
+    const Graph g = onnx::load_bytes(m.bytes());
+    CHECK(g.shape(g.outputs()[0].second) == Shape{4, 6});  // pads [0, 2, 1, 0]
+    REQUIRE(g.nodes().size() == 2);  // the pad, and the weights' transpose as a node
+    CHECK(g.nodes()[0].op == OpKind::Pad);
+    CHECK(g.nodes()[1].op == OpKind::Transpose);
   }
 
   TEST_CASE("run-time integers and masks: Gather, Less, Equal, Not, And, Or, Where, Cast; int64 inputs") {

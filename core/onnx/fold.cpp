@@ -373,6 +373,32 @@ Array reshape(const Args& in, const Attrs& a, std::int64_t) {
     invalid("input " + to_string(x.dims) + " cannot be reshaped to " + to_string(Shape(shape)));
   return with_dims(x, Shape(shape));
 }
+// Integer values only (folds() says so): torch's computed pads pass through one on their way to Pad.
+Array transpose(const Args& in, const Attrs& a, std::int64_t) {
+  const Array& x = in[0];
+  const std::size_t rank = x.dims.size();
+  std::vector<std::int64_t> perm = a.ints("perm", {});
+  if (perm.empty())
+    for (std::size_t d = rank; d-- > 0;) perm.push_back(static_cast<std::int64_t>(d));
+  std::vector<bool> seen(rank, false);
+  for (auto& p : perm) {
+    p = axis_in(p, rank, "perm");
+    if (perm.size() != rank || seen[static_cast<std::size_t>(p)])
+      invalid("perm " + to_string(Shape(perm)) + " is not a permutation of " + std::to_string(rank) + " axes");
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+  Shape dims, strides(rank, 1);
+  for (std::size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * x.dims[d];
+  for (const auto p : perm) dims.push_back(x.dims[static_cast<std::size_t>(p)]);
+  std::vector<std::size_t> src;
+  for_each_index(dims, [&](const std::vector<std::int64_t>& idx) {
+    std::int64_t s = 0;
+    for (std::size_t d = 0; d < rank; ++d) s += idx[d] * strides[static_cast<std::size_t>(perm[d])];
+    src.push_back(static_cast<std::size_t>(s));
+  });
+  return take(x, std::move(dims), src);
+}
+
 Array expand(const Args& in, const Attrs&, std::int64_t) {
   const Array& x = in[0];
   const std::vector<std::int64_t> shape = in.ints(1);
@@ -481,6 +507,7 @@ const std::unordered_map<std::string_view, Folder>& folders() {
       {"Unsqueeze", &unsqueeze},
       {"Reshape", &reshape},
       {"Expand", &expand},
+      {"Transpose", &transpose},
       {"ConstantOfShape", &constant_of_shape},
       {"Range", &range},
   };
@@ -501,6 +528,11 @@ std::int64_t folded_count(const Shape& dims) {
 }
 
 bool foldable(std::string_view op_type) { return folders().contains(op_type); }
+
+bool folds(std::string_view op_type, std::span<const Literal* const> inputs) {
+  if (!foldable(op_type)) return false;
+  return op_type != "Transpose" || inputs.empty() || inputs[0] == nullptr || !inputs[0]->is_float;
+}
 
 Literal fold(const NodeProto& n, std::span<const Literal* const> inputs, std::int64_t opset) {
   const Args in(inputs);

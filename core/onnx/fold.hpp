@@ -20,6 +20,9 @@ std::int64_t folded_count(const Shape& dims);
 
 // Whether fold() evaluates `op_type` (default domain).
 bool foldable(std::string_view op_type);
+// Whether fold() evaluates `op_type` on these values (all known): Transpose only integer ones, the
+// shape arithmetic it appears in; a float one (weights, mostly) stays a graph node.
+bool folds(std::string_view op_type, std::span<const Literal* const> inputs);
 // The output of `n`; `inputs` holds the values of n.inputs, nullptr for an omitted one.
 Literal fold(const NodeProto& n, std::span<const Literal* const> inputs, std::int64_t opset);
 

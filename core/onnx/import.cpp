@@ -231,6 +231,7 @@ class Importer {
       if (v && !v->literal) return false;
       inputs.push_back(v ? v->literal.get() : nullptr);
     }
+    if (!folds(n.op_type, inputs)) return false;
     no_extra_outputs(n);
     define(n, known(fold(n, inputs, opset_)));
     return true;
@@ -558,9 +559,11 @@ class Importer {
     if (!v) invalid("input 0 is required");
     define(n, *v);
   }
-  // Inference-mode Dropout: the input passes on and the optional mask (output 1) is all true.
+  // Inference-mode Dropout: the input passes on and the optional mask (output 1) is all true. So
+  // does a training-mode one of ratio 0, which drops nothing (torchvision's Swin exports its
+  // attention dropout so).
   void dropout(const NodeProto& n, const Attrs& a) {
-    if (opset_ >= 12 && training_mode(n) != 0.0f)
+    if (opset_ >= 12 && training_mode(n) != 0.0f && scalar(n, 1, "ratio", 0.5f) != 0.0f)
       unsupported("training_mode true is not supported; porta runs inference");
     for (std::size_t i = 2; i < n.outputs.size(); ++i)
       if (!n.outputs[i].empty()) invalid("Dropout has two outputs, the node names " + std::to_string(n.outputs.size()));
