@@ -649,8 +649,8 @@ TEST_SUITE("graph") {
   }
 
   TEST_CASE("bad input: unknown dtype names") {
-    for (const char* bad : {"fp16", "F32", "", "bfloat16", "f64"})
-      check_error([&] { parse_dtype(bad); }, E::InvalidArgument, {"f32, f16 or bf16"});
+    for (const char* bad : {"fp16", "F32", "", "bfloat16", "f64", "int64", "boolean"})
+      check_error([&] { parse_dtype(bad); }, E::InvalidArgument, {"f32, f16, bf16, i64, i32 or bool"});
   }
 }
 
