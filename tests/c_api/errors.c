@@ -53,8 +53,8 @@ static void graph_building(void) {
   CHECK_OK(porta_graph_create(&g));
   CHECK_STATUS(porta_graph_input(g, NULL, shape, 2, PORTA_F32, NULL, &x), PORTA_INVALID_ARGUMENT);
   CHECK_STATUS(porta_graph_input(g, "x", NULL, 2, PORTA_F32, NULL, &x), PORTA_INVALID_ARGUMENT);
-  CHECK_STATUS(porta_graph_input(g, "x", shape, 2, (porta_dtype)5, NULL, &x), PORTA_INVALID_ARGUMENT);
-  CHECK(message_has("dtype is 5"));
+  CHECK_STATUS(porta_graph_input(g, "x", shape, 2, (porta_dtype)6, NULL, &x), PORTA_INVALID_ARGUMENT);
+  CHECK(message_has("dtype is 6"));
   CHECK_STATUS(porta_graph_input(g, "x", shape, 2, PORTA_F32, NULL, NULL), PORTA_INVALID_ARGUMENT);
   CHECK_OK(porta_graph_input(g, "x", shape, 2, PORTA_F32, NULL, &x)); /* the failed calls added nothing */
   CHECK_STATUS(porta_graph_input(g, "x", shape, 2, PORTA_F32, NULL, &y), PORTA_INVALID_ARGUMENT);
@@ -195,7 +195,7 @@ static void onnx_and_models(void) {
   porta_model_options o = porta_model_options_default();
   CHECK_STATUS(porta_model_build("resnet5", &o, &g), PORTA_NOT_FOUND);
   CHECK(message_has("efficientnet-b0"));
-  o.dtype = (porta_dtype)3;
+  o.dtype = (porta_dtype)6;
   CHECK_STATUS(porta_model_build("resnet50", &o, &g), PORTA_INVALID_ARGUMENT);
   o = porta_model_options_default();
   o.batch = 2;

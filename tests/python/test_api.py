@@ -68,8 +68,11 @@ def test_constant_dtypes():
     assert g.dtype(g.constant("a", np.ones((2,), np.float16))) == "f16"
     assert g.dtype(g.constant("b", np.ones((2,), np.float64))) == "f32"
     assert g.dtype(g.constant("c", np.ones((2,), np.uint16), dtype="bf16")) == "bf16"
+    assert g.dtype(g.constant("d", np.ones((2,), np.int64))) == "i64"
+    assert g.dtype(g.constant("e", np.ones((2,), np.bool_))) == "bool"
+    assert g.dtype(g.constant("f", np.ones((2,), np.float32), dtype="i32")) == "i32"
     with pytest.raises(porta.Error) as e:
-        g.constant("d", np.ones((2,), np.int64))
+        g.constant("g", np.ones((2,), np.uint8))
     assert e.value.code == porta.ErrorCode.DTypeMismatch
 
 
