@@ -44,7 +44,7 @@ DType parse_dtype(std::string_view text) {
 }
 
 std::string_view to_string(OpKind op) noexcept {
-  static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 37, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::MatMul: return "matmul";
     case OpKind::Gemm: return "gemm";
@@ -80,6 +80,9 @@ std::string_view to_string(OpKind op) noexcept {
     case OpKind::Slice: return "slice";
     case OpKind::Pad: return "pad";
     case OpKind::Expand: return "expand";
+    case OpKind::ActivationBackward: return "activation_backward";
+    case OpKind::MaxPool2dBackward: return "max_pool2d_backward";
+    case OpKind::SoftmaxCrossEntropy: return "softmax_cross_entropy";
   }
   return "?";
 }

@@ -225,7 +225,7 @@ class Exporter {
     std::vector<std::string> in;
     for (const Tensor t : n.inputs) in.push_back(name(t));
     const std::string& y = name(n.output);
-    static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 37, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: return conv(n, in, y);
       case OpKind::Gemm: return gemm(n, in, y);
@@ -285,6 +285,9 @@ class Exporter {
       case OpKind::Reduce: return reduce(n, in[0], y);
       case OpKind::LayerNorm:
       case OpKind::RmsNorm: return norm(n, in, y);
+      case OpKind::ActivationBackward:
+      case OpKind::MaxPool2dBackward:
+      case OpKind::SoftmaxCrossEntropy: unsupported(n, "a backward or loss op");
     }
     unsupported(n, "the op");
   }

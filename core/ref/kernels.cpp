@@ -44,6 +44,9 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Slice, ref_strided_gather},
     {OpKind::Pad, ref_pad},
     {OpKind::Expand, ref_strided_gather},
+    {OpKind::ActivationBackward, ref_activation_backward},
+    {OpKind::MaxPool2dBackward, ref_max_pool2d_backward},
+    {OpKind::SoftmaxCrossEntropy, ref_softmax_cross_entropy},
 };
 
 constexpr bool in_op_kind_order() {

@@ -45,4 +45,8 @@ void ref_strided_gather(const HostOpArgs& args);  // Transpose, Slice, Expand
 void ref_pad(const HostOpArgs& args);
 void ref_concat(const HostOpArgs& args);
 
+void ref_activation_backward(const HostOpArgs& args);
+void ref_max_pool2d_backward(const HostOpArgs& args);
+void ref_softmax_cross_entropy(const HostOpArgs& args);
+
 }  // namespace porta::detail

@@ -44,6 +44,9 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Slice, cpu_strided_gather},
     {OpKind::Pad, cpu_pad},
     {OpKind::Expand, cpu_strided_gather},
+    {OpKind::ActivationBackward, cpu_activation_backward},
+    {OpKind::MaxPool2dBackward, cpu_max_pool2d_backward},
+    {OpKind::SoftmaxCrossEntropy, cpu_softmax_cross_entropy},
 };
 
 constexpr bool in_op_kind_order() {

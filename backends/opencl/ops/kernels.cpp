@@ -43,6 +43,9 @@ constexpr std::pair<OpKind, OpenClOp> ops[] = {
     {OpKind::Slice, opencl_strided_gather},
     {OpKind::Pad, opencl_pad},
     {OpKind::Expand, opencl_strided_gather},
+    {OpKind::ActivationBackward, opencl_activation_backward},
+    {OpKind::MaxPool2dBackward, opencl_max_pool2d_backward},
+    {OpKind::SoftmaxCrossEntropy, opencl_softmax_cross_entropy},
 };
 
 constexpr bool in_op_kind_order() {
