@@ -381,6 +381,21 @@ TEST_SUITE("autodiff") {
     });
   }
 
+  TEST_CASE("the backward ops and conv2d's gradients refuse bad operands, saying which") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 2, 4, 4}), w = g.input("w", {3, 2, 3, 3}), v = g.input("v", {2, 3});
+    check_error([&] { g.activation_backward(x, x, {.activation = OpKind::Tanh}); }, ErrorCode::InvalidArgument,
+                {"tanh"});
+    check_error([&] { g.activation_backward(x, v, {}); }, ErrorCode::ShapeMismatch, {"[2, 3]"});
+    check_error([&] { g.max_pool2d_backward(x, x, {.kernel = {2, 2}, .stride = {2, 2}}); }, ErrorCode::ShapeMismatch,
+                {"[1, 2, 2, 2]"});
+    check_error([&] { g.softmax_cross_entropy(v, x); }, ErrorCode::ShapeMismatch, {"labels"});
+    check_error([&] { autodiff::conv2d_backward_data(g, v, w, {}, {1, 2, 4, 4}); }, ErrorCode::ShapeMismatch,
+                {"[1, 3, 2, 2]"});
+    check_error([&] { autodiff::conv2d_backward_filter(g, x, x, {.groups = 2}, {3, 2, 3, 3}); },
+                ErrorCode::ShapeMismatch, {"groups 2"});
+  }
+
   TEST_CASE("slice (forwards and backwards), constant pad (growing and cropping) and expand") {
     check_gradients({{"x", {3, 6}}}, [](Graph& g, const auto& t) {
       return g.slice(t[0], {.starts = {1, 4}, .ends = {3, -7}, .axes = {0, 1}, .steps = {1, -1}});

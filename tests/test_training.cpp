@@ -100,7 +100,7 @@ Net build_mlp() {
 
 // Images of 8 x 8 pixels in four classes by the orientation of a bar (horizontal, vertical and the two
 // diagonals) at a random offset, under noise: learnable by orientation filters, whatever the position.
-constexpr std::int64_t images = 32, side = 8, kinds = 4;
+constexpr std::int64_t images = 64, side = 8, kinds = 4;
 
 Data bars(unsigned seed) {
   std::mt19937 rng(seed);
