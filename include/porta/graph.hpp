@@ -134,7 +134,7 @@ class Graph {
   // ONNX Where: x where the bool `cond` is true, else y; x and y share a dtype; all three broadcast.
   Tensor where(Tensor cond, Tensor x, Tensor y, std::string name = {});
 
-  // Backward ops (docs/training.md; core/graph/graph_backward.cpp). dy * f'(x) for the activation
+  // Backward ops (docs/training.md). dy * f'(x) for the activation
   // p.activation names, x and dy of one shape:
   Tensor activation_backward(Tensor x, Tensor dy, const ActivationBackwardParams& p, std::string name = {});
   // The gradient of max_pool2d(x, p) given dy, its output's gradient: each window's dy goes to the

@@ -209,7 +209,8 @@ using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dPa
                               GeluParams, BatchNormParams, Pool2dParams, GlobalPoolParams,
                               SoftmaxParams, ReshapeParams, TransposeParams, ConcatParams, CastParams,
                               HardSigmoidParams, ReduceParams, NormParams, SliceParams, PadParams,
-                              ExpandParams, GatherParams, CompareParams, LogicalParams, ActivationBackwardParams>;
+                              ExpandParams, GatherParams, CompareParams, LogicalParams,
+                              ActivationBackwardParams>;
 
 // Conv and pooling output extent along one spatial dimension (floor or ceil), before checking.
 constexpr std::int64_t window_output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
