@@ -2,6 +2,7 @@
 // summed in double on the host), and the same gradients on every device under test against ref.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -31,6 +32,14 @@ std::vector<float> random_values(std::size_t n, float lo, float hi, std::mt19937
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
   for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// 0, step, 2 step, ... (n values) in a fixed random order.
+std::vector<float> shuffled_steps(std::size_t n, float step) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = step * static_cast<float>(i);
+  std::shuffle(v.begin(), v.end(), std::mt19937(5));
   return v;
 }
 
@@ -254,12 +263,147 @@ TEST_SUITE("autodiff") {
 
   TEST_CASE("an op without a backward rule is Unsupported, naming the op and node") {
     Graph g;
-    const Tensor x = g.input("x", {1, 2, 4, 4}), w = g.input("w", {3, 2, 3, 3});
-    const Tensor y = g.relu(g.conv2d(x, w, {}, {}, "conv"), "act");
-    const Tensor wrt[] = {w};
-    CHECK(contains(error_of([&] { autodiff::gradients(g, y, wrt); }, ErrorCode::Unsupported), "'act'"));
-    const Tensor z = g.sigmoid(g.conv2d(x, w, {}, {}, "conv_b"));
-    CHECK(contains(error_of([&] { autodiff::gradients(g, z, wrt); }, ErrorCode::Unsupported), "conv2d 'conv_b'"));
+    const Tensor x = g.input("x", {2, 4}), scale = g.input("scale", {4});
+    const Tensor y = g.rms_norm(x, scale, {}, "norm");
+    const Tensor wrt[] = {x};
+    CHECK(contains(error_of([&] { autodiff::gradients(g, y, wrt); }, ErrorCode::Unsupported), "rms_norm 'norm'"));
+    const Tensor p = g.pow(x, g.input("e", {1}), "power");
+    const Tensor wrt_e[] = {g.inputs().back()};
+    CHECK(contains(error_of([&] { autodiff::gradients(g, p, wrt_e); }, ErrorCode::Unsupported), "'power'"));
+  }
+
+  TEST_CASE("relu, clip, relu6, gelu (both forms), hard_sigmoid and hard_swish") {
+    const std::vector<Param> x = {{"x", {3, 7}, -4.0f, 4.0f}};
+    check_gradients(x, [](Graph& g, const auto& t) { return g.relu(t[0]); });
+    check_gradients(x, [](Graph& g, const auto& t) { return g.clip(t[0], -1.5f, 2.0f); });
+    check_gradients(x, [](Graph& g, const auto& t) { return g.relu6(g.mul(t[0], t[0])); });
+    check_gradients(x, [](Graph& g, const auto& t) { return g.gelu(t[0]); });
+    check_gradients(x, [](Graph& g, const auto& t) { return g.gelu(t[0], {.tanh_approximation = true}); });
+    check_gradients(x, [](Graph& g, const auto& t) { return g.hard_sigmoid(t[0], {0.3f, 0.4f}); });
+    check_gradients(x, [](Graph& g, const auto& t) { return g.hard_swish(t[0]); });
+  }
+
+  TEST_CASE("conv2d: data, filters, bias and residual; stride, asymmetric padding, dilation, groups, depthwise") {
+    struct Case {
+      const char* name;
+      Shape x, w;
+      Conv2dParams p;
+    };
+    const Case cases[] = {
+        {"plain", {2, 3, 5, 6}, {4, 3, 3, 3}, {}},
+        {"stride 2, asymmetric pads", {1, 2, 7, 6}, {3, 2, 3, 2}, {.stride = {2, 2}, .pad = {1, 0, 2, 1}}},
+        {"stride 3 leaving rows over", {1, 2, 8, 7}, {2, 2, 2, 3}, {.stride = {3, 2}, .pad = {0, 1, 0, 0}}},
+        {"dilation 2", {1, 2, 7, 7}, {2, 2, 3, 3}, {.pad = {2, 1, 1, 2}, .dilation = {2, 2}}},
+        {"groups 2", {2, 4, 5, 5}, {6, 2, 3, 3}, {.stride = {2, 1}, .pad = {1, 1, 1, 1}, .groups = 2}},
+        {"depthwise, stride 2", {1, 3, 6, 5}, {3, 1, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 3}},
+        {"1x1", {2, 3, 2, 3}, {5, 3, 1, 1}, {}},
+        {"nhwc, groups 2", {1, 5, 4, 4}, {4, 2, 3, 3}, {.pad = {1, 1, 0, 0}, .groups = 2, .layout = Layout::NHWC}},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.name);
+      check_gradients({{"x", c.x}, {"w", c.w}, {"b", {c.w[0]}}},
+                      [p = c.p](Graph& g, const auto& t) { return g.conv2d(t[0], t[1], p, t[2]); });
+    }
+  }
+
+  TEST_CASE("conv2d with a fused activation and a residual") {
+    for (const Activation a : {Activation::Relu, Activation::Relu6, Activation::Silu, Activation::Gelu}) {
+      CAPTURE(to_string(a));
+      check_gradients({{"x", {1, 2, 5, 5}}, {"w", {3, 2, 3, 3}}, {"b", {3}}, {"r", {1, 3, 3, 3}}},
+                      [a](Graph& g, const auto& t) {
+                        return g.conv2d(t[0], t[1], {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .activation = a}, t[2], {},
+                                        t[3]);
+                      });
+    }
+  }
+
+  TEST_CASE("max and average pooling: padding, stride, dilation, ceil_mode, count_include_pad, NHWC") {
+    const Pool2dParams cases[] = {
+        {.kernel = {2, 2}, .stride = {2, 2}},
+        {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 0, 1, 1}},
+        {.kernel = {3, 2}, .stride = {2, 1}, .pad = {1, 1, 1, 0}, .count_include_pad = true},
+        {.kernel = {2, 2}, .stride = {2, 2}, .ceil_mode = true},
+        {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1, 1, 1}, .ceil_mode = true, .count_include_pad = true},
+        {.kernel = {2, 2}, .dilation = {2, 2}},
+        {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1, 1, 1}, .layout = Layout::NHWC},
+    };
+    for (const Pool2dParams& p : cases) {
+      CAPTURE(p.kernel[0]);
+      CAPTURE(p.stride[0]);
+      CAPTURE(p.ceil_mode);
+      check_gradients({{"x", {2, 2, 5, 5}}}, [p](Graph& g, const auto& t) { return g.avg_pool2d(t[0], p); });
+      // Small x over distinct steps of 0.1: no step of the differences changes a window's maximum.
+      check_gradients({{"x", {2, 2, 5, 5}, -0.02f, 0.02f}}, [p](Graph& g, const auto& t) {
+        return g.max_pool2d(g.add(t[0], g.constant("steps", {2, 2, 5, 5}, shuffled_steps(100, 0.1f))), p);
+      });
+    }
+  }
+
+  TEST_CASE("max pooling's gradient goes to the first maximum among ties, as PyTorch's") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 1, 2, 3});
+    const Pool2dParams p{.kernel = {2, 2}, .stride = {1, 1}};
+    const Tensor y = g.max_pool2d(x, p);
+    const Tensor wrt[] = {x};
+    g.output("dx", autodiff::gradients(g, y, wrt)[0]);
+    Executable exe = Device::open("ref").compile(g);
+    exe.set_input("x", std::vector<float>{1, 5, 5, 5, 5, 2});
+    exe.run();
+    CHECK(exe.output("dx") == std::vector<float>{0, 2, 0, 0, 0, 0});
+  }
+
+  TEST_CASE("softmax cross-entropy: one-hot and soft labels, and the value against its formula") {
+    const std::vector<float> onehot = {0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0};
+    const std::vector<float> soft = {0.1f, 0.6f, 0.2f, 0.1f, 0.3f, 0.3f, 0.2f, 0.2f, 0.0f, 0.5f, 0.25f, 0.25f};
+    for (const auto* labels : {&onehot, &soft})
+      check_gradients({{"z", {3, 4}, -3.0f, 3.0f}}, [labels](Graph& g, const auto& t) {
+        return autodiff::softmax_cross_entropy(g, t[0], g.constant("labels", {3, 4}, *labels));
+      });
+    Graph g;
+    const Tensor z = g.input("z", {2, 3});
+    g.output("loss", autodiff::softmax_cross_entropy(g, z, g.constant("l", {2, 3}, std::vector<float>{0, 0, 1, 1, 0, 0})));
+    Executable exe = Device::open("ref").compile(g);
+    exe.set_input("z", std::vector<float>{1, 2, 3, 1000, 0, -1000});  // stable where exp would overflow
+    exe.run();
+    const double row0 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0)) - 3.0;
+    CHECK(exe.output("loss")[0] == doctest::Approx((row0 + 0.0) / 2.0).epsilon(1e-6));
+  }
+
+  TEST_CASE("layer_norm, erf, sqrt, reciprocal and pow") {
+    check_gradients({{"x", {3, 2, 4}}, {"scale", {2, 4}}, {"bias", {4}}}, [](Graph& g, const auto& t) {
+      return g.layer_norm(t[0], t[1], g.expand(t[2], {2, 4}), {.axis = 1, .epsilon = 1e-3f});
+    });
+    check_gradients({{"x", {2, 5}}}, [](Graph& g, const auto& t) { return g.erf(t[0]); });
+    check_gradients({{"x", {2, 5}, 0.5f, 2.0f}}, [](Graph& g, const auto& t) { return g.sqrt(t[0]); });
+    check_gradients({{"x", {2, 5}, 0.5f, 2.0f}}, [](Graph& g, const auto& t) { return g.reciprocal(t[0]); });
+    check_gradients({{"x", {2, 5}, 0.5f, 2.0f}}, [](Graph& g, const auto& t) {
+      return g.pow(t[0], g.constant("e", {5}, std::vector<float>{2.0f, -1.0f, 0.5f, 1.7f, 3.0f}));
+    });
+  }
+
+  TEST_CASE("the backward ops and conv2d's gradients refuse bad operands, saying which") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 2, 4, 4}), w = g.input("w", {3, 2, 3, 3}), v = g.input("v", {2, 3});
+    check_error([&] { g.activation_backward(x, x, {.activation = OpKind::Tanh}); }, ErrorCode::InvalidArgument,
+                {"tanh"});
+    check_error([&] { g.activation_backward(x, v, {}); }, ErrorCode::ShapeMismatch, {"[2, 3]"});
+    check_error([&] { g.max_pool2d_backward(x, x, {.kernel = {2, 2}, .stride = {2, 2}}); }, ErrorCode::ShapeMismatch,
+                {"[1, 2, 2, 2]"});
+    check_error([&] { g.softmax_cross_entropy(v, x); }, ErrorCode::ShapeMismatch, {"labels"});
+    check_error([&] { autodiff::conv2d_backward_data(g, v, w, {}, {1, 2, 4, 4}); }, ErrorCode::ShapeMismatch,
+                {"[1, 3, 2, 2]"});
+    check_error([&] { autodiff::conv2d_backward_filter(g, x, x, {.groups = 2}, {3, 2, 3, 3}); },
+                ErrorCode::ShapeMismatch, {"groups 2"});
+  }
+
+  TEST_CASE("slice (forwards and backwards), constant pad (growing and cropping) and expand") {
+    check_gradients({{"x", {3, 6}}}, [](Graph& g, const auto& t) {
+      return g.slice(t[0], {.starts = {1, 4}, .ends = {3, -7}, .axes = {0, 1}, .steps = {1, -1}});
+    });
+    check_gradients({{"x", {2, 3, 4}}}, [](Graph& g, const auto& t) {
+      return g.pad(t[0], {.pads = {0, 1, -1, 1, 0, 2}, .value = 0.5f});
+    });
+    check_gradients({{"x", {3, 1}}}, [](Graph& g, const auto& t) { return g.expand(t[0], {2, 3, 4}); });
   }
 }
 

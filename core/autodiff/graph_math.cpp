@@ -5,12 +5,16 @@
 
 namespace porta::autodiff::detail {
 
+Tensor constant(Graph& g, Shape shape, std::span<const float> values, DType dtype) {
+  // Tensor count as the suffix: unique in this graph, and the same on every rebuild of it.
+  return g.constant("autodiff_const_" + std::to_string(g.tensors().size()), std::move(shape), values, dtype);
+}
+
 Tensor filled(Graph& g, Shape shape, float value, DType dtype) {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
   const std::vector<float> values(static_cast<std::size_t>(n), value);
-  // Tensor count as the suffix: unique in this graph, and the same on every rebuild of it.
-  return g.constant("autodiff_const_" + std::to_string(g.tensors().size()), std::move(shape), values, dtype);
+  return constant(g, std::move(shape), values, dtype);
 }
 
 Tensor scaled(Graph& g, Tensor x, float value) {

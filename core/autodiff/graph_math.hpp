@@ -1,6 +1,7 @@
 #pragma once
 // Small graph-building helpers the backward rules share: constants and sums over axes, each made
 // of ordinary ops.
+#include <span>
 #include <vector>
 
 #include "porta/graph.hpp"
@@ -9,6 +10,8 @@ namespace porta::autodiff::detail {
 
 // A constant of `shape` filled with `value`, in `dtype`, under a fresh name.
 Tensor filled(Graph& g, Shape shape, float value, DType dtype);
+// A constant of `shape` holding `values`, in `dtype`, under a fresh name.
+Tensor constant(Graph& g, Shape shape, std::span<const float> values, DType dtype);
 // x * value, as a multiplication by a one-element constant.
 Tensor scaled(Graph& g, Tensor x, float value);
 // Sums x over the axes where `target` is 1 or missing (numpy broadcasting read backwards), so that

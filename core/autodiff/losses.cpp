@@ -17,6 +17,12 @@ Tensor mean_squared_error(Graph& g, Tensor prediction, Tensor target, std::strin
   return g.mul(total, detail::filled(g, {1}, 1.0f / n, g.dtype(prediction)), std::move(name));
 }
 
+Tensor softmax_cross_entropy(Graph& g, Tensor logits, Tensor labels, std::string name) {
+  const Tensor per_row = g.softmax_cross_entropy(logits, labels);
+  const float rows = static_cast<float>(g.desc(per_row).numel());
+  return g.mul(detail::sum_to(g, per_row, {1}), detail::filled(g, {1}, 1.0f / rows, g.dtype(logits)), std::move(name));
+}
+
 BatchStatistics batchnorm_training(Graph& g, Tensor x, Tensor scale, Tensor bias, float epsilon) {
   const Shape sx = g.shape(x);
   if (sx.size() < 2)

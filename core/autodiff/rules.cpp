@@ -4,7 +4,7 @@
 namespace porta::autodiff::detail {
 
 Rule backward_rule(OpKind op) {
-  static_assert(op_kind_count == 38, "a new OpKind: give it its rule (or nullptr) here, then count it");
+  static_assert(op_kind_count == 41, "a new OpKind: give it its rule (or nullptr) here, then count it");
   switch (op) {
     case OpKind::MatMul: return matmul_backward;
     case OpKind::Gemm: return gemm_backward;
@@ -17,7 +17,9 @@ Rule backward_rule(OpKind op) {
     case OpKind::Sigmoid:
     case OpKind::Silu:
     case OpKind::Tanh:
-    case OpKind::Gelu: return activation_backward;
+    case OpKind::Gelu:
+    case OpKind::HardSigmoid:
+    case OpKind::HardSwish: return activation_backward;
     case OpKind::BatchNorm: return batchnorm_backward;
     case OpKind::GlobalAvgPool: return global_avg_pool_backward;
     case OpKind::Softmax: return softmax_backward;
@@ -26,22 +28,22 @@ Rule backward_rule(OpKind op) {
     case OpKind::Concat: return concat_backward;
     case OpKind::Cast: return cast_backward;
     case OpKind::Reduce: return reduce_backward;
-    // Each needs a backward op porta does not have yet (docs/training.md).
-    case OpKind::Conv2d:
-    case OpKind::MaxPool2d:
-    case OpKind::AvgPool2d: return nullptr;
-    // Not written yet: the transformer ops (docs/training.md).
-    case OpKind::Erf:
-    case OpKind::Sqrt:
-    case OpKind::Reciprocal:
-    case OpKind::HardSigmoid:
-    case OpKind::HardSwish:
-    case OpKind::Pow:
-    case OpKind::LayerNorm:
+    case OpKind::Conv2d: return conv2d_backward;
+    case OpKind::MaxPool2d: return max_pool_backward;
+    case OpKind::AvgPool2d: return avg_pool_backward;
+    case OpKind::Erf: return erf_backward;
+    case OpKind::Sqrt: return sqrt_backward;
+    case OpKind::Reciprocal: return reciprocal_backward;
+    case OpKind::Pow: return pow_backward;
+    case OpKind::LayerNorm: return layer_norm_backward;
+    case OpKind::Slice: return slice_backward;
+    case OpKind::Pad: return pad_backward;
+    case OpKind::Expand: return expand_backward;
+    case OpKind::SoftmaxCrossEntropy: return softmax_cross_entropy_backward;
+    // Not written yet (docs/training.md): RMS norm, and the backward ops' own backward.
     case OpKind::RmsNorm:
-    case OpKind::Slice:
-    case OpKind::Pad:
-    case OpKind::Expand: return nullptr;
+    case OpKind::ActivationBackward:
+    case OpKind::MaxPool2dBackward: return nullptr;
     // Integer indices and bool masks carry no gradient; gather's rule (a scatter-add) is not written.
     case OpKind::Gather:
     case OpKind::Compare:

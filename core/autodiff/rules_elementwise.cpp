@@ -46,9 +46,9 @@ Grads div_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool
   return dx;
 }
 
-bool activation_needs_input(Activation a) { return a == Activation::Silu; }
+bool activation_needs_input(Activation a) { return a == Activation::Silu || a == Activation::Gelu; }
 
-Tensor activation_grad(Graph& g, Activation a, Tensor x, Tensor y, Tensor dy, const Node& node) {
+Tensor activation_grad(Graph& g, Activation a, Tensor x, Tensor y, Tensor dy, const Node&) {
   switch (a) {
     case Activation::None: return dy;
     case Activation::Sigmoid: return g.mul(dy, g.mul(y, one_minus(g, y)));  // s (1 - s)
@@ -58,28 +58,48 @@ Tensor activation_grad(Graph& g, Activation a, Tensor x, Tensor y, Tensor dy, co
       const Tensor one = filled(g, {1}, 1.0f, g.dtype(x));
       return g.mul(dy, g.mul(s, g.add(one, g.mul(x, one_minus(g, s)))));
     }
-    case Activation::Relu:
-    case Activation::Relu6:
-    case Activation::Gelu: break;
+    // relu and relu6 pass dy where their output is strictly inside (0, inf) or (0, 6), which is
+    // where their input is: y serves as well as x.
+    case Activation::Relu: return g.activation_backward(y, dy, {.activation = OpKind::Relu});
+    case Activation::Relu6: return g.activation_backward(y, dy, {.activation = OpKind::Clip, .clip = {0.0f, 6.0f}});
+    case Activation::Gelu: return g.activation_backward(x, dy, {.activation = OpKind::Gelu});
   }
-  throw Error(ErrorCode::Unsupported, "autodiff::gradients: " + std::string(to_string(node.op)) + " '" + node.name +
-                                          "': the backward of " + std::string(to_string(a)) +
-                                          " needs an activation-gradient op porta does not have yet");
+  throw Error(ErrorCode::Internal, "activation_grad: activation " + std::to_string(static_cast<int>(a)));
 }
 
+// Relu and clip read their output, as the fused activations do, so that a conv or gemm before them
+// may still fuse them (its own output is then never stored).
 Grads activation_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>&) {
-  Activation a = Activation::None;
+  const Tensor x = node.inputs[0];
+  ActivationBackwardParams p{.activation = node.op};
   switch (node.op) {
-    case OpKind::Relu: a = Activation::Relu; break;
-    case OpKind::Clip: a = Activation::Relu6; break;  // a step at each bound, as relu's
-    case OpKind::Sigmoid: a = Activation::Sigmoid; break;
-    case OpKind::Silu: a = Activation::Silu; break;
-    case OpKind::Tanh: a = Activation::Tanh; break;
-    case OpKind::Gelu: a = Activation::Gelu; break;
+    case OpKind::Sigmoid: return {activation_grad(g, Activation::Sigmoid, x, node.output, dy, node)};
+    case OpKind::Silu: return {activation_grad(g, Activation::Silu, x, node.output, dy, node)};
+    case OpKind::Tanh: return {activation_grad(g, Activation::Tanh, x, node.output, dy, node)};
+    case OpKind::Relu: return {g.activation_backward(node.output, dy, p)};
+    case OpKind::Clip:
+      p.clip = std::get<ClipParams>(node.params);
+      return {g.activation_backward(node.output, dy, p)};
+    case OpKind::HardSwish: break;
+    case OpKind::Gelu: p.gelu = std::get<GeluParams>(node.params); break;
+    case OpKind::HardSigmoid: p.hard_sigmoid = std::get<HardSigmoidParams>(node.params); break;
     default:
       throw Error(ErrorCode::Internal, "activation_backward: " + std::string(to_string(node.op)) + " is no activation");
   }
-  return {activation_grad(g, a, node.inputs[0], node.output, dy, node)};
+  return {g.activation_backward(x, dy, p)};
+}
+
+// The gradient of softmax cross-entropy per row with respect to the logits: dy (softmax(z) sum(l) - l).
+// The labels' own gradient, -dy log softmax(z), needs a log op porta does not have.
+Grads softmax_cross_entropy_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs) {
+  if (needs[1])
+    throw Error(ErrorCode::Unsupported, "autodiff::gradients: softmax_cross_entropy '" + node.name +
+                                            "': the gradient with respect to the labels needs a log op porta lacks");
+  const Tensor z = node.inputs[0], l = node.inputs[1];
+  Shape row = g.shape(z);
+  row.back() = 1;
+  const Tensor total = sum_to(g, l, row);  // 1 for one-hot labels
+  return {g.mul(g.reshape(dy, row), g.sub(g.mul(g.softmax(z, -1), total), l)), {}};
 }
 
 // dx = y * (dy - sum(dy * y)) along the axis.

@@ -18,13 +18,13 @@ std::uint64_t align_up(std::uint64_t bytes, std::uint64_t alignment) {
 bool overlap_in_time(const LiveRange& a, const LiveRange& b) { return a.first <= b.last && b.first <= a.last; }
 
 bool elementwise(OpKind op) {
-  static_assert(op_kind_count == 38, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
     case OpKind::Relu: case OpKind::Clip: case OpKind::Sigmoid: case OpKind::Silu: case OpKind::Tanh:
     case OpKind::Gelu: case OpKind::BatchNorm:
     case OpKind::Erf: case OpKind::Sqrt: case OpKind::Reciprocal: case OpKind::HardSigmoid: case OpKind::HardSwish:
-    case OpKind::Pow:
+    case OpKind::Pow: case OpKind::ActivationBackward:
       return true;
     default:
       return false;

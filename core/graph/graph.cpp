@@ -392,9 +392,10 @@ Tensor Graph::batchnorm(Tensor x, Tensor scale, Tensor bias, Tensor mean, Tensor
   return add_node(OpKind::BatchNorm, p, {x, scale, bias, mean, var}, desc(x), std::move(name));
 }
 
-Tensor Graph::pool(OpKind op, Tensor x, const Pool2dParams& p, std::string name) {
-  name = node_name(op, std::move(name));
-  const Shape& sx = this->shape(x);
+namespace {
+
+// A pool's output shape, after checking x and the window (max_pool2d_backward checks its dy with it).
+Shape pooled_shape(const Shape& sx, OpKind op, const Pool2dParams& p, const std::string& name) {
   check_layout(p.layout, to_string(op), name);
   if (sx.size() != 4)
     fail(ErrorCode::ShapeMismatch, to_string(op), name, "input " + to_string(sx) + " must be 4-D " + str(p.layout));
@@ -410,7 +411,15 @@ Tensor Graph::pool(OpKind op, Tensor x, const Pool2dParams& p, std::string name)
   if (d.p < 1 || d.q < 1)
     fail(ErrorCode::ShapeMismatch, to_string(op), name,
          "window " + str(p.kernel) + " does not fit the padded input " + to_string(sx));
-  return add_node(op, p, {x}, {dtype(x), detail::activation_shape(p.layout, d.n, d.c, d.p, d.q)}, std::move(name));
+  return detail::activation_shape(p.layout, d.n, d.c, d.p, d.q);
+}
+
+}  // namespace
+
+Tensor Graph::pool(OpKind op, Tensor x, const Pool2dParams& p, std::string name) {
+  name = node_name(op, std::move(name));
+  Shape out = pooled_shape(this->shape(x), op, p, name);
+  return add_node(op, p, {x}, {dtype(x), std::move(out)}, std::move(name));
 }
 
 Tensor Graph::max_pool2d(Tensor x, const Pool2dParams& p, std::string name) {
@@ -769,6 +778,48 @@ Tensor Graph::where(Tensor cond, Tensor x, Tensor y, std::string name) {
   const Tensor ts[] = {cond, x, y};
   Shape out = broadcast_all(*this, ts, "where", name);
   return add_node(OpKind::Where, std::monostate{}, {cond, x, y}, {dtype(x), std::move(out)}, std::move(name));
+}
+
+// --- backward ops ------------------------------------------------------------------------------
+
+Tensor Graph::activation_backward(Tensor x, Tensor dy, const ActivationBackwardParams& p, std::string name) {
+  name = node_name(OpKind::ActivationBackward, std::move(name));
+  switch (p.activation) {
+    case OpKind::Relu: case OpKind::Clip: case OpKind::Gelu: case OpKind::HardSigmoid: case OpKind::HardSwish: break;
+    default:
+      fail(ErrorCode::InvalidArgument, "activation_backward", name,
+           "activation " + std::string(to_string(p.activation)) + " is none of relu, clip, gelu, hard_sigmoid, hard_swish");
+  }
+  if (this->shape(x) != this->shape(dy))
+    fail(ErrorCode::ShapeMismatch, "activation_backward", name,
+         "x " + to_string(this->shape(x)) + " and dy " + to_string(this->shape(dy)) + " must have one shape");
+  const Tensor ts[] = {x, dy};
+  check_same_dtype(*this, ts, "activation_backward", name);
+  return add_node(OpKind::ActivationBackward, p, {x, dy}, desc(x), std::move(name));
+}
+
+Tensor Graph::max_pool2d_backward(Tensor x, Tensor dy, const Pool2dParams& p, std::string name) {
+  name = node_name(OpKind::MaxPool2dBackward, std::move(name));
+  const Shape y = pooled_shape(this->shape(x), OpKind::MaxPool2dBackward, p, name);
+  if (this->shape(dy) != y)
+    fail(ErrorCode::ShapeMismatch, "max_pool2d_backward", name,
+         "dy " + to_string(this->shape(dy)) + " must have the pool's output shape " + to_string(y));
+  const Tensor ts[] = {x, dy};
+  check_same_dtype(*this, ts, "max_pool2d_backward", name);
+  return add_node(OpKind::MaxPool2dBackward, p, {x, dy}, desc(x), std::move(name));
+}
+
+Tensor Graph::softmax_cross_entropy(Tensor logits, Tensor labels, std::string name) {
+  name = node_name(OpKind::SoftmaxCrossEntropy, std::move(name));
+  const Shape& s = this->shape(logits);
+  if (this->shape(labels) != s)
+    fail(ErrorCode::ShapeMismatch, "softmax_cross_entropy", name,
+         "labels " + to_string(this->shape(labels)) + " must have the logits' shape " + to_string(s));
+  const Tensor ts[] = {logits, labels};
+  check_same_dtype(*this, ts, "softmax_cross_entropy", name);
+  Shape out = s.size() == 1 ? Shape{1} : Shape(s.begin(), s.end() - 1);
+  return add_node(OpKind::SoftmaxCrossEntropy, std::monostate{}, {logits, labels}, {dtype(logits), std::move(out)},
+                  std::move(name));
 }
 
 }  // namespace porta

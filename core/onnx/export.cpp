@@ -242,7 +242,7 @@ class Exporter {
     std::vector<std::string> in;
     for (const Tensor t : n.inputs) in.push_back(name(t));
     const std::string& y = name(n.output);
-    static_assert(op_kind_count == 38, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: return conv(n, in, y);
       case OpKind::Gemm: return gemm(n, in, y);
@@ -307,6 +307,9 @@ class Exporter {
       case OpKind::Compare: return emit(compare_op(std::get<CompareParams>(n.params).op), in, y, n.name);
       case OpKind::Logical: return emit(logical_op(std::get<LogicalParams>(n.params).op), in, y, n.name);
       case OpKind::Where: return emit("Where", in, y, n.name);
+      case OpKind::ActivationBackward:
+      case OpKind::MaxPool2dBackward:
+      case OpKind::SoftmaxCrossEntropy: unsupported(n, "a backward or loss op");
     }
     unsupported(n, "the op");
   }

@@ -48,6 +48,9 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Compare, ref_compare},
     {OpKind::Logical, ref_logical},
     {OpKind::Where, ref_where},
+    {OpKind::ActivationBackward, ref_activation_backward},
+    {OpKind::MaxPool2dBackward, ref_max_pool2d_backward},
+    {OpKind::SoftmaxCrossEntropy, ref_softmax_cross_entropy},
 };
 
 constexpr bool in_op_kind_order() {

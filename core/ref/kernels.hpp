@@ -50,4 +50,8 @@ void ref_compare(const HostOpArgs& args);
 void ref_logical(const HostOpArgs& args);
 void ref_where(const HostOpArgs& args);
 
+void ref_activation_backward(const HostOpArgs& args);
+void ref_max_pool2d_backward(const HostOpArgs& args);
+void ref_softmax_cross_entropy(const HostOpArgs& args);
+
 }  // namespace porta::detail

@@ -19,6 +19,17 @@ std::vector<Tensor> gradients(Graph& graph, Tensor loss, std::span<const Tensor>
 // Mean squared error: mean((prediction - target)^2) over every element, shape [1].
 Tensor mean_squared_error(Graph& graph, Tensor prediction, Tensor target, std::string name = {});
 
+// Softmax cross-entropy of `logits` against float `labels` of the same shape (one-hot or soft; the
+// class axis last), averaged over the rows, shape [1]: one fused, numerically stable op per row
+// (log-sum-exp with the maximum taken out), whose gradient is softmax(logits) sum(labels) - labels.
+Tensor softmax_cross_entropy(Graph& graph, Tensor logits, Tensor labels, std::string name = {});
+
+// The gradients of y = conv2d(x, w, p) (before any bias, residual or activation) with respect to x
+// and to w, given dy; built from forward convolutions, so every backend runs them with its own
+// conv kernels (docs/training.md says how).
+Tensor conv2d_backward_data(Graph& graph, Tensor dy, Tensor w, const Conv2dParams& p, const Shape& x_shape);
+Tensor conv2d_backward_filter(Graph& graph, Tensor x, Tensor dy, const Conv2dParams& p, const Shape& w_shape);
+
 // Batch normalisation in training mode over channel dim 1: the statistics are those of the batch
 // (population variance), built from ordinary ops so that gradients flow through them.
 struct BatchStatistics {

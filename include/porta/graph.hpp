@@ -134,6 +134,17 @@ class Graph {
   // ONNX Where: x where the bool `cond` is true, else y; x and y share a dtype; all three broadcast.
   Tensor where(Tensor cond, Tensor x, Tensor y, std::string name = {});
 
+  // Backward ops (docs/training.md). dy * f'(x) for the activation
+  // p.activation names, x and dy of one shape:
+  Tensor activation_backward(Tensor x, Tensor dy, const ActivationBackwardParams& p, std::string name = {});
+  // The gradient of max_pool2d(x, p) given dy, its output's gradient: each window's dy goes to the
+  // window's first maximum (PyTorch's choice among ties); overlapping windows add up.
+  Tensor max_pool2d_backward(Tensor x, Tensor dy, const Pool2dParams& p, std::string name = {});
+  // Cross-entropy of softmax(logits) against (soft) labels of logits' shape, per row of the last
+  // axis, computed stably through log-sum-exp: the result has logits' shape without the last axis
+  // ([1] for a vector).
+  Tensor softmax_cross_entropy(Tensor logits, Tensor labels, std::string name = {});
+
   // --- inspection ---------------------------------------------------------------------------
   const TensorInfo& info(Tensor t) const;  // throws NotFound for a handle of another graph
   const TensorDesc& desc(Tensor t) const { return info(t).desc; }

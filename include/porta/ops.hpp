@@ -37,9 +37,14 @@ enum class OpKind : std::uint8_t {
   Compare,        // equal, less, less_or_equal, greater, greater_or_equal; numpy broadcasting, bool result
   Logical,        // not, and, or of bool tensors; and/or broadcast
   Where,          // where(cond, x, y): x where the bool cond holds, else y; all three broadcast
+  // Backward ops (docs/training.md): what the gradient of a forward op needs that no composition of
+  // forward ops computes.
+  ActivationBackward,  // dy * f'(x) for the forward activation its params name; inputs x, dy
+  MaxPool2dBackward,   // dy routed to each window's first maximum of x; inputs x, dy; dx has x's shape
+  SoftmaxCrossEntropy, // per row of the last axis: logsumexp(z) sum(l) - sum(l z); inputs logits z, labels l
 };
 
-inline constexpr int op_kind_count = static_cast<int>(OpKind::Where) + 1;
+inline constexpr int op_kind_count = static_cast<int>(OpKind::SoftmaxCrossEntropy) + 1;
 
 std::string_view to_string(OpKind op) noexcept;
 
@@ -191,11 +196,21 @@ struct LogicalParams {
   LogicalOp op = LogicalOp::Not;
 };
 
+// The derivative ActivationBackward applies: that of `activation` (Relu, Clip, Gelu, HardSigmoid or
+// HardSwish) under the forward op's own parameters.
+struct ActivationBackwardParams {
+  OpKind activation = OpKind::Relu;
+  ClipParams clip{};                // Clip: zero outside (min, max), as PyTorch's hardtanh
+  GeluParams gelu{};                // Gelu: the exact or the tanh form
+  HardSigmoidParams hard_sigmoid{}; // HardSigmoid; HardSwish uses alpha 1/6, beta 1/2
+};
+
 using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dParams, ClipParams,
                               GeluParams, BatchNormParams, Pool2dParams, GlobalPoolParams,
                               SoftmaxParams, ReshapeParams, TransposeParams, ConcatParams, CastParams,
                               HardSigmoidParams, ReduceParams, NormParams, SliceParams, PadParams,
-                              ExpandParams, GatherParams, CompareParams, LogicalParams>;
+                              ExpandParams, GatherParams, CompareParams, LogicalParams,
+                              ActivationBackwardParams>;
 
 // Conv and pooling output extent along one spatial dimension (floor or ceil), before checking.
 constexpr std::int64_t window_output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,

@@ -33,7 +33,7 @@ std::int64_t numel(const Shape& shape) {
 }
 
 Shape constant_shape(ConstantShape kind, const Shape& of) {
-  static_assert(op_kind_count == 38, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
   switch (kind) {
     case ConstantShape::Scalar: return {1};
     case ConstantShape::PerChannel: {
@@ -97,7 +97,7 @@ class StepBuilder {
   Tensor add_op(const Step& s) {
     const Tensor x = operand(s, 0);
     const DType t = g.dtype(x);
-    static_assert(op_kind_count == 38, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
     switch (s.op) {
       case OpKind::Conv2d: {
         auto p = std::get<Conv2dParams>(s.params);
@@ -139,7 +139,7 @@ class StepBuilder {
           b = constant(constant_shape(s.constant, g.shape(x)), t, s.seed, factor ? 0.5f : -1.0f, factor ? 1.5f : 1.0f,
                        factor);
         }
-        static_assert(op_kind_count == 38, "a new OpKind: give it its case in this switch, then count it here");
+        static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
         switch (s.op) {
           case OpKind::Add: return g.add(x, b);
           case OpKind::Sub: return g.sub(x, b);
@@ -202,6 +202,10 @@ class StepBuilder {
       case OpKind::Expand: return g.expand(x, std::get<ExpandParams>(s.params).shape);
       // Not drawn: the generator makes float graphs, which every backend runs (docs/ops.md).
       case OpKind::Gather: case OpKind::Compare: case OpKind::Logical: case OpKind::Where: break;
+      case OpKind::ActivationBackward:
+        return g.activation_backward(x, operand(s, 1), std::get<ActivationBackwardParams>(s.params));
+      case OpKind::MaxPool2dBackward: return g.max_pool2d_backward(x, operand(s, 1), std::get<Pool2dParams>(s.params));
+      case OpKind::SoftmaxCrossEntropy: return g.softmax_cross_entropy(x, operand(s, 1));
     }
     throw Error(ErrorCode::InvalidArgument, "graph_gen: no step builds " + std::string(to_string(s.op)));
   }
@@ -339,6 +343,7 @@ class Generator {
         {2, &Generator::reduce},
         {2, &Generator::norm},
         {4, &Generator::slice_pad_expand},
+        {1, &Generator::backward},
     };
     static constexpr int total = [] {
       int sum = 0;
@@ -701,6 +706,32 @@ class Generator {
       Shape to = sx;
       for (auto& d : to) d = d == 1 ? 2 : d;
       try_add(op_step(OpKind::Expand, {*x}, ExpandParams{to}));
+    }
+  }
+
+  // A backward op or the fused loss: an activation's gradient with x itself or a tensor of its shape as
+  // dy, a max pool's gradient with its own output as dy, or cross-entropy against x's softmax.
+  void backward() {
+    const std::uint32_t kind = c_.below(3);
+    const auto x = kind == 1 ? pick_rank(4) : pick_any();
+    if (!x) return;
+    if (kind == 0) {
+      const auto dy = pick([&](std::int32_t i) { return dtype(i) == dtype(*x) && shape(i) == shape(*x); });
+      ActivationBackwardParams p{.activation = c_.pick({OpKind::Relu, OpKind::Clip, OpKind::Gelu, OpKind::HardSigmoid,
+                                                        OpKind::HardSwish})};
+      p.clip = {-0.5f, 1.0f};
+      p.gelu.tanh_approximation = c_.percent(50);
+      try_add(op_step(OpKind::ActivationBackward, {*x, dy.value_or(*x)}, p));
+    } else if (kind == 1) {
+      Pool2dParams p{.layout = layout(*x)};
+      p.kernel = {3, 3};
+      p.stride = {c_.pick<std::int64_t>({1, 2}), 2};
+      if (c_.percent(30)) p.pad = {1, 1, 1, 1};
+      if (const auto y = try_add(op_step(OpKind::MaxPool2d, {*x}, p)))
+        try_add(op_step(OpKind::MaxPool2dBackward, {*x, *y}, p));
+    } else if (kind == 2) {
+      if (const auto labels = try_add(op_step(OpKind::Softmax, {*x}, SoftmaxParams{-1})))
+        try_add(op_step(OpKind::SoftmaxCrossEntropy, {*x, *labels}));
     }
   }
 

@@ -395,7 +395,7 @@ class CodePrinter {
     const auto in = [&](std::size_t i) { return var(n.inputs[i]); };
     const std::string params = params_code(n.params);
     const std::string with_params = params == "{}" ? "" : ", " + params;
-    static_assert(op_kind_count == 38, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: {
         const auto& p = std::get<Conv2dParams>(n.params);
@@ -456,6 +456,17 @@ class CodePrinter {
         s.append("(").append(in(0));
         if (n.inputs.size() > 1) s.append(", ").append(in(1));
         return s + ")";
+      }
+      case OpKind::MaxPool2dBackward: return "g.max_pool2d_backward(" + in(0) + ", " + in(1) + ", " + params + ")";
+      case OpKind::ActivationBackward: {
+        const auto& p = std::get<ActivationBackwardParams>(n.params);
+        static constexpr const char* kinds[] = {"Relu", "Clip", "Gelu", "HardSigmoid", "HardSwish"};
+        const OpKind ops[] = {OpKind::Relu, OpKind::Clip, OpKind::Gelu, OpKind::HardSigmoid, OpKind::HardSwish};
+        const auto kind = std::find(std::begin(ops), std::end(ops), p.activation) - std::begin(ops);
+        return "g.activation_backward(" + in(0) + ", " + in(1) + ", {OpKind::" + kinds[kind % 5] + ", {" +
+               float_literal(p.clip.min) + ", " + float_literal(p.clip.max) + "}, {" +
+               (p.gelu.tanh_approximation ? "true" : "false") + "}, {" + float_literal(p.hard_sigmoid.alpha) + ", " +
+               float_literal(p.hard_sigmoid.beta) + "}})";
       }
       default: {  // the binary ops and the unary ones without parameters, named as the builder's calls
         std::string s = "g." + std::string(to_string(n.op)) + "(" + in(0);

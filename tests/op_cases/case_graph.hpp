@@ -116,6 +116,16 @@ inline void add_case(std::vector<OpCase>& list, OpKind op, const std::string& va
                   }});
 }
 
+// A pooling window over an NCHW input (cases_layout.cpp), shared by the pools and their gradients.
+struct PoolCase {
+  std::string variant;
+  Shape x;
+  Pool2dParams p;
+};
+// Valid for max and average pooling: padding below the dilated window, and no ceil_mode window
+// that would miss the input entirely.
+std::vector<PoolCase> pool_cases();
+
 // One family of cases per op group, each for one dtype.
 void add_matmul_cases(std::vector<OpCase>& list, DType dtype);
 void add_gemm_cases(std::vector<OpCase>& list, DType dtype);
@@ -131,5 +141,6 @@ void add_reduce_cases(std::vector<OpCase>& list, DType dtype);
 void add_norm_cases(std::vector<OpCase>& list, DType dtype);
 void add_slice_pad_cases(std::vector<OpCase>& list, DType dtype);
 void add_index_cases(std::vector<OpCase>& list, DType dtype);  // gather, compare, logical (bool only), where
+void add_backward_cases(std::vector<OpCase>& list, DType dtype);
 
 }  // namespace porta::cases::detail

@@ -4,16 +4,7 @@
 #include "op_cases/case_graph.hpp"
 
 namespace porta::cases::detail {
-namespace {
 
-struct PoolCase {
-  std::string variant;
-  Shape x;
-  Pool2dParams p;
-};
-
-// Valid for max and average pooling: padding below the dilated window, and no ceil_mode window
-// that would miss the input entirely.
 std::vector<PoolCase> pool_cases() {
   return {
       {"k2_s2", {1, 3, 8, 8}, {.kernel = {2, 2}, .stride = {2, 2}}},
@@ -33,7 +24,6 @@ std::vector<PoolCase> pool_cases() {
   };
 }
 
-}  // namespace
 
 void add_pool_cases(std::vector<OpCase>& list, DType t) {
   std::vector<PoolCase> cases = pool_cases();

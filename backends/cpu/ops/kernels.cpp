@@ -48,6 +48,9 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Compare, cpu_compare},
     {OpKind::Logical, cpu_logical},
     {OpKind::Where, cpu_where},
+    {OpKind::ActivationBackward, cpu_activation_backward},
+    {OpKind::MaxPool2dBackward, cpu_max_pool2d_backward},
+    {OpKind::SoftmaxCrossEntropy, cpu_softmax_cross_entropy},
 };
 
 constexpr bool in_op_kind_order() {

@@ -48,6 +48,9 @@ void cpu_transpose(const HostOpArgs& args);
 void cpu_concat(const HostOpArgs& args);
 void cpu_strided_gather(const HostOpArgs& args);  // Slice and Expand
 void cpu_pad(const HostOpArgs& args);
+void cpu_activation_backward(const HostOpArgs& args);
+void cpu_max_pool2d_backward(const HostOpArgs& args);
+void cpu_softmax_cross_entropy(const HostOpArgs& args);
 
 void cpu_gather(const HostOpArgs& args);
 void cpu_compare(const HostOpArgs& args);

@@ -21,6 +21,11 @@ void launch_gather(const gpu::GatherArgs& args, const gpu::DeviceLimits& limits,
 void launch_pad(const gpu::PadArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_gemm(const gpu::GemmArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_conv2d(const gpu::ConvArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_activation_backward(const gpu::ActivationBackwardArgs& args, const gpu::DeviceLimits& limits,
+                                gpuStream_t stream);
+void launch_max_pool_backward(const gpu::MaxPoolBackwardArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_softmax_cross_entropy(const gpu::SoftmaxCrossEntropyArgs& args, const gpu::DeviceLimits& limits,
+                                  gpuStream_t stream);
 void launch_fma_probe(const gpu::FmaProbeArgs& args, gpuStream_t stream);
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

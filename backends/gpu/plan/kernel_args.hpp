@@ -225,4 +225,33 @@ struct FmaProbeArgs {
   unsigned blocks = 1, threads = 1;
 };
 
+// ActivationBackward: dx = dy * f'(x) for the forward activation `forward` (Relu, Clip with lo/hi,
+// Gelu, HardSigmoid with alpha/beta in lo/hi, HardSwish).
+struct ActivationBackwardArgs {
+  DType dtype = DType::f32;
+  std::int64_t count = 0;
+  OpKind forward = OpKind::Relu;
+  float lo = 0.0f, hi = 0.0f;
+  bool gelu_tanh = false;
+  const void* x = nullptr;
+  const void* dy = nullptr;
+  void* dx = nullptr;
+};
+
+// MaxPool2dBackward: the forward pool's window (its x is x, its y unused), and the gradients.
+struct MaxPoolBackwardArgs {
+  PoolArgs window;
+  const void* dy = nullptr;
+  void* dx = nullptr;
+};
+
+// SoftmaxCrossEntropy over `rows` rows of `classes` logits and labels.
+struct SoftmaxCrossEntropyArgs {
+  DType dtype = DType::f32;
+  std::int64_t rows = 0, classes = 1;
+  const void* z = nullptr;
+  const void* labels = nullptr;
+  void* loss = nullptr;
+};
+
 }  // namespace porta::detail::gpu

@@ -24,6 +24,9 @@ GatherArgs gather_args(const Graph& graph, const Node& node);  // Transpose, Sli
 PadArgs pad_args(const Graph& graph, const Node& node);
 GemmArgs gemm_args(const Graph& graph, const Node& node);  // MatMul and Gemm
 ConvArgs conv_args(const Graph& graph, const Node& node);
+ActivationBackwardArgs activation_backward_args(const Graph& graph, const Node& node);
+MaxPoolBackwardArgs max_pool_backward_args(const Graph& graph, const Node& node);
+SoftmaxCrossEntropyArgs softmax_cross_entropy_args(const Graph& graph, const Node& node);
 // Everything about a convolution that a library's algorithm choice depends on (dtype, shapes,
 // stride, padding, dilation, groups, allow_tf32), and nothing else: equal keys, equal choices.
 std::string conv_key(const ConvArgs& args);

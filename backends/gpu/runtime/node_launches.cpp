@@ -44,10 +44,35 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
   };
 }
 
+// The backward ops and the fused loss: two inputs each, bound to the kernels' own names.
+NodeLaunch backward_launch(const Graph& graph, const Node& node, const gpu::DeviceLimits& limits) {
+  const Tensor a = node.inputs[0], b = node.inputs[1], y = node.output;
+  switch (node.op) {
+    case OpKind::ActivationBackward:
+      return [args = gpu::activation_backward_args(graph, node), a, b, y, limits](const Bindings& bind,
+                                                                                  gpuStream_t stream) mutable {
+        args.x = bind(a), args.dy = bind(b), args.dx = bind(y);
+        launch_activation_backward(args, limits, stream);
+      };
+    case OpKind::MaxPool2dBackward:
+      return [args = gpu::max_pool_backward_args(graph, node), a, b, y, limits](const Bindings& bind,
+                                                                                gpuStream_t stream) mutable {
+        args.window.x = bind(a), args.dy = bind(b), args.dx = bind(y);
+        launch_max_pool_backward(args, limits, stream);
+      };
+    default:  // SoftmaxCrossEntropy
+      return [args = gpu::softmax_cross_entropy_args(graph, node), a, b, y, limits](const Bindings& bind,
+                                                                                    gpuStream_t stream) mutable {
+        args.z = bind(a), args.labels = bind(b), args.loss = bind(y);
+        launch_softmax_cross_entropy(args, limits, stream);
+      };
+  }
+}
+
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 38, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -141,6 +166,9 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Compare:
     case OpKind::Logical:
     case OpKind::Where: break;  // refused by the device's unsupported_reason (float_only_reason)
+    case OpKind::ActivationBackward:
+    case OpKind::MaxPool2dBackward:
+    case OpKind::SoftmaxCrossEntropy: return backward_launch(graph, node, limits);
   }
   throw Error(ErrorCode::Unsupported, context.spec() + ": no kernel for " + std::string(to_string(node.op)));
 }

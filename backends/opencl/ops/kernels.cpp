@@ -47,6 +47,9 @@ constexpr std::pair<OpKind, OpenClOp> ops[] = {
     {OpKind::Compare, opencl_compare},
     {OpKind::Logical, opencl_logical},
     {OpKind::Where, opencl_where},
+    {OpKind::ActivationBackward, opencl_activation_backward},
+    {OpKind::MaxPool2dBackward, opencl_max_pool2d_backward},
+    {OpKind::SoftmaxCrossEntropy, opencl_softmax_cross_entropy},
 };
 
 constexpr bool in_op_kind_order() {

@@ -1,0 +1,72 @@
+// The backward ops and the fused loss: elementwise activation gradients in f32 chunks, max pooling's
+// gradient a channel plane per task (its windows scatter only into their own plane), softmax
+// cross-entropy a row per task.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <variant>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "backends/cpu/ops/ops.hpp"
+#include "backends/cpu/ops/tensor_io.hpp"
+#include "core/runtime/op_math.hpp"
+
+namespace porta::detail {
+
+void cpu_activation_backward(const HostOpArgs& args) {
+  const auto& p = std::get<ActivationBackwardParams>(args.node.params);
+  const HostTensor &x = args.inputs[0], &dy = args.inputs[1], &dx = args.output;
+  parallel_chunks(dx.numel(), chunk_elements, [&](std::int64_t begin, std::int64_t count) {
+    ChunkBuffer x_buffer, dy_buffer, dx_buffer;
+    const float* xv = read_f32(x, begin, count, x_buffer.data());
+    const float* dyv = read_f32(dy, begin, count, dy_buffer.data());
+    float* dxv = write_f32(dx, begin, dx_buffer.data());
+    for (std::int64_t i = 0; i < count; ++i) dxv[i] = dyv[i] * activation_derivative(p, xv[i]);
+    store_f32(dx, begin, count, dxv);
+  });
+}
+
+void cpu_max_pool2d_backward(const HostOpArgs& args) {
+  const auto& p = std::get<Pool2dParams>(args.node.params);
+  const PoolDims d = pool_dims(args.inputs[0].shape(), p);
+  const F32Input x(args.inputs[0]), dy(args.inputs[1]);
+  const F32Output dx(args.output);
+  const ActivationIndex x_at = d.x_index(), y_at = d.y_index();
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.c), [&](const auto& range) {
+    for (std::int64_t plane = range.begin(); plane != range.end(); ++plane) {
+      const std::int64_t n = plane / d.c, c = plane % d.c;
+      const auto at = [&](std::int64_t h, std::int64_t w) { return x_at(n, c, h, w); };
+      for (std::int64_t h = 0; h < d.h; ++h)
+        for (std::int64_t w = 0; w < d.w; ++w) dx.data()[at(h, w)] = 0.0f;
+      for (std::int64_t oh = 0; oh < d.p; ++oh)
+        for (std::int64_t ow = 0; ow < d.q; ++ow) {
+          const WindowPosition m = window_argmax(p, d, oh, ow, [&](auto h, auto w) { return x.data()[at(h, w)]; });
+          if (m.h >= 0) dx.data()[at(m.h, m.w)] += dy.data()[y_at(n, c, oh, ow)];
+        }
+    }
+  });
+  dx.commit(0, args.output.numel());
+}
+
+void cpu_softmax_cross_entropy(const HostOpArgs& args) {
+  const F32Input z(args.inputs[0]), l(args.inputs[1]);
+  const std::int64_t classes = args.inputs[0].shape().back(), rows = args.inputs[0].numel() / classes;
+  const F32Output loss(args.output);
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows), [&](const auto& range) {
+    for (std::int64_t r = range.begin(); r != range.end(); ++r) {
+      const float *zr = z.data() + r * classes, *lr = l.data() + r * classes;
+      const float top = *std::max_element(zr, zr + classes);
+      double sum = 0.0;
+      for (std::int64_t c = 0; c < classes; ++c) sum += std::exp(double{zr[c] - top});
+      const double lse = top + std::log(sum);
+      double total = 0.0;
+      for (std::int64_t c = 0; c < classes; ++c) total += double{lr[c]} * (lse - zr[c]);
+      loss.data()[r] = static_cast<float>(total);
+    }
+  });
+  loss.commit(0, rows);
+}
+
+}  // namespace porta::detail

@@ -1,0 +1,31 @@
+// Kernel arguments of the backward ops and the fused loss (ops/backward.cu).
+#include <variant>
+
+#include "backends/gpu/plan/op_args.hpp"
+#include "core/runtime/op_math.hpp"
+
+namespace porta::detail::gpu {
+
+ActivationBackwardArgs activation_backward_args(const Graph& graph, const Node& node) {
+  const auto& p = std::get<ActivationBackwardParams>(node.params);
+  ActivationBackwardArgs args;
+  args.dtype = graph.dtype(node.output);
+  args.count = graph.desc(node.output).numel();
+  args.forward = p.activation;
+  if (p.activation == OpKind::Clip) args.lo = p.clip.min, args.hi = p.clip.max;
+  if (p.activation == OpKind::HardSigmoid) args.lo = p.hard_sigmoid.alpha, args.hi = p.hard_sigmoid.beta;
+  args.gelu_tanh = p.gelu.tanh_approximation;
+  return args;
+}
+
+MaxPoolBackwardArgs max_pool_backward_args(const Graph& graph, const Node& node) {
+  return {.window = pool_args(graph, node)};
+}
+
+SoftmaxCrossEntropyArgs softmax_cross_entropy_args(const Graph& graph, const Node& node) {
+  const Shape& z = graph.shape(node.inputs[0]);
+  const std::int64_t classes = z.back();
+  return {.dtype = graph.dtype(node.output), .rows = graph.desc(node.inputs[0]).numel() / classes, .classes = classes};
+}
+
+}  // namespace porta::detail::gpu

@@ -1,0 +1,113 @@
+// Conv2d's data and filter gradients as forward convolutions (docs/training.md), so that every
+// backend runs them with its own convolution kernels:
+// - the data gradient is a transposed convolution: dy with stride - 1 zeros between its pixels,
+//   convolved at stride 1 with the filters flipped in space and with their in and out channels
+//   swapped within each group;
+// - the filter gradient correlates x with dy over N, P and Q: a convolution whose batch is the
+//   channels of a group, whose input channels are the images, whose filters are dy's channels,
+//   with stride and dilation trading places.
+#include <algorithm>
+#include <string>
+
+#include "core/autodiff/graph_math.hpp"
+#include "core/autodiff/rules.hpp"
+#include "core/runtime/op_math.hpp"
+#include "porta/autodiff.hpp"
+#include "porta/error.hpp"
+
+namespace porta::autodiff {
+namespace {
+
+// NHWC tensors go through the NCHW formulation (and back); NCHW ones pass straight through.
+Tensor to_nchw(Graph& g, Tensor t, Layout layout) { return layout == Layout::NHWC ? g.transpose(t, {0, 3, 1, 2}) : t; }
+Tensor from_nchw(Graph& g, Tensor t, Layout layout) {
+  return layout == Layout::NHWC ? g.transpose(t, {0, 2, 3, 1}) : t;
+}
+
+// dy [N, K, P, Q] with stride - 1 zeros after each pixel along H and W: [N, K, P sh, Q sw].
+Tensor spread(Graph& g, Tensor dy, const std::array<std::int64_t, 2>& stride) {
+  if (stride[0] == 1 && stride[1] == 1) return dy;
+  const Shape s = g.shape(dy);
+  const Tensor six = g.reshape(dy, {s[0], s[1], s[2], 1, s[3], 1});
+  const Tensor padded = g.pad(six, {.pads = {0, 0, 0, 0, 0, 0, 0, 0, 0, stride[0] - 1, 0, stride[1] - 1}});
+  return g.reshape(padded, {s[0], s[1], s[2] * stride[0], s[3] * stride[1]});
+}
+
+// [K, C/G, R, S] filters as a transposed convolution reads them: flipped in R and S, [C, K/G, R, S].
+Tensor transposed_filters(Graph& g, Tensor w, std::int64_t groups) {
+  const Shape s = g.shape(w);
+  const Tensor flipped = g.slice(w, {.starts = {s[2] - 1, s[3] - 1}, .ends = {-s[2] - 1, -s[3] - 1}, .axes = {2, 3},
+                                     .steps = {-1, -1}});
+  const Tensor grouped = g.reshape(flipped, {groups, s[0] / groups, s[1], s[2], s[3]});
+  return g.reshape(g.transpose(grouped, {0, 2, 1, 3, 4}), {s[1] * groups, s[0] / groups, s[2], s[3]});
+}
+
+void check_conv(const Graph& g, const Conv2dParams& p, const Shape& x, const Shape& w, Tensor dy, const char* what) {
+  const std::int64_t channels = x.size() == 4 ? x[p.layout == Layout::NHWC ? 3 : 1] : 0;
+  const bool fits = x.size() == 4 && w.size() == 4 && p.groups >= 1 && channels % p.groups == 0 &&
+                    w[0] % p.groups == 0 && w[1] * p.groups == channels;
+  if (!fits)
+    throw Error(ErrorCode::ShapeMismatch, std::string(what) + ": input " + to_string(x) + " and filters " +
+                                              to_string(w) + " do not make a conv2d with groups " +
+                                              std::to_string(p.groups));
+  const porta::detail::ConvDims d = porta::detail::conv_dims(x, w, p);
+  const Shape want = p.layout == Layout::NHWC ? Shape{x[0], d.p, d.q, w[0]} : Shape{x[0], w[0], d.p, d.q};
+  if (g.shape(dy) != want)
+    throw Error(ErrorCode::ShapeMismatch, std::string(what) + ": dy " + to_string(g.shape(dy)) +
+                                              " must be the conv2d's output shape " + to_string(want));
+}
+
+}  // namespace
+
+namespace detail {
+
+Tensor transposed_conv(Graph& g, Tensor dy, Tensor w, const Conv2dParams& p, std::int64_t h, std::int64_t wd) {
+  const Shape sw = g.shape(w);
+  const Tensor up = spread(g, to_nchw(g, dy, p.layout), p.stride);
+  // Output row h reads spread rows h + r' dh - ((R - 1) dh - pad_top); the bottom pad makes H rows.
+  std::array<std::int64_t, 4> pad{};
+  pad[0] = (sw[2] - 1) * p.dilation[0] - p.pad[0];
+  pad[1] = (sw[3] - 1) * p.dilation[1] - p.pad[1];
+  pad[2] = h + p.pad[0] - g.shape(up)[2];
+  pad[3] = wd + p.pad[1] - g.shape(up)[3];
+  // Negative pads crop, which the convolution cannot: a pad node does it first.
+  Tensor in = up;
+  if (std::any_of(pad.begin(), pad.end(), [](std::int64_t v) { return v < 0; })) {
+    std::vector<std::int64_t> crop(8, 0);  // ONNX order: begins of N, C, H, W, then ends
+    crop[2] = std::min<std::int64_t>(pad[0], 0), crop[3] = std::min<std::int64_t>(pad[1], 0);
+    crop[6] = std::min<std::int64_t>(pad[2], 0), crop[7] = std::min<std::int64_t>(pad[3], 0);
+    in = g.pad(up, {.pads = crop});
+    for (auto& v : pad) v = std::max<std::int64_t>(v, 0);
+  }
+  const Conv2dParams t{.stride = {1, 1}, .pad = pad, .dilation = p.dilation, .groups = p.groups};
+  return from_nchw(g, g.conv2d(in, transposed_filters(g, w, p.groups), t), p.layout);
+}
+
+}  // namespace detail
+
+Tensor conv2d_backward_data(Graph& g, Tensor dy, Tensor w, const Conv2dParams& p, const Shape& x_shape) {
+  check_conv(g, p, x_shape, g.shape(w), dy, "conv2d_backward_data");
+  const bool nhwc = p.layout == Layout::NHWC;
+  return detail::transposed_conv(g, dy, w, p, x_shape[nhwc ? 1 : 2], x_shape[nhwc ? 2 : 3]);
+}
+
+Tensor conv2d_backward_filter(Graph& g, Tensor x, Tensor dy, const Conv2dParams& p, const Shape& w_shape) {
+  check_conv(g, p, g.shape(x), w_shape, dy, "conv2d_backward_filter");
+  const Tensor xn = to_nchw(g, x, p.layout), dn = to_nchw(g, dy, p.layout);
+  const Shape sx = g.shape(xn), sd = g.shape(dn);
+  const std::int64_t groups = p.groups, cg = sx[1] / groups, kg = sd[1] / groups;
+  // x as [C/G, G N, H, W]: a batch of C/G, G groups of N channels.
+  const Tensor xs = g.reshape(g.transpose(g.reshape(xn, {sx[0], groups, cg, sx[2], sx[3]}), {2, 1, 0, 3, 4}),
+                              {cg, groups * sx[0], sx[2], sx[3]});
+  // dy as [K, N, P, Q] filters.
+  const Tensor ds = g.reshape(g.transpose(g.reshape(dn, {sd[0], groups, kg, sd[2], sd[3]}), {1, 2, 0, 3, 4}),
+                              {sd[1], sd[0], sd[2], sd[3]});
+  const Conv2dParams t{.stride = p.dilation, .pad = p.pad, .dilation = p.stride, .groups = groups};
+  const Tensor full = g.conv2d(xs, ds, t);  // [C/G, K, R', S'], R' >= R where the stride left rows over
+  const Tensor cut = g.shape(full)[2] == w_shape[2] && g.shape(full)[3] == w_shape[3]
+                         ? full
+                         : g.slice(full, {.starts = {0, 0}, .ends = {w_shape[2], w_shape[3]}, .axes = {2, 3}, .steps = {}});
+  return g.transpose(cut, {1, 0, 2, 3});
+}
+
+}  // namespace porta::autodiff

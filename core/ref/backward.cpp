@@ -1,0 +1,57 @@
+// Reference kernels of the backward ops and the fused loss, in double.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <variant>
+
+#include "core/ref/kernels.hpp"
+#include "core/runtime/op_math.hpp"
+
+namespace porta::detail {
+
+void ref_activation_backward(const HostOpArgs& args) {
+  const auto& p = std::get<ActivationBackwardParams>(args.node.params);
+  const HostTensor &x = args.inputs[0], &dy = args.inputs[1];
+  for (std::int64_t i = 0; i < args.output.numel(); ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    args.output.store(at, static_cast<float>(double{dy.load(at)} * activation_derivative(p, double{x.load(at)})));
+  }
+}
+
+// Each window adds its dy to the element it took; overlapping windows add up.
+void ref_max_pool2d_backward(const HostOpArgs& args) {
+  const auto& p = std::get<Pool2dParams>(args.node.params);
+  const HostTensor &x = args.inputs[0], &dy = args.inputs[1];
+  const PoolDims d = pool_dims(x.shape(), p);
+  const ActivationIndex x_at = d.x_index(), y_at = d.y_index();
+  std::vector<double> dx(static_cast<std::size_t>(x.numel()), 0.0);
+  for (std::int64_t n = 0; n < d.n; ++n)
+    for (std::int64_t c = 0; c < d.c; ++c)
+      for (std::int64_t oh = 0; oh < d.p; ++oh)
+        for (std::int64_t ow = 0; ow < d.q; ++ow) {
+          const auto at = [&](std::int64_t h, std::int64_t w) { return static_cast<std::size_t>(x_at(n, c, h, w)); };
+          const WindowPosition m = window_argmax(p, d, oh, ow, [&](auto h, auto w) { return x.load(at(h, w)); });
+          if (m.h >= 0) dx[at(m.h, m.w)] += dy.load(static_cast<std::size_t>(y_at(n, c, oh, ow)));
+        }
+  for (std::size_t i = 0; i < dx.size(); ++i) args.output.store(i, static_cast<float>(dx[i]));
+}
+
+// sum_c l_c (logsumexp(z) - z_c) per row: each term is a non-negative -log softmax, so nothing
+// cancels, and the max taken out first keeps exp in range.
+void ref_softmax_cross_entropy(const HostOpArgs& args) {
+  const HostTensor &z = args.inputs[0], &l = args.inputs[1];
+  const std::int64_t classes = z.shape().back(), rows = z.numel() / classes;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto at = [&](std::int64_t c) { return static_cast<std::size_t>(r * classes + c); };
+    double top = -std::numeric_limits<double>::infinity();
+    for (std::int64_t c = 0; c < classes; ++c) top = std::max(top, double{z.load(at(c))});
+    double sum = 0.0;
+    for (std::int64_t c = 0; c < classes; ++c) sum += std::exp(double{z.load(at(c))} - top);
+    const double lse = top + std::log(sum);
+    double loss = 0.0;
+    for (std::int64_t c = 0; c < classes; ++c) loss += double{l.load(at(c))} * (lse - z.load(at(c)));
+    args.output.store(static_cast<std::size_t>(r), static_cast<float>(loss));
+  }
+}
+
+}  // namespace porta::detail

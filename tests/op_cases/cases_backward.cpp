@@ -1,0 +1,82 @@
+// The backward ops and the fused loss: every activation's gradient, max pooling's gradient over
+// every pooling case (both layouts), and softmax cross-entropy with one-hot and soft labels.
+#include <string>
+
+#include "op_cases/case_graph.hpp"
+
+namespace porta::cases::detail {
+namespace {
+
+void add_activation_backward_cases(std::vector<OpCase>& list, DType t) {
+  struct Kind {
+    std::string variant;
+    ActivationBackwardParams p;
+  };
+  const Kind kinds[] = {
+      {"relu", {.activation = OpKind::Relu}},
+      {"clip", {.activation = OpKind::Clip, .clip = {-0.5f, 1.0f}}},
+      {"relu6", {.activation = OpKind::Clip, .clip = {0.0f, 6.0f}}},
+      {"gelu", {.activation = OpKind::Gelu}},
+      {"gelu_tanh", {.activation = OpKind::Gelu, .gelu = {true}}},
+      {"hard_sigmoid", {.activation = OpKind::HardSigmoid, .hard_sigmoid = {0.3f, 0.4f}}},
+      {"hard_swish", {.activation = OpKind::HardSwish}},
+  };
+  for (const Kind& k : kinds)
+    for (const Shape& shape : {Shape{1}, Shape{7, 19}, Shape{300, 257}})  // x spans [-4, 4): every piece of each
+      add_case(list, OpKind::ActivationBackward, k.variant + "_" + std::to_string(shape.back()), t,
+               [k, shape](CaseGraph& c) {
+                 return c.g.activation_backward(c.scaled(c.input(shape), 4.0f), c.input(shape), k.p);
+               });
+}
+
+void add_max_pool_backward_cases(std::vector<OpCase>& list, DType t) {
+  for (const Layout layout : {Layout::NCHW, Layout::NHWC})
+    for (PoolCase pc : pool_cases()) {
+      pc.x = stored(layout, pc.x);
+      pc.p.layout = layout;
+      add_case(list, OpKind::MaxPool2dBackward, pc.variant + (layout == Layout::NHWC ? "_nhwc" : ""), t,
+               [pc](CaseGraph& c) {
+                 const Tensor x = c.input(pc.x);
+                 const Shape y = c.g.shape(c.g.max_pool2d(x, pc.p));
+                 return c.g.max_pool2d_backward(x, c.input(y), pc.p);
+               });
+    }
+}
+
+std::string shape_name(const Shape& shape) {
+  std::string name;
+  for (const auto d : shape) {
+    if (!name.empty()) name += 'x';
+    name += std::to_string(d);
+  }
+  return name;
+}
+
+// One-hot labels only where every row has several classes, so that labels differ from seed to seed.
+void add_softmax_cross_entropy_cases(std::vector<OpCase>& list, DType t) {
+  for (const Shape& shape : {Shape{8, 10}, Shape{3, 4, 7}, Shape{64, 1000}}) {
+    const std::int64_t classes = shape.back();
+    add_case(list, OpKind::SoftmaxCrossEntropy, shape_name(shape) + "_onehot", t, [shape, classes](CaseGraph& c) {
+      // One class per row, drawn from the random value of the row's first element.
+      const Tensor labels = c.weights_with(shape, [classes, hot = std::int64_t{0}](std::int64_t i, float r) mutable {
+        if (i % classes == 0) hot = static_cast<std::int64_t>(r * static_cast<float>(classes));
+        return i % classes == hot ? 1.0f : 0.0f;
+      });
+      return c.g.softmax_cross_entropy(c.scaled(c.input(shape), 8.0f), labels);
+    });
+  }
+  for (const Shape& shape : {Shape{10}, Shape{5, 1}, Shape{8, 10}, Shape{3, 4, 7}, Shape{64, 1000}})
+    add_case(list, OpKind::SoftmaxCrossEntropy, shape_name(shape) + "_soft", t, [shape](CaseGraph& c) {
+      return c.g.softmax_cross_entropy(c.scaled(c.input(shape), 8.0f), c.g.softmax(c.input(shape), -1));
+    });
+}
+
+}  // namespace
+
+void add_backward_cases(std::vector<OpCase>& list, DType t) {
+  add_activation_backward_cases(list, t);
+  add_max_pool_backward_cases(list, t);
+  add_softmax_cross_entropy_cases(list, t);
+}
+
+}  // namespace porta::cases::detail
