@@ -114,7 +114,9 @@ TEST_CASE("emulated gpu: every GEMM tile runs every matmul, gemm and conv case, 
       if (!family || (filter != nullptr && !case_selected(c.name, filter))) continue;
       CAPTURE(c.name);
       const Graph g = c.build(seed);
-      const auto nchw_only = [&](const Node& node) { return contains(device->unsupported_reason(g, node, {}), "NCHW only"); };
+      const auto nchw_only = [&](const Node& node) {
+        return contains(device->unsupported_reason(g, node, {}), "NCHW only");
+      };
       if (std::any_of(g.nodes().begin(), g.nodes().end(), nchw_only)) continue;
       Executable want = ref.compile(g);
       cases::set_random_inputs(want, g, seed);

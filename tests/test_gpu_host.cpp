@@ -206,7 +206,8 @@ namespace {
 
 gpu::GemmTile tile_of(DType t, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batches,
                       const gpu::DeviceLimits& limits, bool allow_tf32 = false) {
-  return gpu::plan_gemm({.dtype = t, .m = m, .n = n, .k = k, .batches = batches, .allow_tf32 = allow_tf32}, limits).tile;
+  const gpu::GemmProblem problem{.dtype = t, .m = m, .n = n, .k = k, .batches = batches, .allow_tf32 = allow_tf32};
+  return gpu::plan_gemm(problem, limits).tile;
 }
 
 }  // namespace

@@ -22,7 +22,8 @@ struct ConvSizes {
 // x's element for filter tap `tap` (r * S + s) of channel `channel` under output pixel (oh, ow) of
 // `image`, or 0 in the padding.
 template <DType T>
-__device__ float conv_input(const gpu::ConvArgs& a, const ConvSizes& z, int image, int channel, int tap, int oh, int ow) {
+__device__ float conv_input(const gpu::ConvArgs& a, const ConvSizes& z, int image, int channel, int tap, int oh,
+                           int ow) {
   const int r = int(a.div_s.div(unsigned(tap))), s = tap - r * z.s;
   const int h = oh * z.stride_h - z.pad_top + r * z.dilation_h, w = ow * z.stride_w - z.pad_left + s * z.dilation_w;
   if (unsigned(h) >= unsigned(z.h) || unsigned(w) >= unsigned(z.w)) return 0.0f;  // zero padding
@@ -36,7 +37,9 @@ __global__ void __launch_bounds__(gemm_threads) conv2d_kernel(gpu::ConvArgs a) {
   const int m = int(a.k_per_group), n = int(a.n) * z.pq, k = int(a.c_per_group) * z.rs;
   for (int group = int(blockIdx.z); group < int(a.groups); group += int(gridDim.z)) {
     const int first_filter = group * m, first_channel = group * int(a.c_per_group);
-    const auto load_w = [&](std::int64_t i, std::int64_t l) { return load<T>(a.weights, (first_filter + int(i)) * k + int(l)); };
+    const auto load_w = [&](std::int64_t i, std::int64_t l) {
+      return load<T>(a.weights, (first_filter + int(i)) * k + int(l));
+    };
     const auto load_x = [&](std::int64_t l, std::int64_t j) {
       const int c = int(a.div_rs.div(unsigned(l))), image = int(a.div_pq.div(unsigned(j)));
       const int pixel = int(j) - image * z.pq, oh = int(a.div_q.div(unsigned(pixel)));
@@ -60,7 +63,8 @@ template <DType T> __global__ void depthwise_conv2d_kernel(gpu::ConvArgs a) {
   const int count = int(a.n) * z.k * z.pq, r = int(a.r);
   for (std::int64_t i = first_thread(); i < count; i += thread_count()) {
     const unsigned rows = a.div_q.div(unsigned(i)), planes = a.div_p.div(rows), image = a.div_k.div(planes);
-    const int ow = int(i) - int(rows) * z.q, oh = int(rows) - int(planes) * z.p, filter = int(planes) - int(image) * z.k;
+    const int ow = int(i) - int(rows) * z.q, oh = int(rows) - int(planes) * z.p;
+    const int filter = int(planes) - int(image) * z.k;
     const int channel = int(a.div_k_per_group.div(unsigned(filter)));  // one input channel per group
     float sum = a.bias != nullptr ? load<T>(a.bias, filter) : 0.0f;
     for (int tap = 0; tap < r * z.s; ++tap)
@@ -76,9 +80,10 @@ void launch_conv2d(const gpu::ConvArgs& args, const gpu::ConvPlan& plan, gpuStre
   const gpu::LaunchGeometry& g = plan.gemm.geometry;
   if (g.empty()) return;
   with_dtype(args.dtype, [&](auto t) {
-    if (plan.depthwise) return gpu_launch(depthwise_conv2d_kernel<decltype(t)::value>, grid_of(g), block_of(g), stream, args);
-    with_tile<decltype(t)::value>(plan.gemm.tile, [&](auto c) {
-      gpu_launch(conv2d_kernel<decltype(t)::value, decltype(c)::value>, grid_of(g), block_of(g), stream, args);
+    constexpr DType T = decltype(t)::value;
+    if (plan.depthwise) return gpu_launch(depthwise_conv2d_kernel<T>, grid_of(g), block_of(g), stream, args);
+    with_tile<T>(plan.gemm.tile, [&](auto c) {
+      gpu_launch(conv2d_kernel<T, decltype(c)::value>, grid_of(g), block_of(g), stream, args);
     });
   });
 }

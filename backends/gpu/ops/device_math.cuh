@@ -96,7 +96,8 @@ __device__ inline std::int64_t thread_count() { return std::int64_t{gridDim.x} *
 // use(i, value) for each, so that the loads of a batch are in flight together rather than one
 // load waiting on the store before it.
 inline constexpr int loads_in_flight = 4;
-template <class Value, class Use> __device__ void grid_stride_batched(std::int64_t count, const Value& value, const Use& use) {
+template <class Value, class Use>
+__device__ void grid_stride_batched(std::int64_t count, const Value& value, const Use& use) {
   const std::int64_t stride = thread_count();
   for (std::int64_t first = first_thread(); first < count; first += loads_in_flight * stride) {
     float values[loads_in_flight];

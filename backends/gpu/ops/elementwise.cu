@@ -57,7 +57,8 @@ __global__ void epilogue_kernel(gpu::EpilogueArgs args) {
       args.count,
       [&](std::int64_t i) {
         float y = load(args.y, i, args.dtype);
-        if (args.addend != nullptr) y += args.addend_scale * load(args.addend, map_index(args.addend_map, i), args.dtype);
+        if (args.addend != nullptr)
+          y += args.addend_scale * load(args.addend, map_index(args.addend_map, i), args.dtype);
         if (args.residual != nullptr) y += load(args.residual, i, args.dtype);
         return y;
       },

@@ -195,7 +195,8 @@ struct FastDivisor {
     if (divisor == 0) return;  // a dimension of size 0: no index to divide
     while ((std::uint64_t{1} << shift) < divisor) ++shift;
     // 2^32 (2^shift - d) / d + 1 < 2^32, since d > 2^(shift - 1).
-    multiplier = static_cast<std::uint32_t>((std::uint64_t{1} << 32) * ((std::uint64_t{1} << shift) - divisor) / divisor + 1);
+    const std::uint64_t excess = (std::uint64_t{1} << shift) - divisor;
+    multiplier = static_cast<std::uint32_t>((excess << 32) / divisor + 1);
   }
   // n / divisor, for n < 2^31; the 64-bit product's high word is one multiply-high instruction.
   constexpr std::uint32_t div(std::uint32_t n) const {

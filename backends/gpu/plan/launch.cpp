@@ -76,7 +76,8 @@ GemmPlan plan_gemm(const GemmProblem& p, const DeviceLimits& limits, std::option
   const std::int64_t units = std::max(limits.compute_units, 1);
   const auto cost = [&](const TileCandidate& c) {
     const GemmTileShape s = tile_shape(c.tile);
-    const std::int64_t blocks = ceil_div(p.m, s.tile_m) * ceil_div(p.n, s.tile_n) * std::max<std::int64_t>(p.batches, 1);
+    const std::int64_t blocks =
+        ceil_div(p.m, s.tile_m) * ceil_div(p.n, s.tile_n) * std::max<std::int64_t>(p.batches, 1);
     return static_cast<double>(ceil_div(blocks, units) * s.tile_m * s.tile_n) / c.efficiency;
   };
   const auto best_of = [&](bool matrix_tiles) {
@@ -128,7 +129,8 @@ GemmProblem conv_gemm_problem(const ConvArgs& a) {
 }
 
 ConvPlan plan_conv(const ConvArgs& args, const DeviceLimits& limits, std::optional<GemmTile> forced) {
-  if (!use_depthwise_conv(args)) return {.depthwise = false, .gemm = plan_gemm(conv_gemm_problem(args), limits, forced)};
+  if (!use_depthwise_conv(args))
+    return {.depthwise = false, .gemm = plan_gemm(conv_gemm_problem(args), limits, forced)};
   ConvPlan plan{.depthwise = true, .gemm = {}};
   plan.gemm.geometry = elementwise_launch(args.n * args.k * args.p * args.q, limits);
   return plan;
