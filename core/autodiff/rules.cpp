@@ -4,7 +4,7 @@
 namespace porta::autodiff::detail {
 
 Rule backward_rule(OpKind op) {
-  static_assert(op_kind_count == 34, "a new OpKind: give it its rule (or nullptr) here, then count it");
+  static_assert(op_kind_count == 38, "a new OpKind: give it its rule (or nullptr) here, then count it");
   switch (op) {
     case OpKind::MatMul: return matmul_backward;
     case OpKind::Gemm: return gemm_backward;
@@ -42,6 +42,11 @@ Rule backward_rule(OpKind op) {
     case OpKind::Slice:
     case OpKind::Pad:
     case OpKind::Expand: return nullptr;
+    // Integer indices and bool masks carry no gradient; gather's rule (a scatter-add) is not written.
+    case OpKind::Gather:
+    case OpKind::Compare:
+    case OpKind::Logical:
+    case OpKind::Where: return nullptr;
   }
   return nullptr;
 }

@@ -23,6 +23,9 @@ std::int32_t elem_type(DType dtype) {
     case DType::f32: return FLOAT;
     case DType::f16: return FLOAT16;
     case DType::bf16: return BFLOAT16;
+    case DType::i64: return INT64;
+    case DType::i32: return INT32;
+    case DType::boolean: return BOOL;
   }
   throw Error(ErrorCode::Unsupported, "ONNX export: dtype " + std::string(to_string(dtype)));
 }
@@ -210,11 +213,25 @@ class Exporter {
     }
   }
 
+  static const char* compare_op(Comparison c) {
+    switch (c) {
+      case Comparison::Equal: return "Equal";
+      case Comparison::Less: return "Less";
+      case Comparison::LessOrEqual: return "LessOrEqual";
+      case Comparison::Greater: return "Greater";
+      case Comparison::GreaterOrEqual: return "GreaterOrEqual";
+    }
+    return "?";
+  }
+  static const char* logical_op(LogicalOp op) {
+    return op == LogicalOp::Not ? "Not" : op == LogicalOp::And ? "And" : "Or";
+  }
+
   // Pad's constant is a scalar of x's own element type.
   void pad(const Node& n, const std::string& x, const std::string& y) {
     const auto& p = std::get<PadParams>(n.params);
     const DType dtype = g_.dtype(n.output);
-    const std::uint32_t bits = storage_bits(p.value, dtype);
+    const std::uint64_t bits = storage_bits(p.value, dtype);  // little-endian: the low bytes
     const std::string value = fresh(n.name + ".value");
     model_.initializers.push_back(raw_tensor(value, {}, elem_type(dtype), &bits, size_of(dtype)));
     emit("Pad", {x, ints(n.name + ".pads", p.pads), value}, y, n.name,
@@ -225,7 +242,7 @@ class Exporter {
     std::vector<std::string> in;
     for (const Tensor t : n.inputs) in.push_back(name(t));
     const std::string& y = name(n.output);
-    static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 38, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: return conv(n, in, y);
       case OpKind::Gemm: return gemm(n, in, y);
@@ -285,6 +302,11 @@ class Exporter {
       case OpKind::Reduce: return reduce(n, in[0], y);
       case OpKind::LayerNorm:
       case OpKind::RmsNorm: return norm(n, in, y);
+      case OpKind::Gather:
+        return emit("Gather", in, y, n.name, {attr_int("axis", std::get<GatherParams>(n.params).axis)});
+      case OpKind::Compare: return emit(compare_op(std::get<CompareParams>(n.params).op), in, y, n.name);
+      case OpKind::Logical: return emit(logical_op(std::get<LogicalParams>(n.params).op), in, y, n.name);
+      case OpKind::Where: return emit("Where", in, y, n.name);
     }
     unsupported(n, "the op");
   }

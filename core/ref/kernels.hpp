@@ -45,4 +45,9 @@ void ref_strided_gather(const HostOpArgs& args);  // Transpose, Slice, Expand
 void ref_pad(const HostOpArgs& args);
 void ref_concat(const HostOpArgs& args);
 
+void ref_gather(const HostOpArgs& args);
+void ref_compare(const HostOpArgs& args);
+void ref_logical(const HostOpArgs& args);
+void ref_where(const HostOpArgs& args);
+
 }  // namespace porta::detail

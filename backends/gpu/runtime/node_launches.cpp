@@ -63,7 +63,7 @@ std::optional<gpu::GemmTile> forced_tile() {
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options, std::string& plan) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 38, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -163,6 +163,10 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
       };
     case OpKind::Concat: return concat_launch(graph, node, context.spec());
     case OpKind::Pad: return unary_like(gpu::pad_args(graph, node), node, limits, launch_pad);
+    case OpKind::Gather:
+    case OpKind::Compare:
+    case OpKind::Logical:
+    case OpKind::Where: break;  // refused by the device's unsupported_reason (float_only_reason)
   }
   throw Error(ErrorCode::Unsupported, context.spec() + ": no kernel for " + std::string(to_string(node.op)));
 }
