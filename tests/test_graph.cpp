@@ -650,7 +650,7 @@ TEST_SUITE("graph") {
 
   TEST_CASE("bad input: unknown dtype names") {
     for (const char* bad : {"fp16", "F32", "", "bfloat16", "f64"})
-      check_error([&] { parse_dtype(bad); }, E::InvalidArgument, {"f32, f16 or bf16"});
+      check_error([&] { parse_dtype(bad); }, E::InvalidArgument, {"f32, f16, bf16, i64, i32 or bool"});
   }
 }
 
