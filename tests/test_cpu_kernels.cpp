@@ -248,23 +248,6 @@ TEST_SUITE("runtime") {
 }
 
 namespace porta::test {
-namespace {
-
-// Sets an environment variable for a scope, then restores what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-}  // namespace
 
 TEST_SUITE("runtime") {
   TEST_CASE("PORTA_CPU_CONV: every algorithm setting matches ref; an unknown one is a clear error at compile") {

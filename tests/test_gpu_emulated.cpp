@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "backends/gpu/plan/launch.hpp"
 #include "core/compile/compile.hpp"
 #include "core/runtime/executable_impl.hpp"
 #include "op_cases/op_cases.hpp"
@@ -35,15 +36,15 @@ Executable compile_on(const std::shared_ptr<DeviceImpl>& device, const Graph& g,
   return Executable(std::make_unique<ExecutableImpl>(device, compile_graph(g, *device, options)));
 }
 
-// Empty when every output is within the op's tolerance of `want`'s.
-std::string mismatch(const Graph& g, const Executable& got, const Executable& want, OpKind op) {
+// Empty when every output is within the op's tolerance of `want`'s (tf32's where f32 may run as tf32).
+std::string mismatch(const Graph& g, const Executable& got, const Executable& want, OpKind op, bool tf32 = false) {
   std::string why;
   for (const auto& [name, t] : g.outputs()) {
     const DType dtype = g.dtype(t);
     const auto c = cases::compare(got.output(name), want.output(name));
     if (c.non_finite > 0) why += name + ": " + std::to_string(c.non_finite) + " non-finite values; ";
-    else if (c.nmse > cases::nmse_threshold(op, dtype)) why += name + ": nmse " + std::to_string(c.nmse) + "; ";
-    else if (c.max_abs > cases::max_abs_tolerance(op, dtype) * c.want_max_abs)
+    else if (c.nmse > cases::nmse_threshold(op, dtype, tf32)) why += name + ": nmse " + std::to_string(c.nmse) + "; ";
+    else if (c.max_abs > cases::max_abs_tolerance(op, dtype, tf32) * c.want_max_abs)
       why += name + ": max abs error " + std::to_string(c.max_abs) + " at " + std::to_string(c.worst) + "; ";
   }
   return why;
@@ -105,6 +106,46 @@ TEST_CASE("emulated gpu: every op case matches the reference, eager, captured an
   }
   MESSAGE(checked << " op cases on the emulated GPU; " << integer
                   << " integer and bool cases refused (no kernels yet)");
+}
+
+TEST_CASE("emulated gpu: every GEMM tile runs every matmul, gemm and conv case, as its plan says") {
+  const auto device = open_emulated();
+  const Device ref = Device::open("ref");
+  const char* filter = std::getenv("PORTA_TEST_CASES");
+  const std::uint64_t seed = 20261206;
+  for (const gpu::GemmTile tile : gpu::gemm_tiles) {
+    const std::string name = gpu::tile_name(tile);
+    CAPTURE(name);
+    const ScopedEnv forced("PORTA_GPU_TILE", name);
+    int ran = 0;
+    for (const auto& c : cases::all_cases()) {
+      const bool family = c.op == OpKind::MatMul || c.op == OpKind::Gemm || c.op == OpKind::Conv2d;
+      if (!family || (filter != nullptr && !case_selected(c.name, filter))) continue;
+      CAPTURE(c.name);
+      const Graph g = c.build(seed);
+      const auto nchw_only = [&](const Node& node) {
+        return contains(device->unsupported_reason(g, node, {}), "NCHW only");
+      };
+      if (std::any_of(g.nodes().begin(), g.nodes().end(), nchw_only)) continue;
+      Executable want = ref.compile(g);
+      cases::set_random_inputs(want, g, seed);
+      want.run();
+      // The matrix tiles take f32 only as tf32: with allow_tf32, judged by tf32's precision.
+      const bool tf32 = gpu::is_matrix(tile);
+      Executable got = compile_on(device, g, {.allow_tf32 = tf32, .poison_memory = true});
+      cases::set_random_inputs(got, g, seed);
+      got.run();
+      const std::string why = mismatch(g, got, want, c.op, tf32);
+      CHECK_MESSAGE(why.empty(), why);
+      for (const NodePlan& plan : got.node_plans()) {
+        if (plan.op != c.op || contains(plan.plan, "direct") || contains(plan.plan, "does not apply")) continue;
+        CHECK(contains(plan.plan, name));
+        ++ran;
+      }
+    }
+    MESSAGE(name << ": " << ran << " GEMMs and convs");
+    if (filter == nullptr) CHECK(ran > 0);
+  }
 }
 
 TEST_CASE("emulated gpu: f32 products run as tf32 only with allow_tf32, within tf32's precision") {

@@ -3,6 +3,7 @@
 // or hip is compiled in, that a machine without a GPU gets zero devices and a reason.
 #include <doctest/doctest.h>
 
+#include <random>
 #include <set>
 
 #include "backends/gpu/plan/blas_call.hpp"
@@ -201,6 +202,16 @@ TEST_CASE("gpu plan: concat is one strided copy per input") {
   CHECK(copies[1].row_bytes == 5 * 4 * 2);
 }
 
+namespace {
+
+gpu::GemmTile tile_of(DType t, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batches,
+                      const gpu::DeviceLimits& limits, bool allow_tf32 = false) {
+  const gpu::GemmProblem problem{.dtype = t, .m = m, .n = n, .k = k, .batches = batches, .allow_tf32 = allow_tf32};
+  return gpu::plan_gemm(problem, limits).tile;
+}
+
+}  // namespace
+
 TEST_CASE("gpu plan: launch geometry covers the work within the device's limits") {
   for (const int warp : {32, 64}) {
     CAPTURE(warp);
@@ -224,15 +235,27 @@ TEST_CASE("gpu plan: launch geometry covers the work within the device's limits"
     CHECK(gemm.block[0] == 256);
   }
   const gpu::DeviceLimits h200{.compute_units = 132};
-  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, h200) == gpu::GemmTile::Large);
-  CHECK(gpu::choose_gemm_tile(DType::f32, 256, 256, 256, 1, h200) == gpu::GemmTile::Small);
-  CHECK(gpu::choose_gemm_tile(DType::f32, 256, 256, 256, 64, h200) == gpu::GemmTile::Large);
-  for (const auto tile : {gpu::GemmTile::Large, gpu::GemmTile::Small, gpu::GemmTile::Matrix}) {
+  CHECK(tile_of(DType::f32, 4096, 4096, 4096, 1, h200) == gpu::GemmTile::Large);
+  CHECK(tile_of(DType::f32, 256, 256, 256, 1, h200) == gpu::GemmTile::Small);
+  CHECK(tile_of(DType::f32, 256, 256, 256, 64, h200) == gpu::GemmTile::Large);
+  for (const gpu::GemmTile tile : gpu::gemm_tiles) {
+    CAPTURE(gpu::tile_name(tile));
     const gpu::GemmTileShape s = gpu::tile_shape(tile);
     CHECK(s.threads == 256);
     CHECK(s.tile_m % 16 == 0);  // the SIMT kernels lay 256 threads out as 16 x 16
     CHECK(s.tile_n % 16 == 0);
+    CHECK(gpu::parse_tile(gpu::tile_name(tile)) == tile);
+    for (const DType t : {DType::f32, DType::f16, DType::bf16})
+      CHECK(gpu::tile_shared_bytes(tile, t) <= 48 * 1024);  // static shared memory: every device has it
+    if (!gpu::is_matrix(tile)) continue;
+    // The matrix tiles are 8 warps of 32 lanes (the width of NVIDIA's mma), 2 x 4 over the tile,
+    // each warp a whole number of 16 x 16 steps; their depth is whole 16-deep steps.
+    CHECK(s.threads / 32 == 8);
+    CHECK((s.tile_m / 2) % 16 == 0);
+    CHECK((s.tile_n / 4) % 16 == 0);
+    CHECK(s.tile_k % 16 == 0);
   }
+  CHECK_FALSE(gpu::parse_tile("simt1x1x1"));
 }
 
 TEST_CASE("gpu plan: f16 and bf16 GEMMs take the matrix-unit tile only where it runs and fits") {
@@ -240,20 +263,13 @@ TEST_CASE("gpu plan: f16 and bf16 GEMMs take the matrix-unit tile only where it 
   const gpu::DeviceLimits tensor_cores{.compute_units = 132, .matrix_units = true};
   for (const DType t : {DType::f16, DType::bf16}) {
     CAPTURE(to_string(t));
-    CHECK(gpu::choose_gemm_tile(t, 4096, 4096, 4096, 1, tensor_cores) == gpu::GemmTile::Matrix);
-    CHECK(gpu::choose_gemm_tile(t, 16, 16, 16, 1, tensor_cores) == gpu::GemmTile::Matrix);
-    CHECK(gpu::choose_gemm_tile(t, 17, 127, 9, 1, tensor_cores) != gpu::GemmTile::Matrix);  // k < 16
-    CHECK(gpu::choose_gemm_tile(t, 1, 4096, 4096, 1, tensor_cores) != gpu::GemmTile::Matrix);  // a vector
-    CHECK(gpu::choose_gemm_tile(t, 4096, 4096, 4096, 1, simt_only) == gpu::GemmTile::Large);
+    CHECK(tile_of(t, 4096, 4096, 4096, 1, tensor_cores) == gpu::GemmTile::Matrix);
+    CHECK(gpu::is_matrix(tile_of(t, 16, 16, 16, 1, tensor_cores)));
+    CHECK_FALSE(gpu::is_matrix(tile_of(t, 17, 127, 9, 1, tensor_cores)));  // k < 16
+    CHECK_FALSE(gpu::is_matrix(tile_of(t, 1, 4096, 4096, 1, tensor_cores)));  // a vector
+    CHECK(tile_of(t, 4096, 4096, 4096, 1, simt_only) == gpu::GemmTile::Large);
   }
-  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, tensor_cores) == gpu::GemmTile::Large);
-  // The matrix tile is 8 warps of 32 lanes (the width of NVIDIA's mma), 2 x 4 over the tile, each
-  // warp a whole number of 16 x 16 steps; its depth is whole 16-deep steps.
-  const gpu::GemmTileShape m = gpu::tile_shape(gpu::GemmTile::Matrix);
-  CHECK(m.threads / 32 == 8);
-  CHECK((m.tile_m / 2) % 16 == 0);
-  CHECK((m.tile_n / 4) % 16 == 0);
-  CHECK(m.tile_k % 16 == 0);
+  CHECK(tile_of(DType::f32, 4096, 4096, 4096, 1, tensor_cores) == gpu::GemmTile::Large);
 }
 
 TEST_CASE("gpu plan: f32 takes the tf32 matrix-unit tile only when allowed, on a device that runs it") {
@@ -263,19 +279,19 @@ TEST_CASE("gpu plan: f32 takes the tf32 matrix-unit tile only when allowed, on a
                                 .tf32 = gpu::native_tf32(gpu::amd_capabilities("gfx942"))};
   REQUIRE(sm90.tf32);
   CHECK_FALSE(mi300.tf32);  // the chip has xf32, but porta has no kernel for it: never claimed
-  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, sm90, true) == gpu::GemmTile::Matrix);
-  CHECK(gpu::choose_gemm_tile(DType::f32, 16, 16, 16, 1, sm90, true) == gpu::GemmTile::Matrix);
+  CHECK(tile_of(DType::f32, 4096, 4096, 4096, 1, sm90, true) == gpu::GemmTile::Matrix);
+  CHECK(gpu::is_matrix(tile_of(DType::f32, 16, 16, 16, 1, sm90, true)));
   // The default is exact f32 on the SIMT tiles.
-  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, sm90) == gpu::GemmTile::Large);
-  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, sm90, false) == gpu::GemmTile::Large);
-  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, mi300, true) == gpu::GemmTile::Large);
-  CHECK(gpu::choose_gemm_tile(DType::f32, 4096, 4096, 4096, 1, {.compute_units = 132, .tf32 = true}, true) ==
+  CHECK(tile_of(DType::f32, 4096, 4096, 4096, 1, sm90) == gpu::GemmTile::Large);
+  CHECK(tile_of(DType::f32, 4096, 4096, 4096, 1, sm90, false) == gpu::GemmTile::Large);
+  CHECK(tile_of(DType::f32, 4096, 4096, 4096, 1, mi300, true) == gpu::GemmTile::Large);
+  CHECK(tile_of(DType::f32, 4096, 4096, 4096, 1, {.compute_units = 132, .tf32 = true}, true) ==
         gpu::GemmTile::Large);  // tf32 without the matrix tile compiled in
-  CHECK(gpu::choose_gemm_tile(DType::f32, 17, 127, 9, 1, sm90, true) != gpu::GemmTile::Matrix);  // k < 16
-  CHECK(gpu::choose_gemm_tile(DType::f32, 1, 4096, 4096, 1, sm90, true) != gpu::GemmTile::Matrix);
+  CHECK_FALSE(gpu::is_matrix(tile_of(DType::f32, 17, 127, 9, 1, sm90, true)));  // k < 16
+  CHECK_FALSE(gpu::is_matrix(tile_of(DType::f32, 1, 4096, 4096, 1, sm90, true)));
   // allow_tf32 changes nothing for f16 and bf16.
-  CHECK(gpu::choose_gemm_tile(DType::bf16, 4096, 4096, 4096, 1, mi300, true) == gpu::GemmTile::Matrix);
-  CHECK(gpu::choose_gemm_tile(DType::f16, 4096, 4096, 4096, 1, sm90, true) == gpu::GemmTile::Matrix);
+  CHECK(tile_of(DType::bf16, 4096, 4096, 4096, 1, mi300, true) == gpu::GemmTile::Matrix);
+  CHECK(tile_of(DType::f16, 4096, 4096, 4096, 1, sm90, true) == gpu::GemmTile::Matrix);
 
   CHECK(gpu::native_tf32(gpu::nvidia_capabilities(8, 0)));
   CHECK_FALSE(gpu::native_tf32(gpu::nvidia_capabilities(7, 5)));  // Turing: no tf32
@@ -283,6 +299,96 @@ TEST_CASE("gpu plan: f32 takes the tf32 matrix-unit tile only when allowed, on a
     CAPTURE(arch);
     CHECK_FALSE(gpu::native_tf32(gpu::amd_capabilities(arch)));
   }
+}
+
+TEST_CASE("gpu plan: the GEMM tile fills the compute units before it saves loads") {
+  const gpu::DeviceLimits h100{.compute_units = 132};
+  const gpu::DeviceLimits tensor_cores{.compute_units = 132, .matrix_units = true};
+  // 25 blocks of the large tile leave 107 of 132 SMs idle: a smaller tile gives them work.
+  const gpu::GemmPlan idle = gpu::plan_gemm({.m = 640, .n = 640, .k = 4096}, h100);
+  CHECK(idle.tile != gpu::GemmTile::Large);
+  CHECK(idle.geometry.grid[0] * idle.geometry.grid[1] > 25);
+  // Large problems keep the large tiles: whole waves either way, and fewer loads per flop.
+  CHECK(tile_of(DType::f32, 8192, 8192, 8192, 1, h100) == gpu::GemmTile::Large);
+  CHECK(tile_of(DType::bf16, 8192, 8192, 8192, 1, tensor_cores) == gpu::GemmTile::Matrix);
+  // A convolution with 64 filters (ResNet-50's first 3x3 layers) fills the 64-row tiles exactly; at
+  // batch 1, 25 of them would leave SMs idle, and the f32 one takes the 64x64 tile.
+  CHECK(tile_of(DType::f32, 64, 32 * 56 * 56, 64 * 9, 1, h100) == gpu::GemmTile::Wide);
+  CHECK(tile_of(DType::f32, 64, 56 * 56, 64 * 9, 1, h100) == gpu::GemmTile::Small);
+  for (const std::int64_t batch : {1, 32})
+    CHECK(tile_of(DType::bf16, 64, batch * 56 * 56, 64 * 9, 1, tensor_cores) == gpu::GemmTile::MatrixWide);
+  // A tile whose shared memory the device does not give a block is never chosen.
+  const gpu::DeviceLimits tiny_shared{.compute_units = 132, .matrix_units = true, .shared_per_block = 20 * 1024};
+  CHECK(tile_of(DType::f32, 4096, 4096, 4096, 1, tiny_shared) == gpu::GemmTile::Large);
+  CHECK(tile_of(DType::bf16, 4096, 4096, 4096, 1, tiny_shared) == gpu::GemmTile::Large);  // no matrix tile fits
+}
+
+TEST_CASE("gpu plan: a forced tile applies where its kernel can run the problem, else the plan says why not") {
+  const gpu::DeviceLimits h100{.compute_units = 132, .matrix_units = true, .tf32 = true};
+  const gpu::GemmProblem f32{.m = 4096, .n = 4096, .k = 4096};
+  const gpu::GemmPlan small = gpu::plan_gemm(f32, h100, gpu::GemmTile::Small);
+  CHECK(small.tile == gpu::GemmTile::Small);
+  CHECK(small.note.empty());
+  CHECK(small.geometry.grid[0] == 64);
+  CHECK(small.geometry.grid[1] == 64);
+  // A matrix tile would run f32 as tf32, which the caller did not allow: refused, with the reason.
+  // The SIMT tiles run f16 and bf16 too.
+  CHECK(gpu::plan_gemm({.dtype = DType::bf16, .m = 4096, .n = 4096, .k = 4096}, h100, gpu::GemmTile::Wide).tile ==
+        gpu::GemmTile::Wide);
+  const gpu::GemmPlan refused = gpu::plan_gemm(f32, h100, gpu::GemmTile::Matrix);
+  CHECK(refused.tile == gpu::GemmTile::Large);
+  CHECK(contains(gpu::describe(refused, h100), "PORTA_GPU_TILE=mma128x128x32 does not apply"));
+  CHECK(gpu::plan_gemm({.m = 4096, .n = 4096, .k = 4096, .allow_tf32 = true}, h100, gpu::GemmTile::MatrixWide).tile ==
+        gpu::GemmTile::MatrixWide);
+  CHECK(gpu::describe(small, h100) == "simt64x64x16, 4096 blocks on 132 CUs");
+  CHECK(gpu::describe(f32) == "f32 m=4096 n=4096 k=4096 batches=1");
+}
+
+TEST_CASE("gpu plan: convolutions plan their implicit GEMM, or the direct kernel for depthwise ones") {
+  const gpu::DeviceLimits h100{.compute_units = 132};
+  Graph g;
+  g.conv2d(g.input("x", {32, 64, 56, 56}), g.input("w", {64, 64, 3, 3}), {.pad = {1, 1, 1, 1}});
+  const gpu::ConvArgs dense = gpu::conv_args(g, last_node(g));
+  const gpu::GemmProblem problem = gpu::conv_gemm_problem(dense);
+  CHECK(problem.m == 64);
+  CHECK(problem.n == 32 * 56 * 56);
+  CHECK(problem.k == 64 * 9);
+  const gpu::ConvPlan plan = gpu::plan_conv(dense, h100);
+  CHECK_FALSE(plan.depthwise);
+  CHECK(gpu::describe(plan, h100) == "conv implicit_gemm simt64x128x16, 784 blocks on 132 CUs");
+  CHECK(gpu::conv_index_limit(dense).empty());
+
+  g.conv2d(g.input("xd", {1, 32, 9, 9}), g.input("wd", {32, 1, 3, 3}), {.groups = 32});
+  const gpu::ConvPlan depthwise = gpu::plan_conv(gpu::conv_args(g, last_node(g)), h100);
+  CHECK(depthwise.depthwise);
+  CHECK(gpu::describe(depthwise, h100) == "conv direct (depthwise)");
+  CHECK_FALSE(depthwise.gemm.geometry.empty());
+
+  // 2^31 elements or more in a tensor: the 32-bit kernels refuse, saying why and what to do.
+  gpu::ConvArgs huge = dense;
+  huge.n = 16384;  // 3.3e9 input elements
+  CHECK(contains(gpu::conv_index_limit(huge), "2^31"));
+  CHECK(contains(gpu::conv_index_limit(huge), "split the batch"));
+}
+
+TEST_CASE("gpu plan: FastDivisor divides every index below 2^31 exactly") {
+  std::mt19937 random(11);
+  std::vector<std::int64_t> divisors = {1, 2, 3, 7, 9, 49, 56, 64, 3136, 12544, 65535, 65536, 1000003,
+                                        (std::int64_t{1} << 30) + 1, (std::int64_t{1} << 31) - 1};
+  for (int i = 0; i < 200; ++i) divisors.push_back(1 + static_cast<std::int64_t>(random() % 100000));
+  for (const std::int64_t d : divisors) {
+    CAPTURE(d);
+    const gpu::FastDivisor divisor(d);
+    const auto u = static_cast<std::uint32_t>(d);
+    std::vector<std::uint32_t> numerators = {0, 1, u - 1, u, u + 1, 2 * u - 1, 0x7fffffffu, 0x7ffffffeu};
+    for (int i = 0; i < 200; ++i) numerators.push_back(static_cast<std::uint32_t>(random() & 0x7fffffffu));
+    for (const std::uint32_t n : numerators) {
+      if (n > 0x7fffffffu) continue;
+      CAPTURE(n);
+      REQUIRE(divisor.div(n) == n / u);
+    }
+  }
+  static_assert(gpu::FastDivisor(7).div(50) == 7);  // constexpr: the kernels' own code
 }
 
 namespace {

@@ -17,6 +17,22 @@ namespace porta::test {
 
 inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
+// Sets an environment variable for a scope, then restores what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 // PORTA_TEST_CASES: a case is selected when its name contains the filter, or, for a filter that
 // starts with '^', starts with the rest ("^mul/" selects mul's cases and not matmul's).
 inline bool case_selected(std::string_view name, std::string_view filter) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/gpu/ops/ops.hpp"
+#include "backends/gpu/plan/op_args.hpp"
 #include "backends/gpu/runtime/buffer.hpp"
 #include "backends/gpu/runtime/check.hpp"
 #include "backends/gpu/runtime/program.hpp"
@@ -63,6 +64,7 @@ gpu::DeviceLimits limits_of(const gpuDeviceProp_t& prop) {
   limits.compute_units = prop.multiProcessorCount;
   limits.warp_size = prop.warpSize;
   limits.max_threads_per_block = prop.maxThreadsPerBlock;
+  limits.shared_per_block = static_cast<std::int64_t>(prop.sharedMemPerBlock);
   for (int i = 0; i < 3; ++i) limits.max_grid[i] = prop.maxGridSize[i];
   return limits;
 }
@@ -132,7 +134,8 @@ class GpuDevice final : public DeviceImpl {
     // Every float op has a native kernel, in NCHW.
     if (std::string reason = nchw_only_reason(node, backend_name); !reason.empty()) return reason;
     if (std::string reason = float_only_reason(graph, node, backend_name); !reason.empty()) return reason;
-    if (options.impl != Impl::Vendor) return {};
+    if (options.impl != Impl::Vendor)
+      return node.op == OpKind::Conv2d ? gpu::conv_index_limit(gpu::conv_args(graph, node)) : std::string{};
     if (vendor() == nullptr) return vendor_failure_;
     return vendor_->unsupported_reason(graph, node, options);
   }

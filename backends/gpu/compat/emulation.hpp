@@ -34,6 +34,10 @@ struct dim3 {
   dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
 };
 
+struct __attribute__((aligned(16))) float4 {
+  float x, y, z, w;
+};
+
 inline dim3 threadIdx, blockIdx;
 inline dim3 blockDim, gridDim;
 inline float __uint_as_float(unsigned u) { return std::bit_cast<float>(u); }
@@ -55,6 +59,7 @@ struct gpuDeviceProp_t {
   char name[64] = "CPU emulation of the GPU API";
   std::size_t totalGlobalMem = emulated_memory;
   int multiProcessorCount = 1, warpSize = 64, maxThreadsPerBlock = 256;
+  std::size_t sharedMemPerBlock = 48 * 1024;
   int maxGridSize[3] = {4, 2, 2};
 };
 inline gpuError_t gpuGetDeviceCount(int* count) { return *count = 1, gpuSuccess; }

@@ -1,31 +1,53 @@
 // Conv2d: an implicit GEMM per group (filters x output pixels, reduced over C/groups*R*S) that
 // gathers its im2col operand on the fly and fuses bias, residual and activation into the store; and a direct
-// kernel for depthwise convolution, where each output reads a single input channel.
+// kernel for depthwise convolution, where each output reads a single input channel. Both index in
+// 32 bits (gpu::conv_index_limit) and decompose indices by the layer's sizes with FastDivisor, so
+// that no division runs in the inner loops.
 #include "backends/gpu/ops/gemm_tile.cuh"
 #include "backends/gpu/ops/ops.hpp"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
+// The layer's sizes as 32-bit values, read once per thread.
+struct ConvSizes {
+  int c, h, w, k, s, p, q, rs, pq, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
+  __device__ explicit ConvSizes(const gpu::ConvArgs& a)
+      : c(int(a.c)), h(int(a.h)), w(int(a.w)), k(int(a.k)), s(int(a.s)), p(int(a.p)), q(int(a.q)),
+        rs(int(a.r * a.s)), pq(int(a.p * a.q)), stride_h(int(a.stride_h)), stride_w(int(a.stride_w)),
+        pad_top(int(a.pad_top)), pad_left(int(a.pad_left)), dilation_h(int(a.dilation_h)),
+        dilation_w(int(a.dilation_w)) {}
+};
+
+// x's element for filter tap `tap` (r * S + s) of channel `channel` under output pixel (oh, ow) of
+// `image`, or 0 in the padding.
+template <DType T>
+__device__ float conv_input(const gpu::ConvArgs& a, const ConvSizes& z, int image, int channel, int tap, int oh,
+                           int ow) {
+  const int r = int(a.div_s.div(unsigned(tap))), s = tap - r * z.s;
+  const int h = oh * z.stride_h - z.pad_top + r * z.dilation_h, w = ow * z.stride_w - z.pad_left + s * z.dilation_w;
+  if (unsigned(h) >= unsigned(z.h) || unsigned(w) >= unsigned(z.w)) return 0.0f;  // zero padding
+  return load<T>(a.x, ((image * z.c + channel) * z.h + h) * z.w + w);
+}
+
 template <DType T, gpu::GemmTile Tile>
 __global__ void __launch_bounds__(gemm_threads) conv2d_kernel(gpu::ConvArgs a) {
   constexpr gpu::GemmTileShape shape = gpu::tile_shape(Tile);
-  const std::int64_t rs = a.r * a.s, pq = a.p * a.q;
-  const std::int64_t m = a.k_per_group, n = a.n * pq, k = a.c_per_group * rs;
-  for (std::int64_t group = blockIdx.z; group < a.groups; group += gridDim.z) {
-    const std::int64_t first_filter = group * a.k_per_group, first_channel = group * a.c_per_group;
-    const auto load_w = [&](std::int64_t i, std::int64_t l) { return load<T>(a.weights, (first_filter + i) * k + l); };
+  const ConvSizes z(a);
+  const int m = int(a.k_per_group), n = int(a.n) * z.pq, k = int(a.c_per_group) * z.rs;
+  for (int group = int(blockIdx.z); group < int(a.groups); group += int(gridDim.z)) {
+    const int first_filter = group * m, first_channel = group * int(a.c_per_group);
+    const auto load_w = [&](std::int64_t i, std::int64_t l) {
+      return load<T>(a.weights, (first_filter + int(i)) * k + int(l));
+    };
     const auto load_x = [&](std::int64_t l, std::int64_t j) {
-      const std::int64_t c = l / rs, r = (l % rs) / a.s, s = l % a.s;
-      const std::int64_t image = j / pq, oh = (j % pq) / a.q, ow = j % a.q;
-      const std::int64_t h = oh * a.stride_h - a.pad_top + r * a.dilation_h;
-      const std::int64_t w = ow * a.stride_w - a.pad_left + s * a.dilation_w;
-      if (h < 0 || h >= a.h || w < 0 || w >= a.w) return 0.0f;  // zero padding
-      return load<T>(a.x, ((image * a.c + first_channel + c) * a.h + h) * a.w + w);
+      const int c = int(a.div_rs.div(unsigned(l))), image = int(a.div_pq.div(unsigned(j)));
+      const int pixel = int(j) - image * z.pq, oh = int(a.div_q.div(unsigned(pixel)));
+      return conv_input<T>(a, z, image, first_channel + c, int(l) - c * z.rs, oh, pixel - oh * z.q);
     };
     const auto store_y = [&](std::int64_t i, std::int64_t j, float acc) {
-      const std::int64_t filter = first_filter + i, image = j / pq;
-      const std::int64_t index = (image * a.k + filter) * pq + j % pq;
+      const int filter = first_filter + int(i), image = int(a.div_pq.div(unsigned(j)));
+      const int index = (image * z.k + filter) * z.pq + (int(j) - image * z.pq);
       if (a.bias != nullptr) acc += load<T>(a.bias, filter);
       if (a.residual != nullptr) acc += load<T>(a.residual, index);
       store<T>(a.y, index, activate(a.activation, acc));
@@ -37,45 +59,31 @@ __global__ void __launch_bounds__(gemm_threads) conv2d_kernel(gpu::ConvArgs a) {
 }
 
 template <DType T> __global__ void depthwise_conv2d_kernel(gpu::ConvArgs a) {
-  const std::int64_t count = a.n * a.k * a.p * a.q;
+  const ConvSizes z(a);
+  const int count = int(a.n) * z.k * z.pq, r = int(a.r);
   for (std::int64_t i = first_thread(); i < count; i += thread_count()) {
-    const std::int64_t ow = i % a.q, oh = (i / a.q) % a.p, filter = (i / (a.p * a.q)) % a.k, image = i / (a.k * a.p * a.q);
-    const std::int64_t channel = filter / a.k_per_group;  // one input channel per group
-    const std::int64_t x_plane = (image * a.c + channel) * a.h * a.w;
+    const unsigned rows = a.div_q.div(unsigned(i)), planes = a.div_p.div(rows), image = a.div_k.div(planes);
+    const int ow = int(i) - int(rows) * z.q, oh = int(rows) - int(planes) * z.p;
+    const int filter = int(planes) - int(image) * z.k;
+    const int channel = int(a.div_k_per_group.div(unsigned(filter)));  // one input channel per group
     float sum = a.bias != nullptr ? load<T>(a.bias, filter) : 0.0f;
-    for (std::int64_t r = 0; r < a.r; ++r) {
-      const std::int64_t h = oh * a.stride_h - a.pad_top + r * a.dilation_h;
-      if (h < 0 || h >= a.h) continue;
-      for (std::int64_t s = 0; s < a.s; ++s) {
-        const std::int64_t w = ow * a.stride_w - a.pad_left + s * a.dilation_w;
-        if (w < 0 || w >= a.w) continue;
-        sum = fmaf(load<T>(a.x, x_plane + h * a.w + w), load<T>(a.weights, (filter * a.r + r) * a.s + s), sum);
-      }
-    }
-    if (a.residual != nullptr) sum += load<T>(a.residual, i);
-    store<T>(a.y, i, activate(a.activation, sum));
+    for (int tap = 0; tap < r * z.s; ++tap)
+      sum = fmaf(conv_input<T>(a, z, int(image), channel, tap, oh, ow), load<T>(a.weights, filter * z.rs + tap), sum);
+    if (a.residual != nullptr) sum += load<T>(a.residual, int(i));
+    store<T>(a.y, int(i), activate(a.activation, sum));
   }
 }
 
 }  // namespace
 
-void launch_conv2d(const gpu::ConvArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
-  if (gpu::use_depthwise_conv(args)) {
-    const gpu::LaunchGeometry g = gpu::elementwise_launch(args.n * args.k * args.p * args.q, limits);
-    if (g.empty()) return;
-    with_dtype(args.dtype, [&](auto t) {
-      gpu_launch(depthwise_conv2d_kernel<decltype(t)::value>, grid_of(g), block_of(g), stream, args);
-    });
-    return;
-  }
-  const std::int64_t m = args.k_per_group, n = args.n * args.p * args.q;
-  const std::int64_t k = args.c_per_group * args.r * args.s;
-  const gpu::GemmTile tile = gpu::choose_gemm_tile(args.dtype, m, n, k, args.groups, limits, args.allow_tf32);
-  const gpu::LaunchGeometry g = gpu::gemm_launch(tile, m, n, args.groups, limits);
+void launch_conv2d(const gpu::ConvArgs& args, const gpu::ConvPlan& plan, gpuStream_t stream) {
+  const gpu::LaunchGeometry& g = plan.gemm.geometry;
   if (g.empty()) return;
   with_dtype(args.dtype, [&](auto t) {
-    with_tile<decltype(t)::value>(tile, [&](auto c) {
-      gpu_launch(conv2d_kernel<decltype(t)::value, decltype(c)::value>, grid_of(g), block_of(g), stream, args);
+    constexpr DType T = decltype(t)::value;
+    if (plan.depthwise) return gpu_launch(depthwise_conv2d_kernel<T>, grid_of(g), block_of(g), stream, args);
+    with_tile<T>(plan.gemm.tile, [&](auto c) {
+      gpu_launch(conv2d_kernel<T, decltype(c)::value>, grid_of(g), block_of(g), stream, args);
     });
   });
 }

@@ -59,6 +59,12 @@ __device__ inline void store(void* data, std::int64_t i, DType t, float value) {
   }
 }
 
+// Four consecutive floats of shared memory in one 16-byte access; p is 16-byte aligned.
+__device__ inline void shared4(const float* p, float* out) {
+  const float4 v = *reinterpret_cast<const float4*>(p);
+  out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+}
+
 __device__ inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 __device__ inline float clip(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 __device__ inline float gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
@@ -84,6 +90,29 @@ using gpu::map_index;
 
 __device__ inline std::int64_t first_thread() { return std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; }
 __device__ inline std::int64_t thread_count() { return std::int64_t{gridDim.x} * blockDim.x; }
+
+// A grid-stride loop over [0, count) that takes each thread's indices `loads_in_flight` at a time,
+// a grid apart (so each step of a warp stays coalesced): value(i) for all of them, then
+// use(i, value) for each, so that the loads of a batch are in flight together rather than one
+// load waiting on the store before it.
+inline constexpr int loads_in_flight = 4;
+template <class Value, class Use>
+__device__ void grid_stride_batched(std::int64_t count, const Value& value, const Use& use) {
+  const std::int64_t stride = thread_count();
+  for (std::int64_t first = first_thread(); first < count; first += loads_in_flight * stride) {
+    float values[loads_in_flight];
+#pragma unroll
+    for (int u = 0; u < loads_in_flight; ++u) {
+      const std::int64_t i = first + u * stride;
+      values[u] = i < count ? value(i) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < loads_in_flight; ++u) {
+      const std::int64_t i = first + u * stride;
+      if (i < count) use(i, values[u]);
+    }
+  }
+}
 
 // Reduces one value per thread over the block through shared memory (`scratch` holds blockDim.x
 // floats). A tree over any block size: no warp size or lane mask is assumed. Every thread gets

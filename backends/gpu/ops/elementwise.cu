@@ -1,5 +1,5 @@
 // Binary ops with numpy broadcasting, unary ops (activations, elementwise math, Cast) and the epilogue of vendor
-// library calls: grid-stride loops.
+// library calls: grid-stride loops with several loads in flight per thread (grid_stride_batched).
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
 
@@ -37,25 +37,32 @@ __device__ float apply(const gpu::UnaryArgs& args, float x) {
 }
 
 __global__ void binary_kernel(gpu::BinaryArgs args) {
-  for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
-    const float a = load(args.a_data, map_index(args.a, i), args.dtype);
-    const float b = load(args.b_data, map_index(args.b, i), args.dtype);
-    store(args.y, i, args.dtype, apply(args.op, a, b));
-  }
+  grid_stride_batched(
+      args.count,
+      [&](std::int64_t i) {
+        const float a = load(args.a_data, map_index(args.a, i), args.dtype);
+        return apply(args.op, a, load(args.b_data, map_index(args.b, i), args.dtype));
+      },
+      [&](std::int64_t i, float y) { store(args.y, i, args.dtype, y); });
 }
 
 __global__ void unary_kernel(gpu::UnaryArgs args) {
-  for (std::int64_t i = first_thread(); i < args.count; i += thread_count())
-    store(args.y, i, args.y_dtype, apply(args, load(args.x, i, args.x_dtype)));
+  grid_stride_batched(
+      args.count, [&](std::int64_t i) { return apply(args, load(args.x, i, args.x_dtype)); },
+      [&](std::int64_t i, float y) { store(args.y, i, args.y_dtype, y); });
 }
 
 __global__ void epilogue_kernel(gpu::EpilogueArgs args) {
-  for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
-    float y = load(args.y, i, args.dtype);
-    if (args.addend != nullptr) y += args.addend_scale * load(args.addend, map_index(args.addend_map, i), args.dtype);
-    if (args.residual != nullptr) y += load(args.residual, i, args.dtype);
-    store(args.y, i, args.dtype, activate(args.activation, y));
-  }
+  grid_stride_batched(
+      args.count,
+      [&](std::int64_t i) {
+        float y = load(args.y, i, args.dtype);
+        if (args.addend != nullptr)
+          y += args.addend_scale * load(args.addend, map_index(args.addend_map, i), args.dtype);
+        if (args.residual != nullptr) y += load(args.residual, i, args.dtype);
+        return y;
+      },
+      [&](std::int64_t i, float y) { store(args.y, i, args.dtype, activate(args.activation, y)); });
 }
 
 }  // namespace

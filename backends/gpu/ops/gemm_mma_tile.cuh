@@ -17,17 +17,18 @@ template <DType T> __device__ inline mma_operand<T> to_mma_operand(float value) 
   else return float_to_bf16_bits(value);
 }
 
-// A 128 x 128 output tile per block of 256 threads, its warps laid out 4 across (NVIDIA: 8 warps
-// as 2 x 4, each owning 64 x 32 outputs as 4 x 2 accumulator tiles; AMD: 4 wavefronts as 1 x 4);
+// A 128 x 128 (Matrix) or 64 x 128 (MatrixWide) output tile per block of 256 threads, its warps
+// laid out 4 across (NVIDIA: 8 warps as 2 x 4, each owning 64 x 32 outputs of the 128-row tile as
+// 4 x 2 accumulator tiles; AMD: 4 wavefronts as 1 x 4);
 // 32-deep stages of A and B in shared memory (for tf32, 47 KiB in all with the staging: within the
 // 48 KiB of static shared memory), rows padded by 8 elements to spread them across banks while
 // keeping every fragment 32-byte aligned. The accumulators pass through a per-warp shared staging
 // tile to the store functor, which applies the epilogue.
-template <DType T, class LoadA, class LoadB, class Store>
+template <DType T, gpu::GemmTile Tile, class LoadA, class LoadB, class Store>
 __device__ void gemm_mma_tile(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t row0, std::int64_t col0,
                               bool a_along_k, bool b_along_n, const LoadA& load_a, const LoadB& load_b,
                               const Store& store) {
-  constexpr gpu::GemmTileShape shape = gpu::tile_shape(gpu::GemmTile::Matrix);
+  constexpr gpu::GemmTileShape shape = gpu::tile_shape(Tile);
   constexpr int tile_m = shape.tile_m, tile_n = shape.tile_n, tile_k = shape.tile_k, threads = shape.threads;
   constexpr int warps = threads / gpu_mma_warp, warps_n = 4, warp_m = tile_m / (warps / warps_n), warp_n = tile_n / warps_n;
   constexpr int frags_m = warp_m / 16, frags_n = warp_n / 16, step_k = gpu_mma_k<T>;
@@ -36,6 +37,7 @@ __device__ void gemm_mma_tile(std::int64_t m, std::int64_t n, std::int64_t k, st
   __shared__ __align__(32) mma_operand<T> a_tile[tile_m * lda];
   __shared__ __align__(32) mma_operand<T> b_tile[tile_k * ldb];
   __shared__ __align__(32) float stage[warps][16 * ld_stage];
+  static_assert(sizeof(a_tile) + sizeof(b_tile) + sizeof(stage) <= 48 * 1024);  // static shared memory
   const int warp = static_cast<int>(threadIdx.x) / gpu_mma_warp, lane = static_cast<int>(threadIdx.x) % gpu_mma_warp;
   const int warp_row = warp / warps_n * warp_m, warp_col = warp % warps_n * warp_n;
 

@@ -29,13 +29,12 @@ __global__ void __launch_bounds__(gemm_threads) gemm_kernel(gpu::GemmArgs args) 
 
 }  // namespace
 
-void launch_gemm(const gpu::GemmArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
-  const gpu::GemmTile tile = gpu::choose_gemm_tile(args.dtype, args.m, args.n, args.k, args.batch_count, limits, args.allow_tf32);
-  const gpu::LaunchGeometry g = gpu::gemm_launch(tile, args.m, args.n, args.batch_count, limits);
-  if (g.empty()) return;
+void launch_gemm(const gpu::GemmArgs& args, const gpu::GemmPlan& plan, gpuStream_t stream) {
+  if (plan.geometry.empty()) return;
   with_dtype(args.dtype, [&](auto t) {
-    with_tile<decltype(t)::value>(tile, [&](auto c) {
-      gpu_launch(gemm_kernel<decltype(t)::value, decltype(c)::value>, grid_of(g), block_of(g), stream, args);
+    with_tile<decltype(t)::value>(plan.tile, [&](auto c) {
+      gpu_launch(gemm_kernel<decltype(t)::value, decltype(c)::value>, grid_of(plan.geometry), block_of(plan.geometry),
+                 stream, args);
     });
   });
 }

@@ -19,8 +19,9 @@ void launch_norm(const gpu::NormArgs& args, const gpu::DeviceLimits& limits, gpu
 void launch_reduce(const gpu::ReduceArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_gather(const gpu::GatherArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_pad(const gpu::PadArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
-void launch_gemm(const gpu::GemmArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
-void launch_conv2d(const gpu::ConvArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+// GEMM and conv run the plan made at prepare (gpu::plan_gemm, gpu::plan_conv).
+void launch_gemm(const gpu::GemmArgs& args, const gpu::GemmPlan& plan, gpuStream_t stream);
+void launch_conv2d(const gpu::ConvArgs& args, const gpu::ConvPlan& plan, gpuStream_t stream);
 void launch_activation_backward(const gpu::ActivationBackwardArgs& args, const gpu::DeviceLimits& limits,
                                 gpuStream_t stream);
 void launch_max_pool_backward(const gpu::MaxPoolBackwardArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);

@@ -184,6 +184,26 @@ constexpr BatchOffsets batch_offsets(const GemmArgs& args, std::int64_t batch) {
   return o;
 }
 
+// Division of 32-bit indices below 2^31 by a divisor fixed at prepare, as a multiply and a shift
+// (Granlund and Montgomery's round-up method): kernels decompose indices without a division
+// instruction. constexpr: the kernels and the CPU tests run this same code.
+struct FastDivisor {
+  std::uint32_t divisor = 1, multiplier = 1, shift = 0;
+
+  constexpr FastDivisor() = default;
+  constexpr explicit FastDivisor(std::int64_t d) : divisor(static_cast<std::uint32_t>(d)) {
+    if (divisor == 0) return;  // a dimension of size 0: no index to divide
+    while ((std::uint64_t{1} << shift) < divisor) ++shift;
+    // 2^32 (2^shift - d) / d + 1 < 2^32, since d > 2^(shift - 1).
+    const std::uint64_t excess = (std::uint64_t{1} << shift) - divisor;
+    multiplier = static_cast<std::uint32_t>((excess << 32) / divisor + 1);
+  }
+  // n / divisor, for n < 2^31; the 64-bit product's high word is one multiply-high instruction.
+  constexpr std::uint32_t div(std::uint32_t n) const {
+    return static_cast<std::uint32_t>(((std::uint64_t{n} * multiplier >> 32) + n) >> shift);
+  }
+};
+
 // Conv2d as an implicit GEMM per group: [K/groups, C/groups*R*S] x [C/groups*R*S, N*P*Q].
 struct ConvArgs {
   DType dtype = DType::f32;
@@ -192,6 +212,8 @@ struct ConvArgs {
   std::int64_t stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0, dilation_h = 1, dilation_w = 1;
   Activation activation = Activation::None;
   bool allow_tf32 = false;  // as in GemmArgs
+  // The kernels index in 32 bits (gpu::conv_index_limit) and divide by these (conv_args sets them).
+  FastDivisor div_rs, div_s, div_pq, div_p, div_q, div_k, div_k_per_group;
   const void* x = nullptr;
   const void* weights = nullptr;
   const void* bias = nullptr;      // nullptr: no bias

@@ -1,6 +1,9 @@
 #pragma once
 // Launch geometry and tile choice of the GPU kernels: host logic, tested on the CPU.
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "backends/gpu/plan/kernel_args.hpp"
 
@@ -14,6 +17,7 @@ struct DeviceLimits {
   std::int64_t max_grid[3] = {2147483647, 65535, 65535};
   bool matrix_units = false;  // porta's matrix-unit GEMM kernels are compiled in and the device runs them
   bool tf32 = false;          // ... and run f32 operands as tf32 there (NVIDIA sm_80+; none on AMD yet)
+  std::int64_t shared_per_block = 48 * 1024;  // static shared memory a block may use
 };
 
 struct LaunchGeometry {
@@ -31,10 +35,11 @@ LaunchGeometry elementwise_launch(std::int64_t count, const DeviceLimits& limits
 LaunchGeometry row_launch(std::int64_t rows, std::int64_t row_length, const DeviceLimits& limits);
 
 // The GEMM tiles the kernels are compiled for. Each is a 256-thread block computing a
-// tile_m x tile_n output tile with tile_k-deep shared-memory stages. Large and Small are SIMT
-// tiles (every dtype); Matrix runs f16/bf16 on matrix units (tensor cores), 16x16x16 steps
-// per warp, and f32 as tf32 (16x16x8 steps), always with f32 accumulation.
-enum class GemmTile : std::uint8_t { Large, Small, Matrix };
+// tile_m x tile_n output tile with tile_k-deep shared-memory stages. Large, Wide and Small are
+// SIMT tiles (every dtype); Matrix and MatrixWide run f16/bf16 on matrix units (tensor cores),
+// 16x16x16 steps per warp, and f32 as tf32 (16x16x8 steps), always with f32 accumulation. The
+// Wide tiles have 64 rows: a convolution's rows are its filters, 64 in many layers.
+enum class GemmTile : std::uint8_t { Large, Small, Matrix, Wide, MatrixWide };
 struct GemmTileShape {
   int tile_m, tile_n, tile_k, threads;
 };
@@ -42,19 +47,51 @@ constexpr GemmTileShape tile_shape(GemmTile tile) {
   switch (tile) {
     case GemmTile::Large: return {128, 128, 8, 256};
     case GemmTile::Small: return {64, 64, 16, 256};
+    case GemmTile::Wide: return {64, 128, 16, 256};
+    case GemmTile::MatrixWide: return {64, 128, 32, 256};
     case GemmTile::Matrix: break;
   }
   return {128, 128, 32, 256};
 }
+inline constexpr GemmTile gemm_tiles[] = {GemmTile::Large, GemmTile::Wide, GemmTile::Small, GemmTile::Matrix,
+                                         GemmTile::MatrixWide};
+constexpr bool is_matrix(GemmTile tile) { return tile == GemmTile::Matrix || tile == GemmTile::MatrixWide; }
 
-// f16 and bf16 take the matrix-unit tile where the device has it and every side of the product
-// fills at least one 16x16x16 step; so does f32, as tf32, but only when the caller allows tf32
-// (CompileOptions::allow_tf32, in the kernel arguments) and the device runs it. Everything else
-// takes the SIMT tiles, exact f32 arithmetic. Large SIMT tiles need fewer loads per flop but leave
-// SMs idle on small problems: take the small tile when the large one would not give every compute
-// unit a block.
-GemmTile choose_gemm_tile(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batches,
-                          const DeviceLimits& limits, bool allow_tf32 = false);
+// The static shared memory of a tile's kernel for operands of `dtype`, as gemm_tile.cuh and
+// gemm_mma_tile.cuh declare it (for the matrix tiles, with NVIDIA's 32-lane warps: AMD's take less).
+std::int64_t tile_shared_bytes(GemmTile tile, DType dtype);
+
+// "simt128x128x8", "mma64x128x32": the names of PORTA_GPU_TILE and of the plans.
+std::string tile_name(GemmTile tile);
+std::optional<GemmTile> parse_tile(std::string_view name);
+
+// A GEMM (or a convolution's implicit GEMM) to plan: batches of m x n x k products.
+struct GemmProblem {
+  DType dtype = DType::f32;
+  std::int64_t m = 0, n = 0, k = 0, batches = 1;
+  bool allow_tf32 = false;
+};
+
+// The tile and launch a GEMM runs with, chosen at prepare; `note` says why a forced tile was refused.
+struct GemmPlan {
+  GemmTile tile = GemmTile::Large;
+  LaunchGeometry geometry;
+  std::string note;
+};
+
+// f16 and bf16 take a matrix-unit tile where the device has it and every side of the product fills
+// at least one 16x16x16 step; so does f32, as tf32, but only when the caller allows tf32
+// (CompileOptions::allow_tf32) and the device runs it. Everything else takes the SIMT tiles, exact
+// f32 arithmetic. Among those, the one with the least estimated time: the blocks the busiest
+// compute unit runs, times each block's padded tile, over the tile's relative efficiency (larger
+// tiles load less per flop). So a problem that gives the large tile fewer blocks than compute units
+// takes a smaller one. `forced` (PORTA_GPU_TILE) replaces the choice where it applies, else the
+// plan's note says why not.
+GemmPlan plan_gemm(const GemmProblem& problem, const DeviceLimits& limits, std::optional<GemmTile> forced = {});
+
+// "gemm simt64x128x16, 784 blocks on 132 CUs", for Executable::node_plans and PORTA_VERBOSE.
+std::string describe(const GemmPlan& plan, const DeviceLimits& limits);
+std::string describe(const GemmProblem& problem);
 
 // Tiles over x (columns) and y (rows), batches (or conv groups) over z; the kernel strides over
 // whatever the grid's limits leave uncovered.
@@ -68,5 +105,20 @@ bool softmax_thread_per_row(const RowArgs& args);
 // Conv2d takes the direct (depthwise) kernel when each output reads one input channel: every
 // output is then an R x S dot product and an implicit GEMM would be mostly padding.
 bool use_depthwise_conv(const ConvArgs& args);
+
+// A convolution's plan: the direct kernel's launch, or the implicit GEMM's (rows: a group's
+// filters, K/groups; columns: the batch's output pixels, N*P*Q; depth: C/groups*R*S; batches: the
+// groups), planned as any GEMM.
+struct ConvPlan {
+  bool depthwise = false;
+  GemmPlan gemm;  // the geometry of either kernel
+};
+GemmProblem conv_gemm_problem(const ConvArgs& args);
+ConvPlan plan_conv(const ConvArgs& args, const DeviceLimits& limits, std::optional<GemmTile> forced = {});
+std::string describe(const ConvPlan& plan, const DeviceLimits& limits);
+
+// Why the conv kernels cannot run `args` (empty when they can): they index in 32 bits, so the
+// input, the output and the weights must each have fewer than 2^31 elements.
+std::string conv_index_limit(const ConvArgs& args);
 
 }  // namespace porta::detail::gpu

@@ -267,6 +267,9 @@ ConvArgs conv_args(const Graph& graph, const Node& node) {
   args.pad_top = p.pad[0], args.pad_left = p.pad[1];
   args.dilation_h = p.dilation[0], args.dilation_w = p.dilation[1];
   args.activation = p.activation;
+  args.div_rs = FastDivisor(d.r * d.s), args.div_s = FastDivisor(d.s);
+  args.div_pq = FastDivisor(d.p * d.q), args.div_p = FastDivisor(d.p), args.div_q = FastDivisor(d.q);
+  args.div_k = FastDivisor(d.k), args.div_k_per_group = FastDivisor(d.k_per_group);
   return args;
 }
 

@@ -2,6 +2,7 @@
 // What a program runs per node: a launch that binds the run's device addresses and enqueues on the
 // program's stream.
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "backends/gpu/runtime/context.hpp"
@@ -22,8 +23,12 @@ struct Bindings {
 using NodeLaunch = std::function<void(const Bindings&, gpuStream_t)>;
 
 // One launch per node of `graph.order`, with the kernel arguments planned once, here: the vendor
-// library's where `vendor` (impl=vendor) runs the node, porta's kernel otherwise.
-std::vector<NodeLaunch> plan_node_launches(const CompiledGraph& graph, const DeviceContext& context,
-                                           VendorSession* vendor);
+// library's where `vendor` (impl=vendor) runs the node, porta's kernel otherwise. `plans` says what
+// porta's GEMM and conv kernels chose (Executable::node_plans), one per step; empty for the rest.
+struct PlannedLaunches {
+  std::vector<NodeLaunch> launches;
+  std::vector<std::string> plans;
+};
+PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceContext& context, VendorSession* vendor);
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

@@ -1,5 +1,7 @@
 // Maps each node to its kernel launcher with arguments planned once (plan/op_args); at run time
 // only the device addresses are bound.
+#include <cstdlib>
+#include <optional>
 #include <variant>
 
 #include "backends/gpu/ops/ops.hpp"
@@ -8,6 +10,7 @@
 #include "backends/gpu/runtime/program.hpp"
 #include "backends/gpu/runtime/vendor.hpp"
 #include "core/runtime/op_math.hpp"
+#include "core/runtime/plan_log.hpp"
 #include "porta/error.hpp"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
@@ -69,8 +72,21 @@ NodeLaunch backward_launch(const Graph& graph, const Node& node, const gpu::Devi
   }
 }
 
+// PORTA_GPU_TILE=<tile name> (gpu::tile_name) runs every GEMM and conv prepared from then on that
+// can take that tile with it: how the checks and the benchmarks reach each tile's kernel whatever
+// the planner would choose.
+std::optional<gpu::GemmTile> forced_tile() {
+  const char* value = std::getenv("PORTA_GPU_TILE");
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  if (const auto t = gpu::parse_tile(value)) return t;
+  std::string known;
+  for (const gpu::GemmTile t : gpu::gemm_tiles) known += (known.empty() ? "" : ", ") + gpu::tile_name(t);
+  throw Error(ErrorCode::InvalidArgument, "PORTA_GPU_TILE=" + std::string(value) + ": expected one of " + known);
+}
+
+// Sets `plan` to what the GEMM or conv node will run, printed where PORTA_VERBOSE=1.
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
-                       const CompileOptions& options) {
+                       const CompileOptions& options, std::string& plan) {
   const gpu::DeviceLimits& limits = context.limits();
   static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
@@ -78,25 +94,35 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Gemm: {
       gpu::GemmArgs args = gpu::gemm_args(graph, node);
       args.allow_tf32 = options.allow_tf32;
-      return [args, in = node.inputs, y = node.output, limits](const Bindings& b, gpuStream_t stream) mutable {
+      const gpu::GemmProblem problem{.dtype = args.dtype, .m = args.m, .n = args.n, .k = args.k,
+                                     .batches = args.batch_count, .allow_tf32 = args.allow_tf32};
+      const gpu::GemmPlan chosen = gpu::plan_gemm(problem, limits, forced_tile());
+      plan = "gemm " + gpu::describe(chosen, limits);
+      note_plan(PORTA_GPU_BACKEND_NAME, gpu::describe(problem), plan);
+      return [args, chosen, in = node.inputs, y = node.output](const Bindings& b, gpuStream_t stream) mutable {
         args.a = b(in[0]);
         args.b = b(in[1]);
         args.c = in.size() == 3 ? b(in[2]) : nullptr;
         args.y = b(y);
-        launch_gemm(args, limits, stream);
+        launch_gemm(args, chosen, stream);
       };
     }
     case OpKind::Conv2d: {
       gpu::ConvArgs args = gpu::conv_args(graph, node);
       args.allow_tf32 = options.allow_tf32;
-      return [args, in = node.inputs, slots = conv_slots(node), y = node.output, limits](const Bindings& b,
+      if (std::string limit = gpu::conv_index_limit(args); !limit.empty())
+        throw Error(ErrorCode::Unsupported, context.spec() + ": conv2d '" + node.name + "': " + limit);
+      const gpu::ConvPlan chosen = gpu::plan_conv(args, limits, forced_tile());
+      plan = gpu::describe(chosen, limits);
+      note_plan(PORTA_GPU_BACKEND_NAME, "conv " + gpu::describe(gpu::conv_gemm_problem(args)), plan);
+      return [args, chosen, in = node.inputs, slots = conv_slots(node), y = node.output](const Bindings& b,
                                                                                           gpuStream_t stream) mutable {
         args.x = b(in[0]);
         args.weights = b(in[1]);
         args.bias = slots.bias >= 0 ? b(in[slots.bias]) : nullptr;
         args.residual = slots.residual >= 0 ? b(in[slots.residual]) : nullptr;
         args.y = b(y);
-        launch_conv2d(args, limits, stream);
+        launch_conv2d(args, chosen, stream);
       };
     }
     case OpKind::Add:
@@ -175,15 +201,16 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
 
 }  // namespace
 
-std::vector<NodeLaunch> plan_node_launches(const CompiledGraph& graph, const DeviceContext& context,
-                                           VendorSession* vendor) {
-  std::vector<NodeLaunch> launches;
-  for (const std::int32_t index : graph.order) {
-    const Node& node = graph.graph.nodes()[static_cast<std::size_t>(index)];
+PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceContext& context, VendorSession* vendor) {
+  PlannedLaunches planned;
+  planned.plans.resize(graph.order.size());
+  for (std::size_t step = 0; step < graph.order.size(); ++step) {
+    const Node& node = graph.graph.nodes()[static_cast<std::size_t>(graph.order[step])];
     NodeLaunch launch = vendor != nullptr ? vendor->node_launch(graph, node) : NodeLaunch{};
-    launches.push_back(launch ? std::move(launch) : node_launch(graph.graph, node, context, graph.options));
+    if (!launch) launch = node_launch(graph.graph, node, context, graph.options, planned.plans[step]);
+    planned.launches.push_back(std::move(launch));
   }
-  return launches;
+  return planned;
 }
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

@@ -1,5 +1,6 @@
 #include "backends/gpu/runtime/program.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "backends/gpu/runtime/buffer.hpp"
@@ -21,16 +22,19 @@ GpuProgram::GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared
       vendor_(graph_->options.impl == Impl::Vendor && vendor != nullptr
                   ? vendor->session(context_, stream_.get(), graph_->options)
                   : nullptr),
-      launches_(plan_node_launches(*graph_, *context_, vendor_.get())),
       policy_(graphs),
       run_start_(make_event(*context_)),
       run_end_(make_event(*context_)) {
+  PlannedLaunches planned = plan_node_launches(*graph_, *context_, vendor_.get());
+  launches_ = std::move(planned.launches);
+  plans_ = std::move(planned.plans);
   if (graph_->options.profile)
     for (std::size_t i = 0; i <= launches_.size(); ++i) events_.push_back(make_event(*context_));
 }
 
 RunTime GpuProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecords records) {
   const std::span<double> node_seconds = records.seconds;
+  std::copy_n(plans_.begin(), std::min(plans_.size(), records.plans.size()), records.plans.begin());
   context_->make_current();
   const Bindings bindings{graph_.get(), static_cast<GpuBuffer&>(arena).data(), static_cast<GpuBuffer&>(constants).data()};
   const bool profiling = !node_seconds.empty() && !events_.empty();

@@ -28,6 +28,7 @@ class GpuProgram final : public Program {
   Stream stream_;
   std::unique_ptr<VendorSession> vendor_;  // before the launches that use it
   std::vector<NodeLaunch> launches_;
+  std::vector<std::string> plans_;  // per step: what prepare chose
   gpu::CapturePolicy policy_;
   GpuGraphExec exec_;
   std::vector<Event> events_;  // one before each node and one after the last, when profiling
