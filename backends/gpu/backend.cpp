@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/gpu/ops/ops.hpp"
+#include "backends/gpu/plan/op_args.hpp"
 #include "backends/gpu/runtime/buffer.hpp"
 #include "backends/gpu/runtime/check.hpp"
 #include "backends/gpu/runtime/program.hpp"
@@ -131,6 +132,8 @@ class GpuDevice final : public DeviceImpl {
   std::string unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const override {
     // Every op has a native kernel, in NCHW.
     if (std::string reason = nchw_only_reason(node, backend_name); !reason.empty()) return reason;
+    if (node.op == OpKind::Attention)
+      if (std::string reason = gpu::attention_unsupported_reason(graph, node); !reason.empty()) return reason;
     if (options.impl != Impl::Vendor) return {};
     if (vendor() == nullptr) return vendor_failure_;
     return vendor_->unsupported_reason(graph, node, options);

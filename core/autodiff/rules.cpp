@@ -4,7 +4,7 @@
 namespace porta::autodiff::detail {
 
 Rule backward_rule(OpKind op) {
-  static_assert(op_kind_count == 34, "a new OpKind: give it its rule (or nullptr) here, then count it");
+  static_assert(op_kind_count == 35, "a new OpKind: give it its rule (or nullptr) here, then count it");
   switch (op) {
     case OpKind::MatMul: return matmul_backward;
     case OpKind::Gemm: return gemm_backward;
@@ -41,7 +41,8 @@ Rule backward_rule(OpKind op) {
     case OpKind::RmsNorm:
     case OpKind::Slice:
     case OpKind::Pad:
-    case OpKind::Expand: return nullptr;
+    case OpKind::Expand:
+    case OpKind::Attention: return nullptr;
   }
   return nullptr;
 }

@@ -44,7 +44,7 @@ DType parse_dtype(std::string_view text) {
 }
 
 std::string_view to_string(OpKind op) noexcept {
-  static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 35, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::MatMul: return "matmul";
     case OpKind::Gemm: return "gemm";
@@ -80,6 +80,7 @@ std::string_view to_string(OpKind op) noexcept {
     case OpKind::Slice: return "slice";
     case OpKind::Pad: return "pad";
     case OpKind::Expand: return "expand";
+    case OpKind::Attention: return "attention";
   }
   return "?";
 }

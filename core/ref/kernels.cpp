@@ -44,6 +44,7 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Slice, ref_strided_gather},
     {OpKind::Pad, ref_pad},
     {OpKind::Expand, ref_strided_gather},
+    {OpKind::Attention, ref_attention},
 };
 
 constexpr bool in_op_kind_order() {

@@ -44,5 +44,6 @@ void ref_reshape(const HostOpArgs& args);
 void ref_strided_gather(const HostOpArgs& args);  // Transpose, Slice, Expand
 void ref_pad(const HostOpArgs& args);
 void ref_concat(const HostOpArgs& args);
+void ref_attention(const HostOpArgs& args);
 
 }  // namespace porta::detail

@@ -32,9 +32,10 @@ enum class OpKind : std::uint8_t {
   Slice,          // ONNX Slice: starts, ends, axes and steps (negative steps reverse)
   Pad,            // constant, reflect or edge padding of any dims (negative pads crop)
   Expand,         // numpy broadcast of x to a shape
+  Attention,      // softmax(scale * q kᵀ + mask, causal) v over [batch, heads, seq, head_dim]
 };
 
-inline constexpr int op_kind_count = static_cast<int>(OpKind::Expand) + 1;
+inline constexpr int op_kind_count = static_cast<int>(OpKind::Attention) + 1;
 
 std::string_view to_string(OpKind op) noexcept;
 
@@ -166,11 +167,18 @@ struct ExpandParams {
   Shape shape;  // resolved: the broadcast of the input's shape with the requested one
 };
 
+// Scaled dot-product attention, as torch's scaled_dot_product_attention: q [b, h, sq, d], k [b, h, sk, d],
+// v [b, h, sk, dv], an optional additive mask broadcast to [b, h, sq, sk]; y [b, h, sq, dv].
+struct AttentionParams {
+  float scale = 0.0f;   // 0: 1 / sqrt(d); the builder stores the value it resolves to
+  bool causal = false;  // query i sees keys 0..i only (the mask's top-left alignment when sq != sk)
+};
+
 using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dParams, ClipParams,
                               GeluParams, BatchNormParams, Pool2dParams, GlobalPoolParams,
                               SoftmaxParams, ReshapeParams, TransposeParams, ConcatParams, CastParams,
                               HardSigmoidParams, ReduceParams, NormParams, SliceParams, PadParams,
-                              ExpandParams>;
+                              ExpandParams, AttentionParams>;
 
 // Conv and pooling output extent along one spatial dimension (floor or ceil), before checking.
 constexpr std::int64_t window_output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,

@@ -104,5 +104,6 @@ void add_shape_cases(std::vector<OpCase>& list, DType dtype);
 void add_reduce_cases(std::vector<OpCase>& list, DType dtype);
 void add_norm_cases(std::vector<OpCase>& list, DType dtype);
 void add_slice_pad_cases(std::vector<OpCase>& list, DType dtype);
+void add_attention_cases(std::vector<OpCase>& list, DType dtype);
 
 }  // namespace porta::cases::detail

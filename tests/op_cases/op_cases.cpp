@@ -11,7 +11,8 @@ std::vector<OpCase> all_cases() {
                                  detail::add_binary_cases,    detail::add_unary_cases, detail::add_batchnorm_cases,
                                  detail::add_pool_cases,      detail::add_softmax_cases, detail::add_shape_cases,
                                  detail::add_cast_cases,      detail::add_reduce_cases,
-                                 detail::add_norm_cases,      detail::add_slice_pad_cases};
+                                 detail::add_norm_cases,      detail::add_slice_pad_cases,
+                                 detail::add_attention_cases};
   std::vector<OpCase> list;
   for (const Family family : families)
     for (const DType t : all_dtypes) family(list, t);

@@ -44,6 +44,7 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Slice, cpu_strided_gather},
     {OpKind::Pad, cpu_pad},
     {OpKind::Expand, cpu_strided_gather},
+    {OpKind::Attention, cpu_attention},
 };
 
 constexpr bool in_op_kind_order() {

@@ -48,5 +48,6 @@ void cpu_transpose(const HostOpArgs& args);
 void cpu_concat(const HostOpArgs& args);
 void cpu_strided_gather(const HostOpArgs& args);  // Slice and Expand
 void cpu_pad(const HostOpArgs& args);
+void cpu_attention(const HostOpArgs& args);
 
 }  // namespace porta::detail

@@ -21,6 +21,7 @@ void launch_gather(const gpu::GatherArgs& args, const gpu::DeviceLimits& limits,
 void launch_pad(const gpu::PadArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_gemm(const gpu::GemmArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_conv2d(const gpu::ConvArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_attention(const gpu::AttentionArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_fma_probe(const gpu::FmaProbeArgs& args, gpuStream_t stream);
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

@@ -47,7 +47,7 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 34, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 35, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -137,6 +137,16 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
       };
     case OpKind::Concat: return concat_launch(graph, node, context.spec());
     case OpKind::Pad: return unary_like(gpu::pad_args(graph, node), node, limits, launch_pad);
+    case OpKind::Attention:
+      return [args = gpu::attention_args(graph, node), in = node.inputs, y = node.output, limits](
+                 const Bindings& b, gpuStream_t stream) mutable {
+        args.q = b(in[0]);
+        args.k = b(in[1]);
+        args.v = b(in[2]);
+        args.mask = in.size() > 3 ? b(in[3]) : nullptr;
+        args.y = b(y);
+        launch_attention(args, limits, stream);
+      };
   }
   throw Error(ErrorCode::Unsupported, context.spec() + ": no kernel for " + std::string(to_string(node.op)));
 }

@@ -43,6 +43,7 @@ constexpr std::pair<OpKind, OpenClOp> ops[] = {
     {OpKind::Slice, opencl_strided_gather},
     {OpKind::Pad, opencl_pad},
     {OpKind::Expand, opencl_strided_gather},
+    {OpKind::Attention, opencl_attention},
 };
 
 constexpr bool in_op_kind_order() {

@@ -30,5 +30,6 @@ void opencl_pad(LaunchBuilder& b, const Node& node);
 void opencl_concat(LaunchBuilder& b, const Node& node);
 void opencl_reduce(LaunchBuilder& b, const Node& node);
 void opencl_norm(LaunchBuilder& b, const Node& node);  // layer_norm, rms_norm
+void opencl_attention(LaunchBuilder& b, const Node& node);
 
 }  // namespace porta::detail
