@@ -28,8 +28,8 @@ std::string markdown_cell(std::string text) {
   return escaped;
 }
 
-// The first f32 case of `op` (channels-last or not) and the first node in it that is that op
-// (the rest only feed it).
+// The first f32 case of `op` (channels-last or not; the first bool one for the logical ops, which take
+// nothing else) and the first node in it that is that op (the rest only feed it).
 struct Representative {
   std::string case_name;
   Graph graph;
@@ -38,7 +38,8 @@ struct Representative {
 
 std::optional<Representative> representative(const std::vector<cases::OpCase>& all, OpKind op, bool nhwc) {
   for (const cases::OpCase& c : all) {
-    if (c.op != op || c.dtype != DType::f32 || (c.name.find("_nhwc/") != std::string::npos) != nhwc) continue;
+    const DType dtype = op == OpKind::Logical ? DType::boolean : DType::f32;
+    if (c.op != op || c.dtype != dtype || (c.name.find("_nhwc/") != std::string::npos) != nhwc) continue;
     Representative r{.case_name = c.name, .graph = c.build(42)};
     for (std::size_t i = 0; i < r.graph.nodes().size(); ++i)
       if (r.graph.nodes()[i].op == op) {

@@ -160,8 +160,37 @@ TEST_SUITE("dtype") {
 
   TEST_CASE("parse_dtype and to_string round trip") {
     for (const DType t : all_dtypes) CHECK(parse_dtype(to_string(t)) == t);
+    for (const DType t : integer_dtypes) CHECK(parse_dtype(to_string(t)) == t);
     CHECK(parse_dtype("bf16") == DType::bf16);
-    check_error([] { parse_dtype("half"); }, ErrorCode::InvalidArgument, {"'half'", "f32, f16 or bf16"});
+    CHECK(parse_dtype("bool") == DType::boolean);
+    check_error([] { parse_dtype("half"); }, ErrorCode::InvalidArgument,
+                {"'half'", "f32, f16, bf16, i64, i32 or bool"});
+  }
+
+  TEST_CASE("integer and bool storage: sizes, truncation toward zero, != 0, exact int64") {
+    CHECK(size_of(DType::i64) == 8);
+    CHECK(size_of(DType::i32) == 4);
+    CHECK(size_of(DType::boolean) == 1);
+    for (const DType t : integer_dtypes) CHECK_FALSE(is_float(t));
+    for (const DType t : all_dtypes) CHECK(is_float(t));
+    std::vector<std::byte> buffer(8 * 4);
+    const float values[] = {-2.75f, 2.75f, -0.5f, 0.0f};
+    const std::int64_t truncated[] = {-2, 2, 0, 0}, nonzero[] = {1, 1, 1, 0};
+    for (const DType t : integer_dtypes) {
+      const std::string dtype_name(to_string(t));
+      CAPTURE(dtype_name);
+      for (std::size_t i = 0; i < 4; ++i) store_from_f32(buffer.data(), i, t, values[i]);
+      for (std::size_t i = 0; i < 4; ++i)
+        CHECK(load_as_i64(buffer.data(), i, t) == (t == DType::boolean ? nonzero[i] : truncated[i]));
+    }
+    constexpr std::int64_t big = (std::int64_t{1} << 62) + 1;
+    store_from_i64(buffer.data(), 0, DType::i64, big);
+    CHECK(load_as_i64(buffer.data(), 0, DType::i64) == big);
+    CHECK(truncate_to_i64(std::nan("")) == 0);
+    CHECK(truncate_to_i64(1e30) == INT64_MAX);
+    CHECK(truncate_to_i64(-1e30) == INT64_MIN);
+    CHECK(storage_bits(-1.0f, DType::i64) == ~std::uint64_t{0});
+    CHECK(storage_bits(3.5f, DType::boolean) == 1);
   }
 }
 

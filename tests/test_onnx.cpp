@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 #include <random>
+#include <span>
 
 #include "graph_gen/differential.hpp"
 #include "onnx_writer.hpp"
@@ -504,9 +505,53 @@ TEST_SUITE("onnx") {
     for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == doctest::Approx(x[i] * w[i % 6] + 3.0f));
   }
 
+  TEST_CASE("run-time integers and masks: Gather, Less, Equal, Not, And, Or, Where, Cast; int64 inputs") {
+    Model m;
+    const std::int64_t zero = 0;
+    const std::vector<float> table = random_values(18, 5);
+    m.initializers = {raw_tensor("zero", {}, INT64, &zero, 8), tensor("table", {6, 3}, table),
+                      int64_tensor("three", {3})};
+    m.nodes = {node("Gather", {"x", "zero"}, {"cls"}, "class_token", {attr_int("axis", 1)}),
+               node("Gather", {"table", "ids"}, {"emb"}, "embedding"),
+               node("Less", {"ids", "three"}, {"small"}, "less"),
+               node("Not", {"small"}, {"big"}, "not"),
+               node("Or", {"small", "big"}, {"all"}, "or"),
+               node("And", {"small", "big"}, {"none"}, "and"),
+               node("Cast", {"small"}, {"small_f"}, "to_float", {attr_int("to", FLOAT)}),
+               node("Where", {"small", "ids", "three"}, {"clamped"}, "where"),
+               node("Cast", {"x"}, {"xi"}, "to_int", {attr_int("to", INT64)}),
+               node("Equal", {"ids", "three"}, {"eq"}, "equal")};
+    m.inputs = {value_info("x", {2, 5, 3}), value_info("ids", {4}, INT64)};
+    for (const char* out : {"cls", "emb", "all", "none", "small_f", "clamped", "xi", "eq"})
+      m.outputs.push_back(value_info(out, {}));
+    const Graph g = onnx::load_bytes(m.bytes());
+    CHECK(g.dtype(g.inputs()[1]) == DType::i64);
+    Executable exe = Device::open("ref").compile(g);
+    const std::vector<float> x = random_values(30, 9);
+    exe.set_input("x", x);
+    const std::vector<std::int64_t> ids{0, 5, -1, 3};
+    exe.set_input_bytes("ids", std::as_bytes(std::span(ids)));
+    exe.run();
+    CHECK(exe.output_desc("cls").shape == Shape{2, 3});  // the scalar index drops the axis
+    for (std::size_t n = 0; n < 2; ++n)
+      for (std::size_t c = 0; c < 3; ++c) CHECK(exe.output("cls")[n * 3 + c] == x[n * 15 + c]);
+    const std::size_t rows[] = {0, 5, 5, 3};
+    for (std::size_t r = 0; r < 4; ++r)
+      for (std::size_t c = 0; c < 3; ++c) CHECK(exe.output("emb")[r * 3 + c] == table[rows[r] * 3 + c]);
+    CHECK(exe.output("all") == std::vector<float>{1, 1, 1, 1});
+    CHECK(exe.output("none") == std::vector<float>{0, 0, 0, 0});
+    CHECK(exe.output("small_f") == std::vector<float>{1, 0, 1, 0});
+    CHECK(exe.output_desc("clamped").dtype == DType::i64);
+    CHECK(exe.output("clamped") == std::vector<float>{0, 3, -1, 3});
+    CHECK(exe.output("eq") == std::vector<float>{0, 0, 0, 1});
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(exe.output("xi")[i] == std::trunc(x[i]));
+    CHECK(check_round_trip(g, 3));  // and each op exported and read back
+  }
+
   TEST_CASE("values that depend on run-time data are refused, naming the node") {
-    const Model cast = one_node(node("Cast", {"x"}, {"y"}, "to_int", {attr_int("to", INT64)}), {2});
-    check_error([&] { onnx::load_bytes(cast.bytes()); }, ErrorCode::Unsupported, {"'to_int'", "'x'", "run-time data"});
+    const Model cast = one_node(node("Cast", {"x"}, {"y"}, "to_uint8", {attr_int("to", 2)}), {2});
+    check_error([&] { onnx::load_bytes(cast.bytes()); }, ErrorCode::Unsupported,
+                {"'to_uint8'", "uint8", "int64, int32 or bool", "run-time data"});
     const Model range = one_node(node("Range", {"x", "x", "x"}, {"y"}, "range"), {1});
     check_error([&] { onnx::load_bytes(range.bytes()); }, ErrorCode::Unsupported,
                 {"'range'", "input 'x' depends on run-time data", "Range"});
@@ -589,8 +634,11 @@ TEST_SUITE("onnx") {
     check_error([&] { onnx::load_bytes(sym.bytes()); }, ErrorCode::InvalidArgument,
                 {"input 'x'", "dimension 1", "'batch'"});
     Model ints = one_node(node("Relu", {"x"}, {"y"}), {2});
-    ints.inputs = {value_info("x", {2}, INT64)};
-    check_error([&] { onnx::load_bytes(ints.bytes()); }, ErrorCode::Unsupported, {"input 'x'", "int64"});
+    ints.inputs = {value_info("x", {2}, INT64)};  // an int64 input loads; arithmetic on it is refused
+    check_error([&] { onnx::load_bytes(ints.bytes()); }, ErrorCode::Unsupported, {"relu", "operand 'x' is i64"});
+    Model doubles = one_node(node("Relu", {"x"}, {"y"}), {2});
+    doubles.inputs = {value_info("x", {2}, 11)};  // DOUBLE
+    check_error([&] { onnx::load_bytes(doubles.bytes()); }, ErrorCode::Unsupported, {"input 'x'", "double"});
   }
 
   TEST_CASE("every unsupported node is listed in one error") {

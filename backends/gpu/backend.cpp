@@ -130,8 +130,9 @@ class GpuDevice final : public DeviceImpl {
   const DeviceInfo& info() const override { return info_; }
 
   std::string unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const override {
-    // Every op has a native kernel, in NCHW.
+    // Every float op has a native kernel, in NCHW.
     if (std::string reason = nchw_only_reason(node, backend_name); !reason.empty()) return reason;
+    if (std::string reason = float_only_reason(graph, node, backend_name); !reason.empty()) return reason;
     if (node.op == OpKind::Attention)
       if (std::string reason = gpu::attention_unsupported_reason(graph, node); !reason.empty()) return reason;
     if (options.impl != Impl::Vendor) return {};

@@ -40,7 +40,7 @@ class OpenClDevice final : public DeviceImpl {
 
   const DeviceInfo& info() const override { return device_->info(); }
 
-  // porta's kernels run every op in every storage dtype: f16 is loaded and stored with
+  // porta's kernels run every op in every storage dtype it takes: f16 is loaded and stored with
   // vload_half/vstore_half, which OpenCL 1.2 has without cl_khr_fp16, and all arithmetic is f32.
   std::string unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const override {
     if (std::string reason = nchw_only_reason(node, "opencl"); !reason.empty()) return reason;

@@ -35,7 +35,8 @@ std::string KernelPrograms::source(std::string_view stem) {
 }
 
 std::string KernelPrograms::options(std::string_view stem, DType storage) const {
-  static constexpr std::string_view storage_macro[] = {"-DSTORAGE_F32", "-DSTORAGE_F16", "-DSTORAGE_BF16"};
+  static constexpr std::string_view storage_macro[] = {"-DSTORAGE_F32", "-DSTORAGE_F16", "-DSTORAGE_BF16",
+                                                       "-DSTORAGE_I64", "-DSTORAGE_I32", "-DSTORAGE_BOOL"};
   // No fast-math flags: results must stay within a few ulps of the reference.
   std::string options = "-cl-std=CL1.2 " + std::string(storage_macro[static_cast<std::size_t>(storage)]);
   if (uses_gemm_block(stem)) options += tiles_.build_options();

@@ -4,7 +4,7 @@
 namespace porta::autodiff::detail {
 
 Rule backward_rule(OpKind op) {
-  static_assert(op_kind_count == 35, "a new OpKind: give it its rule (or nullptr) here, then count it");
+  static_assert(op_kind_count == 39, "a new OpKind: give it its rule (or nullptr) here, then count it");
   switch (op) {
     case OpKind::MatMul: return matmul_backward;
     case OpKind::Gemm: return gemm_backward;
@@ -41,8 +41,13 @@ Rule backward_rule(OpKind op) {
     case OpKind::RmsNorm:
     case OpKind::Slice:
     case OpKind::Pad:
-    case OpKind::Expand:
-    case OpKind::Attention: return nullptr;
+    case OpKind::Expand: return nullptr;
+    // Integer indices and bool masks carry no gradient; gather's rule (a scatter-add) is not written.
+    case OpKind::Gather:
+    case OpKind::Compare:
+    case OpKind::Logical:
+    case OpKind::Where: return nullptr;
+    case OpKind::Attention: return nullptr;  // not written yet
   }
   return nullptr;
 }

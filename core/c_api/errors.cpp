@@ -51,7 +51,7 @@ const char* porta_status_string(porta_status status) {
 
 size_t porta_dtype_size(porta_dtype dtype) {
   const long long t = porta::c_api::raw_enum(dtype);
-  return t >= PORTA_F32 && t <= PORTA_BF16 ? porta::size_of(static_cast<porta::DType>(t)) : 0;
+  return t >= PORTA_F32 && t <= PORTA_BOOL ? porta::size_of(static_cast<porta::DType>(t)) : 0;
 }
 
 }  // extern "C"

@@ -120,7 +120,7 @@ Enum enum_of(const CEnum& value, Enum last, const char* what) {
     invalid(std::string(what) + " is " + std::to_string(v) + ", not one of porta.h's values");
   return static_cast<Enum>(v);
 }
-inline DType dtype_of(const porta_dtype& d) { return enum_of(d, DType::bf16, "dtype"); }
+inline DType dtype_of(const porta_dtype& d) { return enum_of(d, DType::boolean, "dtype"); }
 
 inline Tensor tensor_of(porta_tensor t) { return Tensor{t.id}; }
 

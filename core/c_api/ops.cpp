@@ -54,6 +54,9 @@ static_assert(PORTA_ACT_GELU == static_cast<int>(porta::Activation::Gelu));
 static_assert(PORTA_REDUCE_MIN == static_cast<int>(porta::Reduction::Min));
 static_assert(PORTA_NHWC == static_cast<int>(porta::Layout::NHWC));
 static_assert(PORTA_PAD_EDGE == static_cast<int>(porta::PadMode::Edge));
+static_assert(PORTA_GREATER_OR_EQUAL == static_cast<int>(porta::Comparison::GreaterOrEqual));
+static_assert(PORTA_OR == static_cast<int>(porta::LogicalOp::Or));
+static_assert(PORTA_BOOL == static_cast<int>(porta::DType::boolean));
 
 // The ops of one shape of call: (graph, operands, name, out).
 #define PORTA_BINARY_OP(fn)                                                                                 \
@@ -264,6 +267,36 @@ porta_status porta_pad(porta_graph* graph, porta_tensor x, const int64_t* pads, 
     const porta::PadParams p{to_shape(pads, pad_count, "pads"), static_cast<porta::PadMode>(mode), value};
     return g.pad(tensor_of(x), p, optional_text(name));
   });
+}
+
+porta_status porta_gather(porta_graph* graph, porta_tensor data, porta_tensor indices, int64_t axis, const char* name,
+                          porta_tensor* out) {
+  return op(graph, out,
+            [&](Graph& g) { return g.gather(tensor_of(data), tensor_of(indices), axis, optional_text(name)); });
+}
+
+porta_status porta_compare(porta_graph* graph, porta_tensor a, porta_tensor b, porta_comparison comparison,
+                           const char* name, porta_tensor* out) {
+  return op(graph, out, [&](Graph& g) {
+    const auto c = enum_of(comparison, porta::Comparison::GreaterOrEqual, "comparison");
+    return g.compare(tensor_of(a), tensor_of(b), c, optional_text(name));
+  });
+}
+
+porta_status porta_logical(porta_graph* graph, porta_logical_op op_kind, porta_tensor a, porta_tensor b,
+                           const char* name, porta_tensor* out) {
+  return op(graph, out, [&](Graph& g) {
+    const auto logical_op = enum_of(op_kind, porta::LogicalOp::Or, "logical op");
+    std::vector<porta::Tensor> xs{tensor_of(a)};
+    if (logical_op != porta::LogicalOp::Not) xs.push_back(tensor_of(b));
+    return g.logical(logical_op, std::move(xs), optional_text(name));
+  });
+}
+
+porta_status porta_where(porta_graph* graph, porta_tensor cond, porta_tensor x, porta_tensor y, const char* name,
+                         porta_tensor* out) {
+  return op(graph, out,
+            [&](Graph& g) { return g.where(tensor_of(cond), tensor_of(x), tensor_of(y), optional_text(name)); });
 }
 
 porta_status porta_expand(porta_graph* graph, porta_tensor x, const int64_t* shape, size_t rank, const char* name,

@@ -37,7 +37,7 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
   Graph& g = graph;
   const std::string& name = node.name;
   const auto opt = [&](std::size_t i) { return i < in.size() ? in[i] : Tensor{}; };
-  static_assert(op_kind_count == 35, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 39, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul: return g.matmul(in[0], in[1], std::get<MatMulParams>(params), name);
     case OpKind::Gemm: return g.gemm(in[0], in[1], std::get<GemmParams>(params), opt(2), name);
@@ -82,6 +82,10 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
     case OpKind::Slice: return g.slice(in[0], std::get<SliceParams>(params), name);
     case OpKind::Pad: return g.pad(in[0], std::get<PadParams>(params), name);
     case OpKind::Expand: return g.expand(in[0], std::get<ExpandParams>(params).shape, name);
+    case OpKind::Gather: return g.gather(in[0], in[1], std::get<GatherParams>(params).axis, name);
+    case OpKind::Compare: return g.compare(in[0], in[1], std::get<CompareParams>(params).op, name);
+    case OpKind::Logical: return g.logical(std::get<LogicalParams>(params).op, {in.begin(), in.end()}, name);
+    case OpKind::Where: return g.where(in[0], in[1], in[2], name);
     case OpKind::Attention: return g.attention(in[0], in[1], in[2], std::get<AttentionParams>(params), opt(3), name);
   }
   throw Error(ErrorCode::Internal, "graph rewrite: op " + std::string(to_string(node.op)) + " has no builder");

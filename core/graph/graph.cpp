@@ -35,7 +35,7 @@ void check_shape(const Shape& shape, DType dtype, std::string_view op, std::stri
                  std::string_view what) {
   if (to_string(dtype) == "?")  // an enum value cast from an integer that names no dtype
     fail(ErrorCode::InvalidArgument, op, node,
-         std::string(what) + " dtype " + str(static_cast<int>(dtype)) + " is not f32, f16 or bf16");
+         std::string(what) + " dtype " + str(static_cast<int>(dtype)) + " is not f32, f16, bf16, i64, i32 or bool");
   const std::string prefix = std::string(what) + " shape " + to_string(shape);
   if (shape.empty()) fail(ErrorCode::ShapeMismatch, op, node, prefix + " has rank 0; use shape [1] for a scalar");
   if (shape.size() > max_rank)
@@ -181,8 +181,31 @@ std::string Graph::node_name(OpKind op, std::string name) const {
   return name;
 }
 
+namespace {
+
+// Ops that only move, index, compare or select elements: they take integer and bool tensors too.
+bool takes_any_dtype(OpKind op) {
+  switch (op) {
+    case OpKind::Reshape: case OpKind::Transpose: case OpKind::Concat: case OpKind::Cast: case OpKind::Slice:
+    case OpKind::Pad: case OpKind::Expand: case OpKind::Gather: case OpKind::Compare: case OpKind::Logical:
+    case OpKind::Where:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 Tensor Graph::add_node(OpKind op, OpParams params, std::vector<Tensor> inputs, TensorDesc out, std::string name) {
   check_shape(out.shape, out.dtype, to_string(op), name, "result");
+  if (!takes_any_dtype(op))
+    for (const Tensor t : inputs)
+      if (!is_float(dtype(t)))
+        fail(ErrorCode::Unsupported, to_string(op), name,
+             "operand '" + info(t).name + "' is " + std::string(to_string(dtype(t))) +
+                 "; arithmetic takes f32, f16 or bf16 (integer and bool tensors only move, index, compare and "
+                 "select: cast them first)");
   const auto index = static_cast<std::int32_t>(nodes_.size());
   const Tensor result = add_tensor({name, std::move(out), Role::Intermediate, index, {}, nullptr});
   nodes_.push_back({std::move(name), op, std::move(params), std::move(inputs), result});
@@ -663,6 +686,89 @@ Tensor Graph::expand(Tensor x, Shape shape, std::string name) {
          "input " + to_string(this->shape(x)) + " does not broadcast with shape " + to_string(shape));
   check_shape(out, dtype(x), "expand", name, "output");
   return add_node(OpKind::Expand, ExpandParams{out}, {x}, {dtype(x), out}, std::move(name));
+}
+
+// --- indexing and masks ------------------------------------------------------------------------
+
+namespace {
+
+void check_bool(const Graph& g, Tensor t, std::string_view op, std::string_view node, std::string_view what) {
+  if (g.dtype(t) != DType::boolean)
+    fail(ErrorCode::DTypeMismatch, op, node,
+         std::string(what) + " '" + g.info(t).name + "' is " + std::string(to_string(g.dtype(t))) +
+             "; it must be bool (compare, or cast to bool)");
+}
+
+// The numpy broadcast of every operand's shape.
+Shape broadcast_all(const Graph& g, std::span<const Tensor> ts, std::string_view op, std::string_view node) {
+  Shape out = g.shape(ts[0]);
+  for (const Tensor t : ts.subspan(1)) {
+    Shape joined;
+    if (!broadcast_shapes(out, g.shape(t), joined))
+      fail(ErrorCode::ShapeMismatch, op, node,
+           "shapes " + to_string(out) + " and " + to_string(g.shape(t)) + " (" + g.info(t).name + ") do not broadcast");
+    out = std::move(joined);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor Graph::gather(Tensor data, Tensor indices, std::int64_t axis, std::string name) {
+  name = node_name(OpKind::Gather, std::move(name));
+  const Shape& sd = this->shape(data);
+  axis = normalise_axis(axis, static_cast<std::int64_t>(sd.size()), "gather", name);
+  if (dtype(indices) != DType::i64 && dtype(indices) != DType::i32)
+    fail(ErrorCode::DTypeMismatch, "gather", name,
+         "indices '" + info(indices).name + "' are " + std::string(to_string(dtype(indices))) +
+             "; they must be i64 or i32");
+  const auto a = static_cast<std::ptrdiff_t>(axis);
+  Shape out(sd.begin(), sd.begin() + a);
+  out.insert(out.end(), this->shape(indices).begin(), this->shape(indices).end());
+  out.insert(out.end(), sd.begin() + a + 1, sd.end());
+  if (out.size() > max_rank)
+    fail(ErrorCode::ShapeMismatch, "gather", name,
+         "data " + to_string(sd) + " indexed by " + to_string(this->shape(indices)) + " would have rank " +
+             str(out.size()) + ", more than " + str(max_rank));
+  return add_node(OpKind::Gather, GatherParams{axis}, {data, indices}, {dtype(data), std::move(out)}, std::move(name));
+}
+
+Tensor Graph::compare(Tensor a, Tensor b, Comparison op, std::string name) {
+  name = node_name(OpKind::Compare, std::move(name));
+  if (to_string(op) == "?")
+    fail(ErrorCode::InvalidArgument, "compare", name, "comparison " + str(static_cast<int>(op)) + " is not known");
+  const Tensor ts[] = {a, b};
+  check_same_dtype(*this, ts, "compare", name);
+  Shape out = broadcast_all(*this, ts, "compare", name);
+  return add_node(OpKind::Compare, CompareParams{op}, {a, b}, {DType::boolean, std::move(out)}, std::move(name));
+}
+
+Tensor Graph::logical(LogicalOp op, std::vector<Tensor> xs, std::string name) {
+  name = node_name(OpKind::Logical, std::move(name));
+  if (to_string(op) == "?" || xs.size() != (op == LogicalOp::Not ? 1u : 2u))
+    fail(ErrorCode::InvalidArgument, "logical", name,
+         "op " + str(static_cast<int>(op)) + " with " + str(xs.size()) + " operands: not takes one, and and or two");
+  for (const Tensor t : xs) check_bool(*this, t, to_string(op), name, "operand");
+  Shape out = broadcast_all(*this, xs, to_string(op), name);
+  return add_node(OpKind::Logical, LogicalParams{op}, std::move(xs), {DType::boolean, std::move(out)}, std::move(name));
+}
+
+Tensor Graph::logical_not(Tensor x, std::string name) { return logical(LogicalOp::Not, {x}, std::move(name)); }
+Tensor Graph::logical_and(Tensor a, Tensor b, std::string name) {
+  return logical(LogicalOp::And, {a, b}, std::move(name));
+}
+Tensor Graph::logical_or(Tensor a, Tensor b, std::string name) {
+  return logical(LogicalOp::Or, {a, b}, std::move(name));
+}
+
+Tensor Graph::where(Tensor cond, Tensor x, Tensor y, std::string name) {
+  name = node_name(OpKind::Where, std::move(name));
+  check_bool(*this, cond, "where", name, "condition");
+  const Tensor values[] = {x, y};
+  check_same_dtype(*this, values, "where", name);
+  const Tensor ts[] = {cond, x, y};
+  Shape out = broadcast_all(*this, ts, "where", name);
+  return add_node(OpKind::Where, std::monostate{}, {cond, x, y}, {dtype(x), std::move(out)}, std::move(name));
 }
 
 Tensor Graph::attention(Tensor q, Tensor k, Tensor v, const AttentionParams& p, Tensor mask, std::string name) {

@@ -54,6 +54,9 @@ void add_params(Fnv1a& h, const ReduceParams& p) { h.add(p.op), h.add(p.axes), h
 void add_params(Fnv1a& h, const SliceParams& p) { h.add(p.starts), h.add(p.ends), h.add(p.axes), h.add(p.steps); }
 void add_params(Fnv1a& h, const PadParams& p) { h.add(p.pads), h.add(p.mode), h.add(p.value); }
 void add_params(Fnv1a& h, const ExpandParams& p) { h.add(p.shape); }
+void add_params(Fnv1a& h, const GatherParams& p) { h.add(p.axis); }
+void add_params(Fnv1a& h, const CompareParams& p) { h.add(p.op); }
+void add_params(Fnv1a& h, const LogicalParams& p) { h.add(p.op); }
 void add_params(Fnv1a& h, const AttentionParams& p) { h.add(p.scale), h.add(p.causal); }
 
 void add_tensor(Fnv1a& h, const TensorInfo& t) {

@@ -1,4 +1,5 @@
 // Printable names of the public enums, and parsing where the CLI needs it.
+#include <span>
 #include <string>
 
 #include "porta/device.hpp"
@@ -32,19 +33,23 @@ std::string_view to_string(DType t) noexcept {
     case DType::f32: return "f32";
     case DType::f16: return "f16";
     case DType::bf16: return "bf16";
+    case DType::i64: return "i64";
+    case DType::i32: return "i32";
+    case DType::boolean: return "bool";
   }
   return "?";
 }
 
 DType parse_dtype(std::string_view text) {
-  for (DType t : all_dtypes)
-    if (text == to_string(t)) return t;
+  for (const auto& dtypes : {std::span<const DType>(all_dtypes), std::span<const DType>(integer_dtypes)})
+    for (DType t : dtypes)
+      if (text == to_string(t)) return t;
   throw Error(ErrorCode::InvalidArgument,
-              "unknown dtype '" + std::string(text) + "': expected f32, f16 or bf16");
+              "unknown dtype '" + std::string(text) + "': expected f32, f16, bf16, i64, i32 or bool");
 }
 
 std::string_view to_string(OpKind op) noexcept {
-  static_assert(op_kind_count == 35, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 39, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::MatMul: return "matmul";
     case OpKind::Gemm: return "gemm";
@@ -80,7 +85,31 @@ std::string_view to_string(OpKind op) noexcept {
     case OpKind::Slice: return "slice";
     case OpKind::Pad: return "pad";
     case OpKind::Expand: return "expand";
+    case OpKind::Gather: return "gather";
+    case OpKind::Compare: return "compare";
+    case OpKind::Logical: return "logical";
+    case OpKind::Where: return "where";
     case OpKind::Attention: return "attention";
+  }
+  return "?";
+}
+
+std::string_view to_string(Comparison c) noexcept {
+  switch (c) {
+    case Comparison::Equal: return "equal";
+    case Comparison::Less: return "less";
+    case Comparison::LessOrEqual: return "less_or_equal";
+    case Comparison::Greater: return "greater";
+    case Comparison::GreaterOrEqual: return "greater_or_equal";
+  }
+  return "?";
+}
+
+std::string_view to_string(LogicalOp op) noexcept {
+  switch (op) {
+    case LogicalOp::Not: return "not";
+    case LogicalOp::And: return "and";
+    case LogicalOp::Or: return "or";
   }
   return "?";
 }

@@ -24,6 +24,9 @@ std::int32_t elem_type(DType dtype) {
     case DType::f32: return FLOAT;
     case DType::f16: return FLOAT16;
     case DType::bf16: return BFLOAT16;
+    case DType::i64: return INT64;
+    case DType::i32: return INT32;
+    case DType::boolean: return BOOL;
   }
   throw Error(ErrorCode::Unsupported, "ONNX export: dtype " + std::string(to_string(dtype)));
 }
@@ -164,7 +167,7 @@ class Exporter {
   // A one-element initializer of `dtype`, for arithmetic beside tensors of that dtype.
   std::string typed_scalar(const std::string& base, float v, DType dtype) {
     const std::string n = fresh(base);
-    std::byte bytes[4];
+    std::byte bytes[8];  // the widest dtype's
     store_from_f32(bytes, 0, dtype, v);
     model_.initializers.push_back(raw_tensor(n, {}, elem_type(dtype), bytes, size_of(dtype)));
     return n;
@@ -211,6 +214,20 @@ class Exporter {
     }
   }
 
+  static const char* compare_op(Comparison c) {
+    switch (c) {
+      case Comparison::Equal: return "Equal";
+      case Comparison::Less: return "Less";
+      case Comparison::LessOrEqual: return "LessOrEqual";
+      case Comparison::Greater: return "Greater";
+      case Comparison::GreaterOrEqual: return "GreaterOrEqual";
+    }
+    return "?";
+  }
+  static const char* logical_op(LogicalOp op) {
+    return op == LogicalOp::Not ? "Not" : op == LogicalOp::And ? "And" : "Or";
+  }
+
   // Attention as its unfused graph: MatMul(q, Transpose(k)) -> Mul(scale) -> Add(mask) -> Softmax -> MatMul(., v),
   // the pattern the importer folds back into one node; causal as a constant mask of -inf above the
   // diagonal, added to the node's own mask if it has one.
@@ -246,7 +263,7 @@ class Exporter {
   void pad(const Node& n, const std::string& x, const std::string& y) {
     const auto& p = std::get<PadParams>(n.params);
     const DType dtype = g_.dtype(n.output);
-    const std::uint32_t bits = storage_bits(p.value, dtype);
+    const std::uint64_t bits = storage_bits(p.value, dtype);  // little-endian: the low bytes
     const std::string value = fresh(n.name + ".value");
     model_.initializers.push_back(raw_tensor(value, {}, elem_type(dtype), &bits, size_of(dtype)));
     emit("Pad", {x, ints(n.name + ".pads", p.pads), value}, y, n.name,
@@ -257,7 +274,7 @@ class Exporter {
     std::vector<std::string> in;
     for (const Tensor t : n.inputs) in.push_back(name(t));
     const std::string& y = name(n.output);
-    static_assert(op_kind_count == 35, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 39, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: return conv(n, in, y);
       case OpKind::Gemm: return gemm(n, in, y);
@@ -317,6 +334,11 @@ class Exporter {
       case OpKind::Reduce: return reduce(n, in[0], y);
       case OpKind::LayerNorm:
       case OpKind::RmsNorm: return norm(n, in, y);
+      case OpKind::Gather:
+        return emit("Gather", in, y, n.name, {attr_int("axis", std::get<GatherParams>(n.params).axis)});
+      case OpKind::Compare: return emit(compare_op(std::get<CompareParams>(n.params).op), in, y, n.name);
+      case OpKind::Logical: return emit(logical_op(std::get<LogicalParams>(n.params).op), in, y, n.name);
+      case OpKind::Where: return emit("Where", in, y, n.name);
       case OpKind::Attention: return attention(n, in, y);
     }
     unsupported(n, "the op");

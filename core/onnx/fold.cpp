@@ -136,7 +136,7 @@ Array zip(const Args& in, F f) {
   if (a.is_float != b.is_float) invalid("the inputs mix float and integer element types");
   Shape dims = broadcast(a.dims, b.dims);
   const auto ia = broadcast_index(a.dims, dims), ib = broadcast_index(b.dims, dims);
-  Array out{std::move(dims), a.is_float && !Compare, a.dtype, {}, {}};
+  Array out{std::move(dims), a.is_float && !Compare, Compare ? DType::boolean : a.dtype, {}, {}};
   for (std::size_t k = 0; k < ia.size(); ++k) {
     if constexpr (Compare)
       out.i.push_back(a.is_float ? f(a.f[ia[k]], b.f[ib[k]]) : f(a.i[ia[k]], b.i[ib[k]]));
@@ -247,6 +247,7 @@ Array cast(const Args& in, const Attrs& a, std::int64_t) {
   } else if (to == ElemType::Bool) {
     for (auto& v : out.i) v = v != 0;
   }
+  out.dtype = to == ElemType::Bool ? DType::boolean : to == ElemType::Int32 ? DType::i32 : DType::i64;
   out.is_float = false;
   out.f.clear();
   return out;
@@ -523,6 +524,7 @@ Literal int_literal(Shape dims, std::vector<std::int64_t> values) {
   Literal lit;
   lit.dims = std::move(dims);
   lit.is_float = false;
+  lit.dtype = DType::i64;
   lit.ints = std::move(values);
   return lit;
 }

@@ -25,26 +25,19 @@ constexpr std::int64_t min_opset = 7, max_opset = 18;
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
-bool is_float_type(std::int64_t elem_type) {
-  switch (static_cast<ElemType>(elem_type)) {
-    case ElemType::Float:
-    case ElemType::Float16:
-    case ElemType::BFloat16:
-    case ElemType::Double: return true;
-    default: return false;
-  }
-}
-
-// The porta dtype of an ONNX element type; porta's tensors are float, float16 or bfloat16.
-DType float_dtype(std::int64_t elem_type, const std::string& what, const std::string& of) {
+// The porta dtype of an ONNX element type: float, float16, bfloat16, int64, int32 or bool.
+DType storage_dtype(std::int64_t elem_type, const std::string& what, const std::string& of) {
   switch (static_cast<ElemType>(elem_type)) {
     case ElemType::Float: return DType::f32;
     case ElemType::Float16: return DType::f16;
     case ElemType::BFloat16: return DType::bf16;
+    case ElemType::Int64: return DType::i64;
+    case ElemType::Int32: return DType::i32;
+    case ElemType::Bool: return DType::boolean;
     default: break;
   }
-  unsupported(what + elem_type_name(static_cast<std::int32_t>(elem_type)) + "; porta takes float, float16 or bfloat16" +
-              of);
+  unsupported(what + elem_type_name(static_cast<std::int32_t>(elem_type)) +
+              "; porta takes float, float16, bfloat16, int64, int32 or bool" + of);
 }
 
 struct Value {
@@ -107,10 +100,15 @@ class Importer {
     Value& v = values_.at(name);
     if (v.tensor) return v.tensor;
     const Literal& lit = *v.literal;
-    if (!lit.is_float)
-      unsupported("input '" + name + "' is an integer tensor used as data; porta graphs hold float tensors");
     Shape shape = lit.dims.empty() ? Shape{1} : lit.dims;  // porta has no rank 0: a scalar is [1]
-    v.tensor = g_.constant_bytes(unique(name), std::move(shape), lit.dtype, lit.bytes);
+    if (lit.is_float) {
+      v.tensor = g_.constant_bytes(unique(name), std::move(shape), lit.dtype, lit.bytes);
+      return v.tensor;
+    }
+    const DType dtype = is_float(lit.dtype) ? DType::i64 : lit.dtype;  // an integer value folding made
+    std::vector<std::byte> bytes(lit.ints.size() * size_of(dtype));
+    for (std::size_t i = 0; i < lit.ints.size(); ++i) store_from_i64(bytes.data(), i, dtype, lit.ints[i]);
+    v.tensor = g_.constant_bytes(unique(name), std::move(shape), dtype, bytes);
     return v.tensor;
   }
   Tensor tensor(const NodeProto& n, std::size_t i) {
@@ -178,7 +176,7 @@ class Importer {
     for (const ValueInfo& in : graph_.inputs) {
       if (values_.contains(in.name)) continue;  // an initializer listed as an input (IR < 4): a constant
       const std::string what = "input '" + in.name + "'";
-      const DType dtype = float_dtype(in.elem_type, what + " has element type ", " inputs");
+      const DType dtype = storage_dtype(in.elem_type, what + " has element type ", " inputs");
       Shape shape;
       if (const auto it = options_.input_shapes.find(in.name); it != options_.input_shapes.end()) {
         shape = it->second;
@@ -412,13 +410,35 @@ class Importer {
     define(n, g_.reshape(x, Shape(shape.begin(), shape.end()), unique(base_name(n))));
   }
   void cast(const NodeProto& n, const Attrs& a) {
-    const auto to_type = a.int64("to", 0);
-    if (!is_float_type(to_type))
-      unsupported("'" + n.inputs[0] + "' is run-time data cast to " +
-                  elem_type_name(static_cast<std::int32_t>(to_type)) +
-                  "; porta graphs hold float tensors, and integers only as values known at load time");
-    const DType to = float_dtype(to_type, "'to' is ", " casts");
+    const DType to = storage_dtype(a.int64("to", 0), "'to' is ", " casts of run-time data");
     define(n, g_.cast(tensor(n, 0), to, unique(base_name(n))));
+  }
+  // Indices known at load time may be a scalar (rank 0), which drops the axis; porta has no rank 0,
+  // so the gather takes them as [1] and a reshape drops that dimension.
+  void gather(const NodeProto& n, const Attrs& a) {
+    const Tensor data = tensor(n, 0), indices = tensor(n, 1);
+    const bool scalar_indices = find(n, 1)->literal && find(n, 1)->literal->dims.empty();
+    const std::string base = base_name(n);
+    if (!scalar_indices) return define(n, g_.gather(data, indices, a.int64("axis", 0), unique(base)));
+    const Tensor y = g_.gather(data, indices, a.int64("axis", 0), unique(base + "/gather"));
+    Shape shape = g_.shape(data);
+    shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(std::get<GatherParams>(g_.nodes().back().params).axis));
+    define(n, g_.reshape(y, shape.empty() ? Shape{1} : shape, unique(base)));
+  }
+  template <Comparison C>
+  void compare(const NodeProto& n, const Attrs&) {
+    const Tensor x = tensor(n, 0), y = tensor(n, 1);
+    define(n, g_.compare(x, y, C, unique(base_name(n))));
+  }
+  template <LogicalOp Op>
+  void logical(const NodeProto& n, const Attrs&) {
+    std::vector<Tensor> xs{tensor(n, 0)};
+    if (Op != LogicalOp::Not) xs.push_back(tensor(n, 1));
+    define(n, g_.logical(Op, std::move(xs), unique(base_name(n))));
+  }
+  void where(const NodeProto& n, const Attrs&) {
+    const Tensor cond = tensor(n, 0), x = tensor(n, 1), y = tensor(n, 2);
+    define(n, g_.where(cond, x, y, unique(base_name(n))));
   }
   void transpose(const NodeProto& n, const Attrs& a) {
     define(n, g_.transpose(tensor(n, 0), a.ints("perm", {}), unique(base_name(n))));
@@ -600,9 +620,11 @@ class Importer {
       lit->own(std::move(data));
     } else if (const Attribute* i = a.find("value_int", AttrType::Int)) {
       lit->is_float = false;
+      lit->dtype = DType::i64;
       lit->ints = {i->i};
     } else if (const Attribute* is = a.find("value_ints", AttrType::Ints)) {
       lit->is_float = false;
+      lit->dtype = DType::i64;
       lit->dims = {static_cast<std::int64_t>(is->ints.size())};
       lit->ints = is->ints;
     } else {
@@ -665,6 +687,16 @@ const std::unordered_map<std::string_view, Importer::Handler>& Importer::handler
       {"Unsqueeze", &Importer::unsqueeze},
       {"Dropout", &Importer::dropout},
       {"Constant", &Importer::constant},
+      {"Gather", &Importer::gather},
+      {"Equal", &Importer::compare<Comparison::Equal>},
+      {"Less", &Importer::compare<Comparison::Less>},
+      {"LessOrEqual", &Importer::compare<Comparison::LessOrEqual>},
+      {"Greater", &Importer::compare<Comparison::Greater>},
+      {"GreaterOrEqual", &Importer::compare<Comparison::GreaterOrEqual>},
+      {"Not", &Importer::logical<LogicalOp::Not>},
+      {"And", &Importer::logical<LogicalOp::And>},
+      {"Or", &Importer::logical<LogicalOp::Or>},
+      {"Where", &Importer::where},
   };
   return table;
 }

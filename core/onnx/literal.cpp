@@ -135,6 +135,7 @@ Literal decode_literal(const TensorProto& t, const std::string& what) {
   }
 
   lit.is_float = false;
+  lit.dtype = type == ElemType::Bool ? DType::boolean : type == ElemType::Int32 ? DType::i32 : DType::i64;
   if (!t.has_raw_data) {
     lit.ints = t.int_data;
     return lit;

@@ -16,7 +16,9 @@ struct Literal {
   std::string name;
   Shape dims;  // ONNX dims: empty for a scalar
   bool is_float = true;
-  DType dtype = DType::f32;  // float literals: the storage dtype of `bytes`
+  // Float literals: the storage dtype of `bytes`. Integer ones: the dtype a graph constant of them
+  // takes (boolean for bool, i32 for int32, else i64).
+  DType dtype = DType::f32;
   // Float literals (f64 is narrowed to f32): a view of the model's bytes when they are already in
   // storage form, so that weights are copied once (into the graph), else of `owned`.
   std::span<const std::byte> bytes;

@@ -49,7 +49,7 @@ struct Proto {
 };
 
 // TensorProto.DataType
-enum : std::int32_t { FLOAT = 1, INT64 = 7, BOOL = 9, FLOAT16 = 10, BFLOAT16 = 16 };
+enum : std::int32_t { FLOAT = 1, INT32 = 6, INT64 = 7, BOOL = 9, FLOAT16 = 10, BFLOAT16 = 16 };
 
 // TensorProto with its values as raw little-endian bytes.
 inline Proto raw_tensor(const std::string& name, const std::vector<std::int64_t>& dims, std::int32_t elem,

@@ -44,6 +44,10 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Slice, ref_strided_gather},
     {OpKind::Pad, ref_pad},
     {OpKind::Expand, ref_strided_gather},
+    {OpKind::Gather, ref_gather},
+    {OpKind::Compare, ref_compare},
+    {OpKind::Logical, ref_logical},
+    {OpKind::Where, ref_where},
     {OpKind::Attention, ref_attention},
 };
 

@@ -46,4 +46,9 @@ void ref_pad(const HostOpArgs& args);
 void ref_concat(const HostOpArgs& args);
 void ref_attention(const HostOpArgs& args);
 
+void ref_gather(const HostOpArgs& args);
+void ref_compare(const HostOpArgs& args);
+void ref_logical(const HostOpArgs& args);
+void ref_where(const HostOpArgs& args);
+
 }  // namespace porta::detail

@@ -32,7 +32,7 @@ void ref_pad(const HostOpArgs& args) {
   const Shape& y_shape = args.output.shape();
   const Shape x_strides = contiguous_strides(x_shape);
   const std::size_t element = size_of(args.output.dtype());
-  const std::uint32_t value = storage_bits(p.value, args.output.dtype());
+  const std::uint64_t value = storage_bits(p.value, args.output.dtype());
   for (std::int64_t y_index = 0; y_index < args.output.numel(); ++y_index) {
     std::int64_t rest = y_index, x_index = 0;
     for (std::size_t d = y_shape.size(); d-- > 0 && x_index >= 0;) {
@@ -42,7 +42,7 @@ void ref_pad(const HostOpArgs& args) {
     }
     std::byte* y = args.output.data + y_index * element;
     if (x_index < 0) {
-      std::memcpy(y, &value, element);  // little-endian: the low bytes hold an f16 or bf16
+      std::memcpy(y, &value, element);  // little-endian: the low bytes hold the narrower dtypes
     } else {
       std::memcpy(y, args.inputs[0].data + x_index * element, element);
     }

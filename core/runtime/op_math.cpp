@@ -144,6 +144,29 @@ std::string nchw_only_reason(const Node& node, std::string_view backend) {
          " kernels read NCHW only, not " + std::string(to_string(node_layout(node)));
 }
 
+std::string float_only_reason(const Graph& graph, const Node& node, std::string_view backend) {
+  const std::string prefix = "the " + std::string(backend) + " backend has no kernels for ";
+  switch (node.op) {
+    case OpKind::Gather: case OpKind::Compare: case OpKind::Logical: case OpKind::Where:
+      return prefix + std::string(to_string(node.op)) + " yet";
+    default: break;
+  }
+  for (const Tensor t : node.inputs)
+    if (!is_float(graph.dtype(t))) return prefix + std::string(to_string(graph.dtype(t))) + " tensors yet";
+  if (!is_float(graph.dtype(node.output)))
+    return prefix + std::string(to_string(graph.dtype(node.output))) + " tensors yet";
+  return {};
+}
+
+std::int64_t gather_coordinate(std::int64_t index, std::int64_t extent, const Node& node) {
+  if (index < -extent || index >= extent)
+    throw Error(ErrorCode::InvalidArgument,
+                "gather '" + node.name + "': index " + std::to_string(index) + " is out of range [" +
+                    std::to_string(-extent) + ", " + std::to_string(extent) + ") along axis " +
+                    std::to_string(std::get<GatherParams>(node.params).axis));
+  return index < 0 ? index + extent : index;
+}
+
 AxisSplit split_at_axis(const Shape& shape, std::int64_t axis) {
   AxisSplit s;
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(shape.size()); ++i) {

@@ -124,6 +124,30 @@ PoolDims global_pool_dims(const Shape& x, const GlobalPoolParams& p);
 Layout node_layout(const Node& node);
 // For a backend whose kernels read NCHW only: why it refuses `node`, or empty.
 std::string nchw_only_reason(const Node& node, std::string_view backend);
+// For a backend whose kernels hold float tensors only: why it refuses `node` (an integer or bool
+// operand or result, or an op that makes or reads them), or empty.
+std::string float_only_reason(const Graph& graph, const Node& node, std::string_view backend);
+
+// Gather: the coordinate along the gathered axis of `extent` that `index` names (a negative one
+// counts from the end); throws InvalidArgument naming the node for one out of range.
+std::int64_t gather_coordinate(std::int64_t index, std::int64_t extent, const Node& node);
+
+// Whether `op` holds for a and b (a comparison of two values of one type).
+template <class T>
+constexpr bool compare(Comparison op, T a, T b) {
+  switch (op) {
+    case Comparison::Equal: return a == b;
+    case Comparison::Less: return a < b;
+    case Comparison::LessOrEqual: return a <= b;
+    case Comparison::Greater: return a > b;
+    case Comparison::GreaterOrEqual: return a >= b;
+  }
+  return false;
+}
+
+constexpr bool logical(LogicalOp op, bool a, bool b) {
+  return op == LogicalOp::Not ? !a : op == LogicalOp::And ? (a && b) : (a || b);
+}
 
 // The axis split softmax and concat use: outer x axis x inner.
 struct AxisSplit {

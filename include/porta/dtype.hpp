@@ -1,5 +1,7 @@
 #pragma once
 // Storage dtypes. Arithmetic is at least f32 on every backend; f16 and bf16 are storage formats.
+// i64, i32 and bool (one byte, 0 or 1) hold indices and masks: the ops that only move, index,
+// compare or select take them, arithmetic refuses them (Graph's builder says so).
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -7,15 +9,28 @@
 
 namespace porta {
 
-enum class DType : std::uint8_t { f32, f16, bf16 };
+enum class DType : std::uint8_t { f32, f16, bf16, i64, i32, boolean };
 
+// The float storage dtypes, which every op takes.
 inline constexpr DType all_dtypes[] = {DType::f32, DType::f16, DType::bf16};
+// The index and mask dtypes.
+inline constexpr DType integer_dtypes[] = {DType::i64, DType::i32, DType::boolean};
 
-constexpr std::size_t size_of(DType t) noexcept { return t == DType::f32 ? 4 : 2; }
+constexpr bool is_float(DType t) noexcept { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
-std::string_view to_string(DType t) noexcept;
+constexpr std::size_t size_of(DType t) noexcept {
+  switch (t) {
+    case DType::f32: case DType::i32: return 4;
+    case DType::f16: case DType::bf16: return 2;
+    case DType::i64: return 8;
+    case DType::boolean: return 1;
+  }
+  return 4;
+}
 
-// Parses "f32", "f16" or "bf16"; throws porta::Error(InvalidArgument) naming the valid ones.
+std::string_view to_string(DType t) noexcept;  // "f32", "f16", "bf16", "i64", "i32", "bool"
+
+// Parses a name to_string gives; throws porta::Error(InvalidArgument) naming the valid ones.
 DType parse_dtype(std::string_view text);
 
 // IEEE binary16 <-> binary32, round to nearest even; overflow becomes infinity, NaN stays NaN.
@@ -57,19 +72,58 @@ constexpr float bf16_to_f32(std::uint16_t b) noexcept {
   return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
 }
 
-// The bits that store `value` in dtype t: all 32 for f32, the low 16 for f16 and bf16.
-constexpr std::uint32_t storage_bits(float value, DType t) noexcept {
-  if (t == DType::f16) return f32_to_f16(value);
-  if (t == DType::bf16) return f32_to_bf16(value);
-  return std::bit_cast<std::uint32_t>(value);
+// A float converted to an integer as ONNX Cast does: truncated toward zero; NaN gives 0 and
+// values past the range saturate (where C++ leaves the conversion undefined).
+constexpr std::int64_t truncate_to_i64(double v) noexcept {
+  if (!(v == v)) return 0;
+  if (v >= 0x1p63) return INT64_MAX;
+  if (v <= -0x1p63) return INT64_MIN;
+  return static_cast<std::int64_t>(v);
 }
 
-// Reads or writes element i of a buffer in the given storage dtype.
+// The bits that store `value` in dtype t, in the low size_of(t) bytes (little-endian): all 32
+// for f32, the low 16 for f16 and bf16, an integer dtype's value truncated toward zero, a bool's
+// value != 0.
+constexpr std::uint64_t storage_bits(float value, DType t) noexcept {
+  switch (t) {
+    case DType::f16: return f32_to_f16(value);
+    case DType::bf16: return f32_to_bf16(value);
+    case DType::f32: return std::bit_cast<std::uint32_t>(value);
+    case DType::i64: return static_cast<std::uint64_t>(truncate_to_i64(value));
+    case DType::i32: return static_cast<std::uint32_t>(static_cast<std::int32_t>(truncate_to_i64(value)));
+    case DType::boolean: return value != 0.0f ? 1 : 0;
+  }
+  return 0;
+}
+
+// Element i of an integer or bool buffer, exactly.
+inline std::int64_t load_as_i64(const std::byte* data, std::size_t i, DType t) noexcept {
+  switch (t) {
+    case DType::i64: return reinterpret_cast<const std::int64_t*>(data)[i];
+    case DType::i32: return reinterpret_cast<const std::int32_t*>(data)[i];
+    case DType::boolean: return static_cast<std::int64_t>(reinterpret_cast<const std::uint8_t*>(data)[i] != 0);
+    default: return 0;
+  }
+}
+
+// Writes element i of an integer or bool buffer (i32 keeps the low 32 bits, as a wrap).
+inline void store_from_i64(std::byte* data, std::size_t i, DType t, std::int64_t v) noexcept {
+  switch (t) {
+    case DType::i64: reinterpret_cast<std::int64_t*>(data)[i] = v; break;
+    case DType::i32: reinterpret_cast<std::int32_t*>(data)[i] = static_cast<std::int32_t>(v); break;
+    case DType::boolean: reinterpret_cast<std::uint8_t*>(data)[i] = v != 0 ? 1 : 0; break;
+    default: break;
+  }
+}
+
+// Reads or writes element i of a buffer in the given storage dtype, as float (integers round to
+// the nearest float on load and are truncated toward zero on store).
 inline float load_as_f32(const std::byte* data, std::size_t i, DType t) noexcept {
   switch (t) {
     case DType::f32: return reinterpret_cast<const float*>(data)[i];
     case DType::f16: return f16_to_f32(reinterpret_cast<const std::uint16_t*>(data)[i]);
     case DType::bf16: return bf16_to_f32(reinterpret_cast<const std::uint16_t*>(data)[i]);
+    case DType::i64: case DType::i32: case DType::boolean: return static_cast<float>(load_as_i64(data, i, t));
   }
   return 0.0f;
 }
@@ -79,6 +133,9 @@ inline void store_from_f32(std::byte* data, std::size_t i, DType t, float v) noe
     case DType::f32: reinterpret_cast<float*>(data)[i] = v; break;
     case DType::f16: reinterpret_cast<std::uint16_t*>(data)[i] = f32_to_f16(v); break;
     case DType::bf16: reinterpret_cast<std::uint16_t*>(data)[i] = f32_to_bf16(v); break;
+    case DType::i64: case DType::i32: case DType::boolean:
+      store_from_i64(data, i, t, t == DType::boolean ? v != 0.0f : truncate_to_i64(v));
+      break;
   }
 }
 

@@ -114,6 +114,31 @@ class Graph {
   Tensor attention(Tensor q, Tensor k, Tensor v, const AttentionParams& p = {}, Tensor mask = {},
                    std::string name = {});
 
+  // ONNX Gather: y = data indexed along `axis` by `indices` (i64 or i32; negative ones count from
+  // the end, one out of range is an error at run time). y's shape is data's dimensions before
+  // `axis`, then indices', then data's after it. data may have any dtype.
+  Tensor gather(Tensor data, Tensor indices, std::int64_t axis = 0, std::string name = {});
+  // Comparisons of a and b (one dtype, any), numpy broadcasting: a bool result.
+  Tensor compare(Tensor a, Tensor b, Comparison op, std::string name = {});
+  Tensor equal(Tensor a, Tensor b, std::string name = {}) { return compare(a, b, Comparison::Equal, std::move(name)); }
+  Tensor less(Tensor a, Tensor b, std::string name = {}) { return compare(a, b, Comparison::Less, std::move(name)); }
+  Tensor less_or_equal(Tensor a, Tensor b, std::string name = {}) {
+    return compare(a, b, Comparison::LessOrEqual, std::move(name));
+  }
+  Tensor greater(Tensor a, Tensor b, std::string name = {}) {
+    return compare(a, b, Comparison::Greater, std::move(name));
+  }
+  Tensor greater_or_equal(Tensor a, Tensor b, std::string name = {}) {
+    return compare(a, b, Comparison::GreaterOrEqual, std::move(name));
+  }
+  // Not, and, or of bool tensors (and and or broadcast); `logical` takes one operand for not, two else.
+  Tensor logical(LogicalOp op, std::vector<Tensor> xs, std::string name = {});
+  Tensor logical_not(Tensor x, std::string name = {});
+  Tensor logical_and(Tensor a, Tensor b, std::string name = {});
+  Tensor logical_or(Tensor a, Tensor b, std::string name = {});
+  // ONNX Where: x where the bool `cond` is true, else y; x and y share a dtype; all three broadcast.
+  Tensor where(Tensor cond, Tensor x, Tensor y, std::string name = {});
+
   // --- inspection ---------------------------------------------------------------------------
   const TensorInfo& info(Tensor t) const;  // throws NotFound for a handle of another graph
   const TensorDesc& desc(Tensor t) const { return info(t).desc; }

@@ -32,6 +32,11 @@ enum class OpKind : std::uint8_t {
   Slice,          // ONNX Slice: starts, ends, axes and steps (negative steps reverse)
   Pad,            // constant, reflect or edge padding of any dims (negative pads crop)
   Expand,         // numpy broadcast of x to a shape
+  // Indexing and masks: data of any dtype, integer indices, bool results and conditions.
+  Gather,         // ONNX Gather: y = data indexed along `axis` by an i64 or i32 tensor (negative indices wrap)
+  Compare,        // equal, less, less_or_equal, greater, greater_or_equal; numpy broadcasting, bool result
+  Logical,        // not, and, or of bool tensors; and/or broadcast
+  Where,          // where(cond, x, y): x where the bool cond holds, else y; all three broadcast
   Attention,      // softmax(scale * q kᵀ + mask, causal) v over [batch, heads, seq, head_dim]
 };
 
@@ -167,6 +172,26 @@ struct ExpandParams {
   Shape shape;  // resolved: the broadcast of the input's shape with the requested one
 };
 
+struct GatherParams {
+  std::int64_t axis = 0;  // normalised to be non-negative
+};
+
+enum class Comparison : std::uint8_t { Equal, Less, LessOrEqual, Greater, GreaterOrEqual };
+
+std::string_view to_string(Comparison c) noexcept;
+
+struct CompareParams {
+  Comparison op = Comparison::Equal;
+};
+
+enum class LogicalOp : std::uint8_t { Not, And, Or };
+
+std::string_view to_string(LogicalOp op) noexcept;
+
+struct LogicalParams {
+  LogicalOp op = LogicalOp::Not;
+};
+
 // Scaled dot-product attention, as torch's scaled_dot_product_attention: q [b, h, sq, d], k [b, h, sk, d],
 // v [b, h, sk, dv], an optional additive mask broadcast to [b, h, sq, sk]; y [b, h, sq, dv].
 struct AttentionParams {
@@ -178,7 +203,8 @@ using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dPa
                               GeluParams, BatchNormParams, Pool2dParams, GlobalPoolParams,
                               SoftmaxParams, ReshapeParams, TransposeParams, ConcatParams, CastParams,
                               HardSigmoidParams, ReduceParams, NormParams, SliceParams, PadParams,
-                              ExpandParams, AttentionParams>;
+                              ExpandParams, GatherParams, CompareParams, LogicalParams,
+                              AttentionParams>;
 
 // Conv and pooling output extent along one spatial dimension (floor or ceil), before checking.
 constexpr std::int64_t window_output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,

@@ -45,7 +45,11 @@ const char* porta_status_string(porta_status status);
 
 /* ---- enums (values equal to porta::DType, Activation, Layout, Impl, RunClock) --------------------- */
 
-typedef enum porta_dtype { PORTA_F32 = 0, PORTA_F16 = 1, PORTA_BF16 = 2 } porta_dtype;
+/* i64, i32 and bool (one byte, 0 or 1) hold indices and masks: only the ops that move, index, compare or
+ * select elements take them. */
+typedef enum porta_dtype {
+  PORTA_F32 = 0, PORTA_F16 = 1, PORTA_BF16 = 2, PORTA_I64 = 3, PORTA_I32 = 4, PORTA_BOOL = 5
+} porta_dtype;
 typedef enum porta_activation {
   PORTA_ACT_NONE = 0, PORTA_ACT_RELU, PORTA_ACT_RELU6, PORTA_ACT_SIGMOID, PORTA_ACT_SILU, PORTA_ACT_TANH,
   PORTA_ACT_GELU
@@ -58,7 +62,8 @@ typedef enum porta_layout { PORTA_NCHW = 0, PORTA_NHWC = 1 } porta_layout;
 typedef enum porta_impl { PORTA_IMPL_NATIVE = 0, PORTA_IMPL_VENDOR = 1 } porta_impl;
 typedef enum porta_run_clock { PORTA_CLOCK_NONE = 0, PORTA_CLOCK_DEVICE = 1, PORTA_CLOCK_HOST = 2 } porta_run_clock;
 
-/* Bytes of one element: 4 for f32, 2 for f16 and bf16 (0 for a value outside the enum). */
+/* Bytes of one element: 4 for f32 and i32, 2 for f16 and bf16, 8 for i64, 1 for bool (0 for a value
+ * outside the enum). */
 size_t porta_dtype_size(porta_dtype dtype);
 
 #define PORTA_MAX_RANK 8
@@ -223,6 +228,23 @@ porta_status porta_pad(porta_graph* graph, porta_tensor x, const int64_t* pads, 
 /* numpy broadcast of x to `shape` (ONNX Expand). */
 porta_status porta_expand(porta_graph* graph, porta_tensor x, const int64_t* shape, size_t rank, const char* name,
                           porta_tensor* out);
+/* ONNX Gather: data indexed along `axis` by i64 or i32 `indices` (negative ones count from the end; one out of
+ * range fails the run). */
+porta_status porta_gather(porta_graph* graph, porta_tensor data, porta_tensor indices, int64_t axis, const char* name,
+                          porta_tensor* out);
+typedef enum porta_comparison {
+  PORTA_EQUAL = 0, PORTA_LESS, PORTA_LESS_OR_EQUAL, PORTA_GREATER, PORTA_GREATER_OR_EQUAL
+} porta_comparison;
+/* a `comparison` b with numpy broadcasting (one dtype, any): a bool result. */
+porta_status porta_compare(porta_graph* graph, porta_tensor a, porta_tensor b, porta_comparison comparison,
+                           const char* name, porta_tensor* out);
+typedef enum porta_logical_op { PORTA_NOT = 0, PORTA_AND, PORTA_OR } porta_logical_op;
+/* Not of bool a (b is PORTA_NO_TENSOR), or a and/or b with numpy broadcasting. */
+porta_status porta_logical(porta_graph* graph, porta_logical_op op, porta_tensor a, porta_tensor b, const char* name,
+                           porta_tensor* out);
+/* ONNX Where: x where the bool cond holds, else y; all three broadcast. */
+porta_status porta_where(porta_graph* graph, porta_tensor cond, porta_tensor x, porta_tensor y, const char* name,
+                         porta_tensor* out);
 
 /* ---- graphs from files and the model catalog ---------------------------------------------------- */
 

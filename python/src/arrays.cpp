@@ -47,7 +47,8 @@ std::string name_of(const py::dtype& d) { return py::str(py::handle(d)); }
 [[noreturn]] void dtype_mismatch(std::string_view what, const py::dtype& given, DType wanted) {
   throw Error(ErrorCode::DTypeMismatch, std::string(what) + ": an array of " + name_of(given) +
                                             " cannot be " + std::string(to_string(wanted)) +
-                                            " (floating arrays are converted; uint16 only as bf16 bits)");
+                                            " (floating arrays are converted to float dtypes, numbers to integer "
+                                            "ones; uint16 only as bf16 bits)");
 }
 
 }  // namespace
@@ -58,6 +59,9 @@ py::dtype numpy_dtype(DType t) {
     case DType::f16: return py::dtype("float16");
     case DType::bf16:
       return bfloat16().is_none() ? py::dtype::of<std::uint16_t>() : py::reinterpret_borrow<py::dtype>(bfloat16());
+    case DType::i64: return py::dtype::of<std::int64_t>();
+    case DType::i32: return py::dtype::of<std::int32_t>();
+    case DType::boolean: return py::dtype::of<bool>();
   }
   throw Error(ErrorCode::Internal, "unknown dtype");
 }
@@ -68,6 +72,9 @@ DType dtype_of_array(const py::array& a, const std::string& requested) {
   if (d.equal(py::dtype::of<float>())) return DType::f32;
   if (d.equal(py::dtype("float16"))) return DType::f16;
   if (is_bfloat16(d)) return DType::bf16;
+  if (d.equal(py::dtype::of<std::int64_t>())) return DType::i64;
+  if (d.equal(py::dtype::of<std::int32_t>())) return DType::i32;
+  if (d.equal(py::dtype::of<bool>())) return DType::boolean;
   if (d.kind() == 'f') return DType::f32;  // float64 and others: converted to f32
   throw Error(ErrorCode::DTypeMismatch, "an array of " + name_of(d) +
                                             " needs dtype= (uint16 holds bf16 bits: dtype='bf16')");
@@ -79,7 +86,12 @@ Storage storage_of(const py::handle& value, DType dtype, std::string_view what) 
   const py::dtype given = a.dtype();
   const py::dtype wanted = numpy_dtype(dtype);
   const bool bits = dtype == DType::bf16 && given.equal(py::dtype::of<std::uint16_t>());
-  if (!given.equal(wanted) && !bits) {
+  if (!given.equal(wanted) && !bits && !is_float(dtype)) {
+    // Integer and bool storage: numpy converts any number (floats truncated toward zero, as a cast).
+    const std::string_view numeric = "biuf";
+    if (numeric.find(given.kind()) == std::string_view::npos) dtype_mismatch(what, given, dtype);
+    a = py::array(a.attr("astype")(wanted));
+  } else if (!given.equal(wanted) && !bits) {
     if (given.kind() != 'f' && !is_bfloat16(given)) dtype_mismatch(what, given, dtype);
     // Through float32: numpy converts float64 to float16 directly, bfloat16 only from float32.
     a = py::array(py::array(a.attr("astype")(py::dtype::of<float>())).attr("astype")(wanted));

@@ -178,6 +178,18 @@ void bind_layers(py::class_<Graph>& c) {
   }, "x"_a, "pads"_a, "mode"_a = "constant", "value"_a = 0.0f, "name"_a = "",
         "ONNX Pad: the begin pads of every dim, then the end pads; mode constant, reflect or edge.");
   c.def("expand", &Graph::expand, "x"_a, "shape"_a, "name"_a = "", "numpy broadcast of x to shape (ONNX Expand).");
+  c.def("gather", &Graph::gather, "data"_a, "indices"_a, "axis"_a = 0, "name"_a = "",
+        "ONNX Gather: data indexed along axis by int64 or int32 indices (negative ones count from the end).");
+  for (const Comparison op : {Comparison::Equal, Comparison::Less, Comparison::LessOrEqual, Comparison::Greater,
+                              Comparison::GreaterOrEqual})
+    c.def(std::string(to_string(op)).c_str(), [op](Graph& g, Tensor a, Tensor b, std::string name) {
+      return g.compare(a, b, op, std::move(name));
+    }, "a"_a, "b"_a, "name"_a = "", "Elementwise comparison with numpy broadcasting: a bool tensor.");
+  c.def("logical_not", &Graph::logical_not, "x"_a, "name"_a = "");
+  c.def("logical_and", &Graph::logical_and, "a"_a, "b"_a, "name"_a = "");
+  c.def("logical_or", &Graph::logical_or, "a"_a, "b"_a, "name"_a = "");
+  c.def("where", &Graph::where, "cond"_a, "x"_a, "y"_a, "name"_a = "",
+        "ONNX Where: x where the bool cond holds, else y; all three broadcast.");
 }
 
 }  // namespace

@@ -317,6 +317,22 @@ static porta_status slice_split_pad_expand(porta_graph* g) {
   return porta_graph_output(g, "expanded", e);
 }
 
+/* Indices made from an input ([-3, 3) truncated to [-2, 2]), a gather, a comparison, not/or and where. */
+static porta_status index_ops(porta_graph* g) {
+  porta_tensor x, ids_f, ids, rows, c, less, not_less, either, y;
+  TRY(input(g, "x", SHAPE(5, 3), &x));
+  TRY(input(g, "ids", SHAPE(4), &ids_f));
+  TRY(constant(g, "c", SHAPE(3), -1, 1, &c));
+  TRY(porta_cast(g, ids_f, PORTA_I64, NULL, &ids));
+  TRY(porta_gather(g, x, ids, 0, "gather", &rows));
+  TRY(porta_compare(g, rows, c, PORTA_LESS, NULL, &less));
+  TRY(porta_logical(g, PORTA_NOT, less, PORTA_NO_TENSOR, NULL, &not_less));
+  TRY(porta_logical(g, PORTA_OR, less, not_less, NULL, &either));
+  TRY(porta_where(g, less, rows, c, NULL, &y));
+  TRY(porta_graph_output(g, "either", either));
+  return porta_graph_output(g, "y", y);
+}
+
 typedef struct op_case {
   const char* name;
   porta_status (*build)(porta_graph*);
@@ -331,6 +347,7 @@ static const op_case cases[] = {
     {"global_avg_pool", global_avg_pool_nchw}, {"global_avg_pool_nhwc", global_avg_pool_nhwc},
     {"softmax", softmax}, {"reduce", reduce}, {"norms", norms}, {"reshape_flatten_transpose", shape_ops},
     {"concat", concat}, {"cast", cast}, {"slice_split_pad_expand", slice_split_pad_expand},
+    {"index_ops", index_ops},
     {"attention", attention},
 };
 

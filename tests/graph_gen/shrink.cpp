@@ -253,7 +253,7 @@ std::string braced(const Range& values) {
   return s + "}";
 }
 
-std::string_view identifier(DType t) { return to_string(t); }  // f32, f16, bf16: as the enumerators
+std::string_view identifier(DType t) { return t == DType::boolean ? "boolean" : to_string(t); }  // the enumerators
 
 std::string_view identifier(Layout l) { return l == Layout::NHWC ? "NHWC" : "NCHW"; }
 
@@ -358,7 +358,10 @@ class CodePrinter {
   }
 
  private:
-  static std::string var(Tensor t) { return "t" + std::to_string(t.id); }
+  static std::string var(Tensor t) {  // appended: GCC 12 warns falsely (-Wrestrict) on "t" + std::to_string
+    std::string name = "t";
+    return name.append(std::to_string(t.id));
+  }
   std::string var(std::size_t id) const { return var(Tensor{static_cast<std::int32_t>(id)}); }
   static std::string dtype_argument(DType t) {
     return t == DType::f32 ? "" : ", DType::" + std::string(identifier(t));
@@ -394,7 +397,7 @@ class CodePrinter {
     const auto in = [&](std::size_t i) { return var(n.inputs[i]); };
     const std::string params = params_code(n.params);
     const std::string with_params = params == "{}" ? "" : ", " + params;
-    static_assert(op_kind_count == 35, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 39, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: {
         const auto& p = std::get<Conv2dParams>(n.params);
@@ -448,6 +451,17 @@ class CodePrinter {
       case OpKind::LayerNorm:
         return "g.layer_norm(" + in(0) + ", " + in(1) + ", " + (n.inputs.size() > 2 ? in(2) : "{}") + with_params + ")";
       case OpKind::RmsNorm: return "g.rms_norm(" + in(0) + ", " + in(1) + with_params + ")";
+      case OpKind::Gather:
+        return "g.gather(" + in(0) + ", " + in(1) + ", " + std::to_string(std::get<GatherParams>(n.params).axis) + ")";
+      case OpKind::Compare:
+      case OpKind::Logical: {  // the builder's calls: g.less(a, b), g.logical_not(x)
+        std::string s = "g.";
+        if (n.op == OpKind::Compare) s += to_string(std::get<CompareParams>(n.params).op);
+        else s.append("logical_").append(to_string(std::get<LogicalParams>(n.params).op));
+        s.append("(").append(in(0));
+        if (n.inputs.size() > 1) s.append(", ").append(in(1));
+        return s + ")";
+      }
       default: {  // the binary ops and the unary ones without parameters, named as the builder's calls
         std::string s = "g." + std::string(to_string(n.op)) + "(" + in(0);
         for (std::size_t i = 1; i < n.inputs.size(); ++i) s += ", " + in(i);

@@ -19,18 +19,44 @@ inline Shape stored(Layout layout, const Shape& nchw) {
 
 // Inputs are named x0, x1, ... (the runner fills them with seeded values in [-1, 1)); constants
 // are w0, w1, ... drawn here from the case seed, so a weight never depends on the device.
+// Integer and bool cases would see only zeros in [-1, 1): their values span [-8, 8) instead, and a
+// bool is true for about half of them.
 class CaseGraph {
  public:
   CaseGraph(std::uint64_t seed, DType dtype) : dtype(dtype), seed_(seed) {}
 
-  Tensor input(Shape shape, Shape strides = {}) { return input_as(dtype, std::move(shape), std::move(strides)); }
+  Tensor input(Shape shape, Shape strides = {}) {
+    return is_float(dtype) ? input_as(dtype, std::move(shape), std::move(strides))
+                           : spread_input(dtype, std::move(shape), 8.0f, std::move(strides));
+  }
   Tensor input_as(DType t, Shape shape, Shape strides = {}) {
     return g.input(numbered('x', inputs_++), std::move(shape), t, std::move(strides));
   }
-  // Seeded uniform values in [lo, hi).
+  // An input of dtype t spanning [-scale, scale) (a power of two: exact in every dtype). An integer
+  // one is an f32 input scaled and cast (truncated toward zero); a bool one is that input > 0.
+  Tensor spread_input(DType t, Shape shape, float scale, Shape strides = {}) {
+    const DType stored = is_float(t) ? t : DType::f32;
+    const Tensor x = input_as(stored, std::move(shape), std::move(strides));
+    if (t == DType::boolean) return g.greater(x, constant_of(stored, 0.0f));
+    const Tensor wide = scale == 1.0f ? x : g.mul(x, constant_of(stored, scale));
+    return is_float(t) ? wide : g.cast(wide, t);
+  }
+  // Seeded uniform values in [lo, hi) (times 8 for an integer case; bool: those > 0).
   Tensor weights(const Shape& shape, float lo = -1.0f, float hi = 1.0f) {
     std::vector<float> v = random_values(count(shape), next_seed(), lo, hi);
+    if (!is_float(dtype))
+      for (float& x : v) x = dtype == DType::boolean ? static_cast<float>(x > 0.0f) : 8.0f * x;
     return g.constant(next_name(), shape, v, dtype);
+  }
+  // Seeded indices in [-extent, extent) (negative ones count from the end) of dtype t.
+  Tensor indices(const Shape& shape, std::int64_t extent, DType t = DType::i64) {
+    std::vector<float> v = random_values(count(shape), next_seed(), 0.0f, 1.0f);
+    for (float& x : v) x = std::floor(x * 2.0f * static_cast<float>(extent)) - static_cast<float>(extent);
+    return g.constant(next_name(), shape, v, t);
+  }
+  Tensor constant_of(DType t, float value) {
+    const float v[] = {value};
+    return g.constant(next_name(), {1}, v, t);
   }
   // Seeded values r in [0, 1) made f(i, r), i the element's index: structured constants (masks)
   // that still differ from seed to seed.
@@ -104,6 +130,7 @@ void add_shape_cases(std::vector<OpCase>& list, DType dtype);
 void add_reduce_cases(std::vector<OpCase>& list, DType dtype);
 void add_norm_cases(std::vector<OpCase>& list, DType dtype);
 void add_slice_pad_cases(std::vector<OpCase>& list, DType dtype);
+void add_index_cases(std::vector<OpCase>& list, DType dtype);  // gather, compare, logical (bool only), where
 void add_attention_cases(std::vector<OpCase>& list, DType dtype);
 
 }  // namespace porta::cases::detail

@@ -1,5 +1,6 @@
 // Elementwise cases: binary ops under every kind of numpy broadcast, every unary op and
 // activation, clip, pow, batchnorm and every pair of dtypes for cast.
+#include <span>
 #include <string>
 
 #include "op_cases/case_graph.hpp"
@@ -8,7 +9,7 @@ namespace porta::cases::detail {
 namespace {
 
 Tensor binary(CaseGraph& c, OpKind op, Tensor a, Tensor b) {
-  static_assert(op_kind_count == 35, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 39, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Add: return c.g.add(a, b);
     case OpKind::Sub: return c.g.sub(a, b);
@@ -167,18 +168,16 @@ void add_batchnorm_cases(std::vector<OpCase>& list, DType t) {
 
 void add_cast_cases(std::vector<OpCase>& list, DType to) {
   // The case dtype is the target; every source dtype is tried, the identity included.
-  for (const DType from : all_dtypes) {
-    const std::string prefix = "from_" + std::string(to_string(from));
-    add_case(list, OpKind::Cast, prefix, to, [from, to](CaseGraph& c) {
-      return c.g.cast(c.input_as(from, {3, 17}), to);
-    });
-    // Values up to 1000 exercise rounding at larger exponents; x * 1024 is exact in every dtype.
-    add_case(list, OpKind::Cast, prefix + "_wide_range", to, [from, to](CaseGraph& c) {
-      const Tensor x = c.input_as(from, {40001});
-      const float k[] = {1024.0f};
-      return c.g.cast(c.g.mul(x, c.g.constant("k", {1}, k, from)), to);
-    });
-  }
+  for (const auto& sources : {std::span<const DType>(all_dtypes), std::span<const DType>(integer_dtypes)})
+    for (const DType from : sources) {
+      const std::string prefix = "from_" + std::string(to_string(from));
+      add_case(list, OpKind::Cast, prefix, to, [from, to](CaseGraph& c) {
+        return c.g.cast(is_float(from) ? c.input_as(from, {3, 17}) : c.spread_input(from, {3, 17}, 8.0f), to);
+      });
+      // Values up to 1000 exercise rounding at larger exponents; x * 1024 is exact in every dtype.
+      add_case(list, OpKind::Cast, prefix + "_wide_range", to,
+               [from, to](CaseGraph& c) { return c.g.cast(c.spread_input(from, {40001}, 1024.0f), to); });
+    }
 }
 
 }  // namespace porta::cases::detail

@@ -13,9 +13,15 @@ std::vector<OpCase> all_cases() {
                                  detail::add_cast_cases,      detail::add_reduce_cases,
                                  detail::add_norm_cases,      detail::add_slice_pad_cases,
                                  detail::add_attention_cases};
+  // The ops that take integer and bool tensors, in those dtypes too.
+  constexpr Family any_dtype_families[] = {detail::add_shape_cases, detail::add_cast_cases,
+                                           detail::add_slice_pad_cases, detail::add_index_cases};
   std::vector<OpCase> list;
   for (const Family family : families)
     for (const DType t : all_dtypes) family(list, t);
+  for (const Family family : any_dtype_families)
+    for (const DType t : integer_dtypes) family(list, t);
+  for (const DType t : all_dtypes) detail::add_index_cases(list, t);
   return list;
 }
 

@@ -13,7 +13,7 @@ enum class Precision { Exact, Elementwise, Accumulating };
 // Elementwise ops round once into the output dtype; accumulating ops also sum in f32 where ref
 // sums in f64.
 Precision precision_of(OpKind op) {
-  static_assert(op_kind_count == 35, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 39, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Relu:
     case OpKind::Clip:
@@ -24,7 +24,11 @@ Precision precision_of(OpKind op) {
     case OpKind::Cast:
     case OpKind::Slice:
     case OpKind::Pad:
-    case OpKind::Expand: return Precision::Exact;
+    case OpKind::Expand:
+    case OpKind::Gather:
+    case OpKind::Compare:
+    case OpKind::Logical:
+    case OpKind::Where: return Precision::Exact;
     case OpKind::MatMul:
     case OpKind::Gemm:
     case OpKind::Conv2d:

@@ -242,6 +242,30 @@ def test_slice_split_pad_expand_match_numpy(device):
     assert_close(out["expand"], np.broadcast_to(x[:, 0:1], (2, 3, 6, 5)))
 
 
+def test_gather_compare_where_with_int64_and_bool_arrays(device):
+    x = random((5, 3), 25)
+    ids = np.array([[4, -1], [0, 2]], dtype=np.int64)
+    g = porta.Graph()
+    tx, tids = g.input("x", x.shape), g.input("ids", ids.shape, "i64")
+    rows = g.gather(tx, tids, 0)
+    g.output("rows", rows)
+    positive = g.greater(rows, g.constant("zero", np.zeros(1, np.float32)))
+    g.output("positive", positive)
+    g.output("either", g.logical_or(positive, g.logical_not(positive)))
+    g.output("relu", g.where(positive, rows, g.constant("fill", np.zeros(1, np.float32))))
+    g.output("ids_i32", g.cast(tids, "i32"))
+    g.output("ids_equal", g.equal(tids, g.transpose(tids, (1, 0))))
+    out = run(device, g, x=x, ids=ids)
+    want = x[ids]
+    assert_close(out["rows"], want)
+    assert out["positive"].dtype == np.bool_
+    assert np.array_equal(out["positive"], want > 0)
+    assert out["either"].all()
+    assert_close(out["relu"], np.maximum(want, 0))
+    assert out["ids_i32"].dtype == np.int32 and np.array_equal(out["ids_i32"], ids)
+    assert np.array_equal(out["ids_equal"], ids == ids.T)
+
+
 def test_attention(device):
     rng = np.random.default_rng(5)
     q, k, v = (rng.uniform(-1, 1, (2, 3, s, 4)).astype(np.float32) for s in (5, 7, 7))
@@ -266,5 +290,7 @@ def test_every_builder_op_is_bound():
     ops = ["matmul", "gemm", "conv2d", "add", "sub", "mul", "div", "relu", "relu6", "clip", "sigmoid", "silu", "tanh",
            "gelu", "erf", "sqrt", "reciprocal", "hard_sigmoid", "hard_swish", "pow", "reduce", "layer_norm", "rms_norm",
            "batchnorm", "max_pool2d", "avg_pool2d", "global_avg_pool", "softmax", "reshape", "flatten", "transpose",
-           "concat", "cast", "slice", "split", "pad", "expand", "attention"]
+           "concat", "cast", "slice", "split", "pad", "expand", "gather", "equal", "less", "less_or_equal", "greater",
+           "greater_or_equal", "logical_not", "logical_and", "logical_or", "where",
+           "attention"]
     assert [op for op in ops if not callable(getattr(porta.Graph, op, None))] == []

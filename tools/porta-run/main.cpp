@@ -152,8 +152,10 @@ std::vector<ort::Input> set_inputs(Executable& exe, const Graph& graph, const Ar
         exe.set_input(name, values);
       fmt::print("input  {} {} {} from {}\n", name, to_string(desc.shape), to_string(desc.dtype), it->second);
     } else {
-      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-      for (float& v : values) v = dist(rng);
+      // Integer inputs (token ids, indices) take small non-negative values, valid for any index range >= 8.
+      const bool whole = !is_float(desc.dtype);
+      std::uniform_real_distribution<float> dist(whole ? 0.0f : -1.0f, whole ? 8.0f : 1.0f);
+      for (float& v : values) v = whole ? std::floor(dist(rng)) : dist(rng);
       exe.set_input(name, values);
       fmt::print("input  {} {} {} random (seed {})\n", name, to_string(desc.shape), to_string(desc.dtype), args.seed);
     }
@@ -274,8 +276,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"native", "vendor"}))
       ->capture_default_str();
   app.add_option("--input", args.inputs,
-                 "NAME=FILE.npy: an input's values (float32 or float16, C order); "
-                 "inputs not given are seeded uniform random in [-1, 1)");
+                 "NAME=FILE.npy: an input's values (float32, float16, int64, int32 or bool, C order); "
+                 "inputs not given are seeded uniform random in [-1, 1) (integer ones: whole numbers in [0, 8))");
   app.add_option("--shape", args.shapes, "NAME=DIMS, e.g. input=1x3x224x224: an input's shape, replacing the model's");
   app.add_option("--seed", args.seed, "Seed of the random inputs")->capture_default_str();
   app.add_option("--batch", args.batch, "Size of symbolic (dynamic) batch dimensions")

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include "porta/error.hpp"
 
@@ -12,6 +13,14 @@ namespace {
 
 constexpr char magic[] = "\x93NUMPY";
 constexpr std::size_t magic_size = 6;
+
+// The .npy type codes porta reads and writes (little-endian; bool is one byte, '|b1').
+struct Descr {
+  const char* code;
+  DType dtype;
+};
+constexpr Descr descrs[] = {{"f4", DType::f32}, {"f2", DType::f16}, {"i8", DType::i64}, {"i4", DType::i32},
+                            {"b1", DType::boolean}};
 
 [[noreturn]] void bad(const std::string& what, const std::string& message) {
   throw Error(ErrorCode::InvalidArgument, what + ": " + message);
@@ -81,14 +90,17 @@ Array parse(std::span<const std::byte> bytes, const std::string& what) {
 
   const std::string_view descr = dict_value(header, "descr", what);
   Array a;
-  if (descr == "'<f4'" || descr == "'f4'") {
-    a.dtype = DType::f32;
-  } else if (descr == "'<f2'" || descr == "'f2'") {
-    a.dtype = DType::f16;
-  } else {
-    bad(what,
-        "dtype " + std::string(descr) + " is not supported; use little-endian float32 ('<f4') or float16 ('<f2')");
-  }
+  // The code between the quotes, after its byte-order mark ('<' little-endian, '|' not applicable).
+  std::string_view code = descr.size() >= 2 && descr.front() == '\'' && descr.back() == '\''
+                              ? descr.substr(1, descr.size() - 2)
+                              : std::string_view{};
+  if (!code.empty() && (code.front() == '<' || code.front() == '|')) code.remove_prefix(1);
+  const auto known = std::find_if(std::begin(descrs), std::end(descrs), [&](const Descr& d) { return code == d.code; });
+  if (known == std::end(descrs))
+    bad(what, "dtype " + std::string(descr) +
+                  " is not supported; use little-endian float32 ('<f4'), float16 ('<f2'), int64 ('<i8'), int32 "
+                  "('<i4') or bool ('|b1')");
+  a.dtype = known->dtype;
   const std::string_view order = dict_value(header, "fortran_order", what);
   if (order == "True") bad(what, "the array is in Fortran order; save it in C order (np.ascontiguousarray)");
   if (order != "False") bad(what, "fortran_order " + std::string(order) + " is not True or False");
@@ -112,12 +124,14 @@ Array parse(std::span<const std::byte> bytes, const std::string& what) {
 }
 
 std::vector<std::byte> serialize(const Array& array) {
-  if (array.dtype == DType::bf16)
+  const auto known =
+      std::find_if(std::begin(descrs), std::end(descrs), [&](const Descr& d) { return d.dtype == array.dtype; });
+  if (known == std::end(descrs))
     throw Error(ErrorCode::Unsupported, "npy: bfloat16 has no .npy dtype; convert to float32 first");
   std::string shape = "(";  // Python tuples: (), (4,), (2, 3)
   for (std::size_t i = 0; i < array.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(array.shape[i]);
   shape += array.shape.size() == 1 ? ",)" : ")";
-  std::string header = std::string("{'descr': '") + (array.dtype == DType::f32 ? "<f4" : "<f2") +
+  std::string header = std::string("{'descr': '") + (array.dtype == DType::boolean ? "|" : "<") + known->code +
                        "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Data starts on a 64-byte boundary, the header ends in a newline.
   const std::size_t total = magic_size + 4 + header.size() + 1;

@@ -1,5 +1,5 @@
 #pragma once
-// NumPy .npy files (format 1.0-3.0): little-endian float32 or float16 arrays in C order.
+// NumPy .npy files (format 1.0-3.0): little-endian float32, float16, int64, int32 or bool arrays in C order.
 // Every malformed file is a porta::Error naming the file and what is wrong with it.
 #include <cstddef>
 #include <filesystem>
@@ -13,7 +13,7 @@
 namespace porta::npy {
 
 struct Array {
-  DType dtype = DType::f32;  // f32 or f16
+  DType dtype = DType::f32;  // f32, f16, i64, i32 or bool
   Shape shape;               // empty for a 0-d array
   std::vector<std::byte> data;
 };

@@ -193,9 +193,19 @@ void cpu_pow(const HostOpArgs& args) {
   binary(args, [](float a, float b) { return std::pow(a, b); });
 }
 
-// The conversion is in the loads and stores: the output tensor has the target dtype.
+// The conversion is in the loads and stores: the output tensor has the target dtype. Between
+// integer dtypes it goes through int64, exact where a float would round.
 void cpu_cast(const HostOpArgs& args) {
-  unary(args, [](float x) { return x; });
+  const HostTensor& x = args.inputs[0];
+  const HostTensor& y = args.output;
+  if (is_float(x.dtype()) || is_float(y.dtype())) {
+    unary(args, [](float v) { return v; });
+    return;
+  }
+  parallel_chunks(y.numel(), chunk_elements, [&](std::int64_t begin, std::int64_t count) {
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(begin + count); ++i)
+      store_from_i64(y.data, i, y.dtype(), load_as_i64(x.data, i, x.dtype()));
+  });
 }
 
 }  // namespace porta::detail

@@ -44,6 +44,10 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Slice, cpu_strided_gather},
     {OpKind::Pad, cpu_pad},
     {OpKind::Expand, cpu_strided_gather},
+    {OpKind::Gather, cpu_gather},
+    {OpKind::Compare, cpu_compare},
+    {OpKind::Logical, cpu_logical},
+    {OpKind::Where, cpu_where},
     {OpKind::Attention, cpu_attention},
 };
 

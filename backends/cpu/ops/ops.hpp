@@ -50,4 +50,9 @@ void cpu_strided_gather(const HostOpArgs& args);  // Slice and Expand
 void cpu_pad(const HostOpArgs& args);
 void cpu_attention(const HostOpArgs& args);
 
+void cpu_gather(const HostOpArgs& args);
+void cpu_compare(const HostOpArgs& args);
+void cpu_logical(const HostOpArgs& args);
+void cpu_where(const HostOpArgs& args);
+
 }  // namespace porta::detail

@@ -172,32 +172,21 @@ void cpu_reshape(const HostOpArgs& args) {
 }
 
 void cpu_transpose(const HostOpArgs& args) {
-  const HostTensor& x = args.inputs[0];
-  const HostTensor& y = args.output;
-  if (size_of(x.dtype()) == 4) {
-    transpose<std::uint32_t>(x, y, args.node);
-  } else {
-    transpose<std::uint16_t>(x, y, args.node);
-  }
+  with_element_bits(size_of(args.output.dtype()), [&](auto element) {
+    transpose<decltype(element)>(args.inputs[0], args.output, args.node);
+  });
 }
 
 void cpu_strided_gather(const HostOpArgs& args) {
   const HostTensor& x = args.inputs[0];
   const StridedView view = strided_view(args.node, x.shape());
-  if (size_of(x.dtype()) == 4) {
-    gather_rows<std::uint32_t>(x, args.output, view);
-  } else {
-    gather_rows<std::uint16_t>(x, args.output, view);
-  }
+  with_element_bits(size_of(x.dtype()), [&](auto element) { gather_rows<decltype(element)>(x, args.output, view); });
 }
 
 void cpu_pad(const HostOpArgs& args) {
   const auto& p = std::get<PadParams>(args.node.params);
-  if (size_of(args.output.dtype()) == 4) {
-    pad_rows<std::uint32_t>(args.inputs[0], args.output, p);
-  } else {
-    pad_rows<std::uint16_t>(args.inputs[0], args.output, p);
-  }
+  with_element_bits(size_of(args.output.dtype()),
+                    [&](auto element) { pad_rows<decltype(element)>(args.inputs[0], args.output, p); });
 }
 
 void cpu_concat(const HostOpArgs& args) {

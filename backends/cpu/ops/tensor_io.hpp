@@ -14,6 +14,18 @@
 
 namespace porta::detail {
 
+// Calls f(Element{}) with the unsigned integer type of `bytes` bytes: for ops that move elements as
+// bits, whatever their dtype.
+template <class F>
+void with_element_bits(std::size_t bytes, F&& f) {
+  switch (bytes) {
+    case 8: f(std::uint64_t{}); break;
+    case 4: f(std::uint32_t{}); break;
+    case 2: f(std::uint16_t{}); break;
+    default: f(std::uint8_t{}); break;
+  }
+}
+
 // Elements per chunk of the streaming kernels: small enough that a chunk's f32 buffers stay in L1.
 inline constexpr std::int64_t chunk_elements = 2048;
 using ChunkBuffer = std::array<float, chunk_elements>;

@@ -14,7 +14,7 @@ cudaDataType cuda_data_type(DType t) {
   switch (t) {
     case DType::f16: return CUDA_R_16F;
     case DType::bf16: return CUDA_R_16BF;
-    case DType::f32: break;
+    default: break;  // f32; the vendor libraries see float tensors only
   }
   return CUDA_R_32F;
 }

@@ -111,7 +111,7 @@ cudnnDataType_t data_type(DType t) {
   switch (t) {
     case DType::f16: return CUDNN_DATA_HALF;
     case DType::bf16: return CUDNN_DATA_BFLOAT16;
-    case DType::f32: break;
+    default: break;  // f32; the vendor libraries see float tensors only
   }
   return CUDNN_DATA_FLOAT;
 }

@@ -111,6 +111,7 @@ template <class F> void with_dtype(DType t, F&& f) {
     case DType::f32: f(std::integral_constant<DType, DType::f32>{}); break;
     case DType::f16: f(std::integral_constant<DType, DType::f16>{}); break;
     case DType::bf16: f(std::integral_constant<DType, DType::bf16>{}); break;
+    case DType::i64: case DType::i32: case DType::boolean: break;  // refused before launch (float_only_reason)
   }
 }
 

@@ -47,7 +47,7 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 35, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 39, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -137,6 +137,10 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
       };
     case OpKind::Concat: return concat_launch(graph, node, context.spec());
     case OpKind::Pad: return unary_like(gpu::pad_args(graph, node), node, limits, launch_pad);
+    case OpKind::Gather:
+    case OpKind::Compare:
+    case OpKind::Logical:
+    case OpKind::Where: break;  // refused by the device's unsupported_reason (float_only_reason)
     case OpKind::Attention:
       return [args = gpu::attention_args(graph, node), in = node.inputs, y = node.output, limits](
                  const Bindings& b, gpuStream_t stream) mutable {

@@ -1,6 +1,7 @@
-// Prepended to every porta OpenCL program. The build option STORAGE_F32, STORAGE_F16 or
-// STORAGE_BF16 picks the storage dtype of the program's tensors; arithmetic is always float.
-// f16 goes through vload_half/vstore_half, which are core OpenCL 1.2: no cl_khr_fp16 needed.
+// Prepended to every porta OpenCL program. The build option STORAGE_F32, STORAGE_F16, STORAGE_BF16,
+// STORAGE_I64, STORAGE_I32 or STORAGE_BOOL picks the storage dtype of the program's tensors;
+// arithmetic is always float. f16 goes through vload_half/vstore_half, which are core OpenCL 1.2:
+// no cl_khr_fp16 needed. Integer and bool storage serves the ops that move, index, compare and cast.
 
 // A tensor argument is the arena (or constant) buffer and the tensor's byte offset in it: plan
 // offsets need no sub-buffer alignment that way.
@@ -23,6 +24,15 @@ void store_bf16(__global ushort* p, long i, float v) {
   p[i] = (ushort)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+// Integers load as the nearest float and store truncated toward zero (saturating; NaN gives 0), as
+// porta::store_from_f32; a bool is 0 or 1, and any value but 0 stores as 1.
+float load_i64(__global const long* p, long i) { return (float)p[i]; }
+float load_i32(__global const int* p, long i) { return (float)p[i]; }
+float load_bool(__global const uchar* p, long i) { return p[i] != 0 ? 1.0f : 0.0f; }
+void store_i64(__global long* p, long i, float v) { p[i] = convert_long_sat_rtz(v); }
+void store_i32(__global int* p, long i, float v) { p[i] = (int)convert_long_sat_rtz(v); }  // wraps, as porta's
+void store_bool(__global uchar* p, long i, float v) { p[i] = v != 0.0f ? 1 : 0; }
+
 #if defined(STORAGE_F32)
 typedef float storage_t;
 typedef uint raw_t;  // the element as bits, for ops that only move values
@@ -38,8 +48,26 @@ typedef ushort storage_t;
 typedef ushort raw_t;
 #define load_value load_bf16
 #define store_value store_bf16
+#elif defined(STORAGE_I64)
+typedef long storage_t;
+typedef ulong raw_t;
+#define load_value load_i64
+#define store_value store_i64
+#define INTEGER_STORAGE
+#elif defined(STORAGE_I32)
+typedef int storage_t;
+typedef uint raw_t;
+#define load_value load_i32
+#define store_value store_i32
+#define INTEGER_STORAGE
+#elif defined(STORAGE_BOOL)
+typedef uchar storage_t;
+typedef uchar raw_t;
+#define load_value load_bool
+#define store_value store_bool
+#define INTEGER_STORAGE
 #else
-#error "build with -DSTORAGE_F32, -DSTORAGE_F16 or -DSTORAGE_BF16"
+#error "build with -DSTORAGE_F32, -DSTORAGE_F16, -DSTORAGE_BF16, -DSTORAGE_I64, -DSTORAGE_I32 or -DSTORAGE_BOOL"
 #endif
 
 // Activation codes: porta::Activation's values, then those that only unary ops use

@@ -51,3 +51,20 @@ __kernel void unary(TENSOR(x), TENSOR(y), long n, int act, float lo, float hi) {
 CAST_FROM(f32, float)
 CAST_FROM(f16, half)
 CAST_FROM(bf16, ushort)
+CAST_FROM(i64, long)
+CAST_FROM(i32, int)
+CAST_FROM(bool, uchar)
+
+#ifdef INTEGER_STORAGE
+// Between integer dtypes: through long, exact where a float would round (i32 wraps, bool is != 0).
+#define CAST_EXACT_FROM(dtype, type)                                        \
+  __kernel void cast_exact_from_##dtype(TENSOR(x), TENSOR(y), long n) {     \
+    const long i = get_global_id(0);                                        \
+    if (i >= n) return;                                                     \
+    const long v = TENSOR_PTR(type, x)[i];                                  \
+    TENSOR_PTR(storage_t, y)[i] = (storage_t)(sizeof(storage_t) == 1 ? v != 0 : v); \
+  }
+CAST_EXACT_FROM(i64, long)
+CAST_EXACT_FROM(i32, int)
+CAST_EXACT_FROM(bool, uchar)
+#endif

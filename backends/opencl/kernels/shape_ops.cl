@@ -19,7 +19,7 @@ long pad_source(long i, long dim, int mode) {
 }
 
 // `value` holds the constant's storage bits.
-__kernel void pad(TENSOR(x), TENSOR(y), long n, long8 y_shape, long8 x_shape, long8 begin, int mode, int value) {
+__kernel void pad(TENSOR(x), TENSOR(y), long n, long8 y_shape, long8 x_shape, long8 begin, int mode, long value) {
   const long i = get_global_id(0);
   if (i >= n) return;
   long y_dims[8], x_dims[8], begins[8];

@@ -8,17 +8,7 @@ namespace porta::detail {
 void opencl_binary(LaunchBuilder& b, const Node& node) {
   const Tensor a = node.inputs[0], bt = node.inputs[1];
   const Shape& y_shape = b.desc(node.output).shape;
-  // Strides of each operand in the result's index space: 0 along broadcast dimensions.
-  const auto operand_strides = [&](const Shape& shape) {
-    Shape strides(y_shape.size(), 0);
-    const std::size_t lead = y_shape.size() - shape.size();
-    std::int64_t stride = 1;
-    for (std::size_t i = shape.size(); i-- > 0;) {
-      strides[lead + i] = shape[i] == 1 ? 0 : stride;
-      stride *= shape[i];
-    }
-    return to_long8(strides, 0);
-  };
+  const auto operand_strides = [&](const Shape& shape) { return broadcast_strides(shape, y_shape); };
   // The kernel's OPERAND_* modes: as many elements as the result means the same layout.
   const std::int64_t n = b.desc(node.output).numel();
   const auto mode = [&](Tensor t) -> std::int32_t { return b.desc(t).numel() == n ? 0 : b.desc(t).numel() == 1 ? 1 : 2; };
@@ -34,7 +24,7 @@ void opencl_binary(LaunchBuilder& b, const Node& node) {
 void opencl_unary(LaunchBuilder& b, const Node& node) {
   std::int32_t act = 0;
   float lo = 0.0f, hi = 0.0f;
-  static_assert(op_kind_count == 35, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 39, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Relu: act = activation_code(Activation::Relu); break;
     case OpKind::Sigmoid: act = activation_code(Activation::Sigmoid); break;
@@ -69,10 +59,11 @@ void opencl_unary(LaunchBuilder& b, const Node& node) {
 }
 
 void opencl_cast(LaunchBuilder& b, const Node& node) {
-  static constexpr const char* kernel_for[] = {"cast_from_f32", "cast_from_f16", "cast_from_bf16"};
+  const DType from = b.desc(node.inputs[0]).dtype, to = b.desc(node.output).dtype;
+  const bool exact = !is_float(from) && !is_float(to);  // between integer dtypes: no float in between
+  const std::string kernel = std::string(exact ? "cast_exact_from_" : "cast_from_") + std::string(to_string(from));
   const std::int64_t n = b.desc(node.output).numel();
-  auto args = b.kernel("elementwise", kernel_for[static_cast<std::size_t>(b.desc(node.inputs[0]).dtype)],
-                       b.desc(node.output).dtype);
+  auto args = b.kernel("elementwise", kernel, to);
   args.tensor(node.inputs[0]).tensor(node.output).i64(n);
   b.enqueue_1d(std::move(args), n);
 }

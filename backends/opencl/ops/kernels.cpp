@@ -43,6 +43,10 @@ constexpr std::pair<OpKind, OpenClOp> ops[] = {
     {OpKind::Slice, opencl_strided_gather},
     {OpKind::Pad, opencl_pad},
     {OpKind::Expand, opencl_strided_gather},
+    {OpKind::Gather, opencl_gather},
+    {OpKind::Compare, opencl_compare},
+    {OpKind::Logical, opencl_logical},
+    {OpKind::Where, opencl_where},
     {OpKind::Attention, opencl_attention},
 };
 

@@ -30,6 +30,13 @@ void opencl_pad(LaunchBuilder& b, const Node& node);
 void opencl_concat(LaunchBuilder& b, const Node& node);
 void opencl_reduce(LaunchBuilder& b, const Node& node);
 void opencl_norm(LaunchBuilder& b, const Node& node);  // layer_norm, rms_norm
+// kernels/index_ops.cl. Gather reads its indices back to check them (a kernel cannot raise an error).
+void opencl_gather(LaunchBuilder& b, const Node& node);
+void opencl_compare(LaunchBuilder& b, const Node& node);
+void opencl_logical(LaunchBuilder& b, const Node& node);
+void opencl_where(LaunchBuilder& b, const Node& node);
+// Strides of `operand` in the index space of the `result` it broadcasts to: 0 along broadcast dims.
+Long8 broadcast_strides(const Shape& operand, const Shape& result);
 void opencl_attention(LaunchBuilder& b, const Node& node);
 
 }  // namespace porta::detail

@@ -23,7 +23,7 @@ void opencl_pad(LaunchBuilder& b, const Node& node) {
   auto args = b.kernel("shape_ops", "pad", y.dtype);
   args.tensor(node.inputs[0]).tensor(node.output).i64(y.numel()).long8(to_long8(y.shape, 1))
       .long8(to_long8(b.desc(node.inputs[0]).shape, 1)).long8(to_long8(begin, 0))
-      .i32(static_cast<std::int32_t>(p.mode)).i32(static_cast<std::int32_t>(storage_bits(p.value, y.dtype)));
+      .i32(static_cast<std::int32_t>(p.mode)).i64(static_cast<std::int64_t>(storage_bits(p.value, y.dtype)));
   b.enqueue_1d(std::move(args), y.numel());
 }
 
