@@ -384,6 +384,7 @@ Command add_run_command(CLI::App& app, const std::string& command_line) {
 struct ModelArgs {
   std::vector<std::string> names;
   std::vector<std::int64_t> batches{1};
+  std::vector<std::int64_t> seqs{128};
   std::vector<std::string> layouts{"device"};
   bool no_torch = false, no_ort = false, profile = false;
   MeasureArgs measure;
@@ -399,7 +400,11 @@ int run_model_command(const ModelArgs& a, const std::string& command_line) {
   const std::vector<Problem> problems = checking_arguments([&] {
     std::vector<Problem> list;
     for (const std::string& name : a.names)
-      for (const std::int64_t batch : a.batches) list.push_back(model_problem(name, batch, parse_dtype(o.dtype), m.seed));
+      for (const std::int64_t batch : a.batches)
+        for (const std::int64_t seq : a.seqs) {
+          list.push_back(model_problem(name, batch, parse_dtype(o.dtype), m.seed, seq));
+          if (!name.starts_with("bert")) break;  // only BERT takes a sequence length
+        }
     return list;
   });
   const std::vector<Target> targets = prepare_targets(m, {o.json, o.csv});
@@ -426,6 +431,8 @@ Command add_model_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("--name", a->names, fmt::format("Models, comma-separated: {}", fmt::join(known, ", ")))
       ->required()->delimiter(',')->check(CLI::IsMember(known));
   cmd->add_option("--batch", a->batches, "Batch sizes, comma-separated")->delimiter(',')->check(positive)
+      ->capture_default_str();
+  cmd->add_option("--seq", a->seqs, "BERT's sequence lengths, comma-separated")->delimiter(',')->check(positive)
       ->capture_default_str();
   cmd->add_option("--layout", a->layouts,
                   "Conv layouts to run side by side, comma-separated: device (the device's choice), nchw, nhwc")

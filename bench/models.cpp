@@ -34,6 +34,9 @@ double network_flops(const Graph& g) {
       const bool trans_a = n.op == OpKind::Gemm ? std::get<GemmParams>(n.params).trans_a
                                                 : std::get<MatMulParams>(n.params).trans_a;
       flops += 2.0 * outputs * static_cast<double>(a[a.size() - (trans_a ? 2 : 1)]);
+    } else if (n.op == OpKind::Attention) {  // q kᵀ and p v, every score counted even where causal hides it
+      const Shape &q = g.shape(n.inputs[0]), &v = g.shape(n.inputs[2]);
+      flops += 2.0 * static_cast<double>(q[0] * q[1] * q[2] * v[2] * (q[3] + v[3]));
     }
   }
   return flops;
@@ -66,12 +69,15 @@ std::string python() {
 
 }  // namespace
 
-Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, std::uint64_t seed) {
-  Problem p{.op = "model", .kind = OpKind::Conv2d, .workload = fmt::format("{} b{}", name, batch), .dtype = dtype};
-  p.graph = models::build(name, {.batch = batch, .dtype = dtype, .seed = seed});
+Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, std::uint64_t seed, std::int64_t seq) {
+  const bool sequence = name.starts_with("bert");  // its input is a sequence, not an image
+  Problem p{.op = "model", .kind = OpKind::Conv2d,
+            .workload = sequence ? fmt::format("{} b{} s{}", name, batch, seq) : fmt::format("{} b{}", name, batch),
+            .dtype = dtype};
+  p.graph = models::build(name, {.batch = batch, .dtype = dtype, .seed = seed, .seq = sequence ? seq : 0});
   const Shape& input = p.graph.shape(p.graph.inputs().at(0));
-  p.params = {{"model", name}, {"batch", batch}, {"resolution", input[2]},
-              {"convs_3x3_stride1", convs_3x3_stride1(p.graph)}};
+  p.params = {{"model", name}, {"batch", batch}, {"convs_3x3_stride1", convs_3x3_stride1(p.graph)}};
+  p.params[sequence ? "seq" : "resolution"] = sequence ? input[1] : input[2];
   p.flops = network_flops(p.graph);
   for (const TensorInfo& t : p.graph.tensors())
     if (t.role != Role::Intermediate) p.bytes += static_cast<double>(t.desc.bytes());
@@ -81,26 +87,39 @@ Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, 
 
 std::string torch_device_spec(int threads) { return fmt::format("pytorch-cpu:threads={}", threads); }
 
-Row torch_reference(const Problem& model, int threads, const TimingPolicy& timing) {
+namespace {
+
+// PyTorch computes the same network in another order: the whole output is held to a relative L2
+// error of 1e-4 and no element further off than 1e-3 of the largest, as the ONNX Runtime column is.
+constexpr cases::Limits torch_limits{.nmse = 1e-8, .max_abs = 1e-3, .scale = 0.0};
+
+Row torch_row(const Problem& model, int threads) {
   Row row{.op = model.op, .workload = model.workload, .params = model.params,
           .device = torch_device_spec(threads), .backend = "pytorch", .impl = "eager",
           .dtype = std::string(to_string(model.dtype)), .flops = model.flops, .bytes = model.bytes};
   if (model.dtype != DType::f32) {
     row.status = "unsupported";
     row.reason = "the PyTorch reference runs f32 only";
-    return row;
   }
+  return row;
+}
+
+// Runs bench/scripts/<name>.py with `arguments` and the timing policy; its last line is JSON.
+std::string run_script(std::string_view name, const std::string& arguments, int threads, const TimingPolicy& timing) {
   const std::filesystem::path file =
-      std::filesystem::temp_directory_path() / fmt::format("porta-torch-reference-{}.py", ::getpid());
-  std::ofstream(file) << script("torch_reference");
-  const std::string command = fmt::format(
-      "{} {} --model {} --batch {} --resolution {} --threads {} --warmup {} --min-samples {} --min-time {} "
-      "--max-time {} 2>&1",
-      python(), file.string(), model.params["model"].get<std::string>(), model.params["batch"].get<std::int64_t>(),
-      model.params["resolution"].get<std::int64_t>(), threads, timing.warmup_s, timing.min_samples,
-      timing.min_time_s, timing.max_time_s);
+      std::filesystem::temp_directory_path() / fmt::format("porta-{}-{}.py", name, ::getpid());
+  std::ofstream(file) << script(name);
+  const std::string command =
+      fmt::format("{} {} {} --threads {} --warmup {} --min-samples {} --min-time {} --max-time {} 2>&1", python(),
+                  file.string(), arguments, threads, timing.warmup_s, timing.min_samples, timing.min_time_s,
+                  timing.max_time_s);
   const std::string out = ort::capture_output(command);
   std::filesystem::remove(file);
+  return out;
+}
+
+// The script's timing (or the error it reports) into `row`.
+void read_torch_result(Row& row, const std::string& out, const Problem& model) {
   const std::size_t brace = out.rfind("\n{");
   const Json result = Json::parse(brace == std::string::npos ? out : out.substr(brace + 1), nullptr, false);
   if (result.is_discarded() || !result.is_object()) {
@@ -120,6 +139,74 @@ Row torch_reference(const Problem& model, int threads, const TimingPolicy& timin
     row.gbs = model.bytes / *row.median_s * 1e-9;
     row.params["reference"] = result["version"];
   }
+}
+
+}  // namespace
+
+Row torch_reference(const Problem& model, int threads, const TimingPolicy& timing) {
+  Row row = torch_row(model, threads);
+  if (row.status == "unsupported") return row;
+  read_torch_result(row, run_script("torch_reference", fmt::format("--model {} --batch {} --resolution {}",
+                                                                    model.params["model"].get<std::string>(),
+                                                                    model.params["batch"].get<std::int64_t>(),
+                                                                    model.params["resolution"].get<std::int64_t>()),
+                                    threads, timing), model);
+  return row;
+}
+
+// The graph's constants and `input`, as float32 in one file beside a JSON index the script reads.
+void write_tensors(const Graph& g, const std::vector<float>& input, const std::filesystem::path& index,
+                   const std::filesystem::path& data) {
+  std::ofstream out(data, std::ios::binary);
+  Json tensors = Json::array();
+  std::int64_t offset = 0;
+  const auto put = [&](const std::string& name, const Shape& shape, std::span<const float> values) {
+    out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size_bytes()));
+    tensors.push_back({{"name", name}, {"shape", shape}, {"offset", offset}});
+    offset += static_cast<std::int64_t>(values.size());
+  };
+  for (const TensorInfo& t : g.tensors()) {
+    if (t.role != Role::Constant) continue;
+    std::vector<float> values(static_cast<std::size_t>(t.desc.numel()));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(t.data->data(), i, t.desc.dtype);
+    put(t.name, t.desc.shape, values);
+  }
+  put("input", g.shape(g.inputs().at(0)), input);
+  if (!out.flush()) throw Error(ErrorCode::IoError, "porta-bench: cannot write " + data.string());
+  std::ofstream(index) << Json{{"file", data.string()}, {"tensors", tensors}}.dump();
+}
+
+std::vector<float> read_floats(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<float> values(std::filesystem::exists(file) ? std::filesystem::file_size(file) / sizeof(float) : 0);
+  in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+  return values;
+}
+
+Row torch_transformer_reference(const Problem& model, const Device& cpu, const RunSettings& settings) {
+  const int threads = cpu.info().threads;
+  Row row = torch_row(model, threads);
+  if (row.status == "unsupported") return row;
+  const auto temp = std::filesystem::temp_directory_path() / fmt::format("porta-torch-{}", ::getpid());
+  const auto index = temp.string() + ".json", data = temp.string() + ".bin", output = temp.string() + ".out";
+  const std::vector<float> input = cases::random_input_values(model.graph, 0, settings.seed);
+  write_tensors(model.graph, input, index, data);
+  const auto& [name, y] = model.graph.outputs().at(0);
+  read_torch_result(row, run_script("torch_transformers",
+                                    fmt::format("--model {} --tensors {} --output {} --classes {}",
+                                                model.params["model"].get<std::string>(), index, output,
+                                                model.graph.shape(y).back()),
+                                    threads, settings.timing), model);
+  const std::vector<float> torch_output = read_floats(output);
+  for (const auto& file : {index, data, output}) std::filesystem::remove(file);
+  if (row.status == "unsupported") return row;
+  Executable exe = cpu.compile(model.graph, settings.compile);  // porta's output for the same input
+  exe.set_input(model.graph.info(model.graph.inputs().at(0)).name, input);
+  exe.run();
+  cases::Verification v{.passed = true};
+  cases::check_output(v, name, model.graph.shape(y), DType::f32, torch_limits, torch_output, exe.output(name));
+  record_verification(row, v);
+  row.oracle = "porta " + cpu.info().spec;
   return row;
 }
 

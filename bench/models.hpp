@@ -11,12 +11,17 @@ namespace porta::bench {
 
 // A model from porta::models at its native resolution. FLOPs count the convs and GEMMs (2 per
 // multiply-add), the work every framework does; elementwise ops are not counted.
-Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, std::uint64_t seed);
+// Transformers: BERT at sequence length `seq` (the workload says "bert-base b1 s128").
+Problem model_problem(const std::string& name, std::int64_t batch, DType dtype, std::uint64_t seed,
+                      std::int64_t seq = 128);
 
 // The same network in PyTorch eager mode on the host CPU with `threads` threads, timed under
 // `timing` in a python3 child process. A row with status "unsupported" when python3, torch or the
 // model is missing.
 Row torch_reference(const Problem& model, int threads, const TimingPolicy& timing);
+// The transformers (BERT, ViT) in PyTorch eager on porta's own weights and seeded input
+// (bench/scripts/torch_transformers.py), verified against porta's output on `cpu`, whose threads it uses.
+Row torch_transformer_reference(const Problem& model, const Device& cpu, const RunSettings& settings);
 // Its rows' device: "pytorch-cpu:threads=N", beside the cpu device of N threads.
 std::string torch_device_spec(int threads);
 

@@ -105,7 +105,10 @@ std::vector<Row> reference_rows(const Problem& model, const Target& target, cons
                                 References which, bool profile) {
   std::vector<Row> rows;
   if (!target.device || target.backend != "cpu") return rows;
-  if (which.torch) print_done(rows.emplace_back(torch_reference(model, target.device->info().threads, settings.timing)));
+  const bool transformer = model.params.contains("seq") || model.params["model"] == "vit-b16";
+  if (which.torch)
+    print_done(rows.emplace_back(transformer ? torch_transformer_reference(model, *target.device, settings)
+                                             : torch_reference(model, target.device->info().threads, settings.timing)));
   if (which.ort) print_done(rows.emplace_back(ort_reference(model, *target.device, settings, profile)));
   return rows;
 }

@@ -62,7 +62,7 @@ void append(std::vector<Problem>& to, std::vector<Problem> from) {
 }
 
 // Powers of two from 128 to 8192 and their odd neighbours: the gap between 2^k and 2^k+1 shows
-// how much a kernel depends on sizes that divide its tiles.
+// how much a kernel depends on sizes that divide its tiles. Then DeepBench's GEMMs and BERT's.
 std::vector<Problem> gemm_suite(const std::vector<DType>& dtypes, std::uint64_t seed) {
   std::vector<Problem> problems;
   for (const DType dtype : dtypes)
@@ -74,6 +74,8 @@ std::vector<Problem> gemm_suite(const std::vector<DType>& dtypes, std::uint64_t 
   append(problems, workload_problems(in_dtypes(only_sets(deepbench, {"inference_server_set", "inference_device_set"}),
                                                dtypes, false),
                                      seed, "workloads/deepbench_gemm.csv", std::nullopt, "deepbench/"));
+  append(problems, workload_problems(in_dtypes(builtin_workload("bert_gemm"), dtypes, false), seed,
+                                     "workloads/bert_gemm.csv", std::nullopt, "bert/"));
   return problems;
 }
 

@@ -88,6 +88,7 @@ TEST_SUITE("workload_csv") {
     CHECK(builtin_workload("deepbench_gemm").size() == 248);
     CHECK(builtin_workload("deepbench_conv").size() == 218);
     CHECK(builtin_workload("resnet50_conv").size() == 20);
+    CHECK(builtin_workload("bert_gemm").size() == 20);
     const auto depthwise = builtin_workload("efficientnet_b0_depthwise");
     CHECK(depthwise.size() == 12);
     for (const auto& row : depthwise) {

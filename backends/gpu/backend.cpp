@@ -134,6 +134,8 @@ class GpuDevice final : public DeviceImpl {
     // Every float op has a native kernel, in NCHW.
     if (std::string reason = nchw_only_reason(node, backend_name); !reason.empty()) return reason;
     if (std::string reason = float_only_reason(graph, node, backend_name); !reason.empty()) return reason;
+    if (node.op == OpKind::Attention)
+      if (std::string reason = gpu::attention_unsupported_reason(graph, node); !reason.empty()) return reason;
     if (options.impl != Impl::Vendor)
       return node.op == OpKind::Conv2d ? gpu::conv_index_limit(gpu::conv_args(graph, node)) : std::string{};
     if (vendor() == nullptr) return vendor_failure_;

@@ -188,6 +188,14 @@ porta_status porta_flatten(porta_graph* graph, porta_tensor x, int64_t axis, con
   return op(graph, out, [&](Graph& g) { return g.flatten(tensor_of(x), axis, optional_text(name)); });
 }
 
+porta_status porta_attention(porta_graph* graph, porta_tensor q, porta_tensor k, porta_tensor v, porta_tensor mask,
+                             float scale, int causal, const char* name, porta_tensor* out) {
+  return op(graph, out, [&](Graph& g) {
+    return g.attention(tensor_of(q), tensor_of(k), tensor_of(v), {.scale = scale, .causal = causal != 0},
+                       tensor_of(mask), optional_text(name));
+  });
+}
+
 porta_status porta_layer_norm(porta_graph* graph, porta_tensor x, porta_tensor scale, porta_tensor bias, int64_t axis,
                               float epsilon, const char* name, porta_tensor* out) {
   return op(graph, out, [&](Graph& g) {

@@ -18,7 +18,7 @@ std::uint64_t align_up(std::uint64_t bytes, std::uint64_t alignment) {
 bool overlap_in_time(const LiveRange& a, const LiveRange& b) { return a.first <= b.last && b.first <= a.last; }
 
 bool elementwise(OpKind op) {
-  static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
     case OpKind::Relu: case OpKind::Clip: case OpKind::Sigmoid: case OpKind::Silu: case OpKind::Tanh:

@@ -822,4 +822,33 @@ Tensor Graph::softmax_cross_entropy(Tensor logits, Tensor labels, std::string na
                   std::move(name));
 }
 
+Tensor Graph::attention(Tensor q, Tensor k, Tensor v, const AttentionParams& p, Tensor mask, std::string name) {
+  name = node_name(OpKind::Attention, std::move(name));
+  const Shape &sq = this->shape(q), &sk = this->shape(k), &sv = this->shape(v);
+  std::vector<Tensor> inputs{q, k, v};
+  if (mask) inputs.push_back(mask);
+  check_same_dtype(*this, inputs, "attention", name);
+  const auto shapes = [&] { return "q " + to_string(sq) + ", k " + to_string(sk) + ", v " + to_string(sv); };
+  if (sq.size() != 4 || sk.size() != 4 || sv.size() != 4)
+    fail(ErrorCode::ShapeMismatch, "attention", name, shapes() + " must each be [batch, heads, seq, head_dim]");
+  if (sk[0] != sq[0] || sk[1] != sq[1] || sv[0] != sq[0] || sv[1] != sq[1] || sk[3] != sq[3] || sv[2] != sk[2])
+    fail(ErrorCode::ShapeMismatch, "attention", name,
+         shapes() + ": batch and heads must agree, k's head_dim must be q's, and v must have k's sequence");
+  const Shape out{sq[0], sq[1], sq[2], sv[3]};
+  if (mask) {
+    Shape joined;
+    const Shape scores{sq[0], sq[1], sq[2], sk[2]};
+    if (this->shape(mask).size() > 4 || !broadcast_shapes(scores, this->shape(mask), joined) || joined != scores)
+      fail(ErrorCode::ShapeMismatch, "attention", name,
+           "mask " + to_string(this->shape(mask)) + " does not broadcast to the scores " + to_string(scores));
+  }
+  if (!std::isfinite(p.scale) || p.scale < 0.0f)
+    fail(ErrorCode::InvalidArgument, "attention", name,
+         "scale " + std::to_string(p.scale) + " must be finite and > 0 (0 asks for 1 / sqrt(head_dim))");
+  AttentionParams resolved = p;
+  if (resolved.scale == 0.0f) resolved.scale = sq[3] > 0 ? 1.0f / std::sqrt(static_cast<float>(sq[3])) : 1.0f;
+  check_shape(out, dtype(q), "attention", name, "output");
+  return add_node(OpKind::Attention, resolved, std::move(inputs), {dtype(q), out}, std::move(name));
+}
+
 }  // namespace porta

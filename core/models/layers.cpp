@@ -57,10 +57,21 @@ Tensor Layers::conv_bias(Tensor x, std::int64_t filters, const std::string& name
 }
 
 Tensor Layers::linear(Tensor x, std::int64_t features, const std::string& name) {
+  return linear(x, features, name + ".weight", name + ".bias", name);
+}
+
+Tensor Layers::linear(Tensor x, std::int64_t features, const std::string& weight, const std::string& bias,
+                      const std::string& name) {
   const std::int64_t inputs = g.shape(x)[1];
   const float bound = 1.0f / std::sqrt(static_cast<float>(inputs));
-  return g.gemm(x, random(name + ".weight", {features, inputs}, -bound, bound), {.trans_b = true},
-                random(name + ".bias", {features}, -bound, bound), name);
+  return g.gemm(x, random(weight, {features, inputs}, -bound, bound), {.trans_b = true},
+                random(bias, {features}, -bound, bound), name);
+}
+
+Tensor Layers::layer_norm(Tensor x, float epsilon, const std::string& name) {
+  const Shape features{g.shape(x).back()};
+  return g.layer_norm(x, random(name + ".weight", features, 0.8f, 1.2f), random(name + ".bias", features, -0.1f, 0.1f),
+                      {.axis = -1, .epsilon = epsilon}, name);
 }
 
 }  // namespace porta::models::detail

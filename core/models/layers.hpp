@@ -22,15 +22,20 @@ class Layers {
   Tensor conv_bn(Tensor x, const ConvSpec& spec, Activation act, const std::string& name);
   // A 1x1 conv with a bias and no batchnorm (EfficientNet's squeeze-and-excitation).
   Tensor conv_bias(Tensor x, std::int64_t filters, const std::string& name);
-  // y = x W^T + b, as torch.nn.Linear.
+  // y = x W^T + b, as torch.nn.Linear, x [rows, inputs]; weight and bias named "<name>.weight", "<name>.bias",
+  // or as given.
   Tensor linear(Tensor x, std::int64_t features, const std::string& name);
+  Tensor linear(Tensor x, std::int64_t features, const std::string& weight, const std::string& bias,
+                const std::string& name);
+  // torch.nn.LayerNorm over the last axis: "<name>.weight" and "<name>.bias".
+  Tensor layer_norm(Tensor x, float epsilon, const std::string& name);
+  // Seeded values in [lo, hi), as a constant; `name` is the tensor's.
+  Tensor random(const std::string& name, const Shape& shape, float lo, float hi);
   Tensor activate(Tensor x, Activation act, const std::string& name);
 
   Graph& g;
 
  private:
-  // Uniform in [lo, hi): weights scaled by fan-in so activations keep their magnitude.
-  Tensor random(const std::string& name, const Shape& shape, float lo, float hi);
   float next_uniform();
 
   DType dtype_;

@@ -2,6 +2,7 @@
 // (a conv's residual add and fused activation, SiLU as x * sigmoid(x), MatMul's transposes). Values
 // keep the graph's tensor names; a graph output under another name gets an Identity.
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "core/onnx/writer.hpp"
@@ -166,7 +167,7 @@ class Exporter {
   // A one-element initializer of `dtype`, for arithmetic beside tensors of that dtype.
   std::string typed_scalar(const std::string& base, float v, DType dtype) {
     const std::string n = fresh(base);
-    std::byte bytes[4];
+    std::byte bytes[8];  // the widest dtype's
     store_from_f32(bytes, 0, dtype, v);
     model_.initializers.push_back(raw_tensor(n, {}, elem_type(dtype), bytes, size_of(dtype)));
     return n;
@@ -227,6 +228,37 @@ class Exporter {
     return op == LogicalOp::Not ? "Not" : op == LogicalOp::And ? "And" : "Or";
   }
 
+  // Attention as its unfused graph: MatMul(q, Transpose(k)) -> Mul(scale) -> Add(mask) -> Softmax -> MatMul(., v),
+  // the pattern the importer folds back into one node; causal as a constant mask of -inf above the
+  // diagonal, added to the node's own mask if it has one.
+  void attention(const Node& n, const std::vector<std::string>& in, const std::string& y) {
+    const auto& p = std::get<AttentionParams>(n.params);
+    const DType dtype = g_.dtype(n.output);
+    const auto step = [&](const std::string& op, const std::vector<std::string>& inputs, const std::string& what,
+                          const std::vector<Proto>& attrs = {}) {
+      const std::string out = fresh(n.name + "." + what);
+      emit(op, inputs, out, out, attrs);
+      return out;
+    };
+    const std::string kt = step("Transpose", {in[1]}, "kt", {attr_ints("perm", {0, 1, 3, 2})});
+    const std::string scale = typed_scalar(n.name + ".scale", p.scale, dtype);
+    std::string scores = step("Mul", {step("MatMul", {in[0], kt}, "qk"), scale}, "scaled");
+    std::string mask = in.size() > 3 ? in[3] : "";
+    if (p.causal) {  // one mask, so that the chain keeps the single Add the importer reads
+      const std::int64_t sq = g_.shape(n.inputs[0])[2], sk = g_.shape(n.inputs[1])[2];
+      std::vector<std::byte> bytes(static_cast<std::size_t>(sq * sk) * size_of(dtype));
+      for (std::int64_t i = 0; i < sq; ++i)
+        for (std::int64_t j = 0; j < sk; ++j)
+          store_from_f32(bytes.data(), static_cast<std::size_t>(i * sk + j), dtype,
+                         j > i ? -std::numeric_limits<float>::infinity() : 0.0f);
+      const std::string causal = fresh(n.name + ".causal");
+      model_.initializers.push_back(raw_tensor(causal, {sq, sk}, elem_type(dtype), bytes.data(), bytes.size()));
+      mask = mask.empty() ? causal : step("Add", {mask, causal}, "mask");
+    }
+    if (!mask.empty()) scores = step("Add", {scores, mask}, "masked");
+    emit("MatMul", {step("Softmax", {scores}, "weights", {attr_int("axis", -1)}), in[2]}, y, n.name);
+  }
+
   // Pad's constant is a scalar of x's own element type.
   void pad(const Node& n, const std::string& x, const std::string& y) {
     const auto& p = std::get<PadParams>(n.params);
@@ -242,7 +274,7 @@ class Exporter {
     std::vector<std::string> in;
     for (const Tensor t : n.inputs) in.push_back(name(t));
     const std::string& y = name(n.output);
-    static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: return conv(n, in, y);
       case OpKind::Gemm: return gemm(n, in, y);
@@ -310,6 +342,7 @@ class Exporter {
       case OpKind::ActivationBackward:
       case OpKind::MaxPool2dBackward:
       case OpKind::SoftmaxCrossEntropy: unsupported(n, "a backward or loss op");
+      case OpKind::Attention: return attention(n, in, y);
     }
     unsupported(n, "the op");
   }

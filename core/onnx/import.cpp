@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "core/onnx/attrs.hpp"
+#include "core/onnx/attention_pattern.hpp"
 #include "core/onnx/fold.hpp"
 #include "core/onnx/literal.hpp"
 #include "core/onnx/model.hpp"
@@ -60,7 +61,7 @@ class Importer {
     add_inputs();
     for (std::size_t i = 0; i < graph_.nodes.size(); ++i) import_node(graph_.nodes[i], i);
     add_outputs();
-    return std::move(g_);
+    return detail::fuse_attention(std::move(g_));
   }
 
  private:

@@ -252,4 +252,20 @@ StridedView strided_view(const Node& node, const Shape& x) {
   return view;
 }
 
+AttentionDims attention_dims(const AttentionParams& p, const Shape& q, const Shape& v, const Shape* mask) {
+  AttentionDims d{.batch = q[0], .heads = q[1], .queries = q[2], .keys = v[2], .depth = q[3], .width = v[3],
+                  .scale = p.scale, .causal = p.causal, .mask = mask != nullptr};
+  if (!mask) return d;
+  const std::int64_t extent[4] = {d.batch, d.heads, d.queries, d.keys};
+  const auto rank = static_cast<std::int64_t>(mask->size());
+  std::int64_t stride = 1;
+  for (std::int64_t dim = 3; dim >= 0; --dim) {  // the mask's dims align with the scores' last ones
+    const std::int64_t m = dim - (4 - rank);
+    const std::int64_t size = m >= 0 ? (*mask)[static_cast<std::size_t>(m)] : 1;
+    d.mask_stride[dim] = size == extent[dim] && size != 1 ? stride : 0;
+    stride *= size;
+  }
+  return d;
+}
+
 }  // namespace porta::detail

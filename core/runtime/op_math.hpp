@@ -2,6 +2,7 @@
 // Op semantics shared by every host kernel (ref and cpu): scalar activations, numpy broadcasting
 // and the dimension bookkeeping of matmul and conv. Templates, so the ref oracle runs them in
 // double and the cpu backend in float.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -246,5 +247,25 @@ struct StridedView {
   std::int64_t offset = 0;
 };
 StridedView strided_view(const Node& node, const Shape& x);
+
+// An attention node's sizes: batch x heads problems, each `queries` rows of q [queries, depth] against
+// k [keys, depth] and v [keys, width]; the additive mask, if any, broadcast with stride 0.
+struct AttentionDims {
+  std::int64_t batch = 1, heads = 1, queries = 0, keys = 0, depth = 0, width = 0;
+  float scale = 1.0f;
+  bool causal = false;
+  bool mask = false;
+  std::int64_t mask_stride[4] = {};  // along batch, heads, queries, keys
+
+  std::int64_t problems() const { return batch * heads; }
+  // The mask's offset of problem `bh`'s row `i`; its key j adds j * mask_stride[3].
+  std::int64_t mask_row(std::int64_t bh, std::int64_t i) const {
+    return bh / heads * mask_stride[0] + bh % heads * mask_stride[1] + i * mask_stride[2];
+  }
+  // The keys that query row i sees: the first i + 1 when causal, else all.
+  std::int64_t visible_keys(std::int64_t i) const { return causal ? std::min(keys, i + 1) : keys; }
+};
+// `mask` is null when the node has none.
+AttentionDims attention_dims(const AttentionParams& p, const Shape& q, const Shape& v, const Shape* mask);
 
 }  // namespace porta::detail

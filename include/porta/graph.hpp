@@ -108,6 +108,11 @@ class Graph {
                             std::string name = {});
   Tensor pad(Tensor x, const PadParams& p, std::string name = {});
   Tensor expand(Tensor x, Shape shape, std::string name = {});  // ONNX Expand
+  // Scaled dot-product attention as one node: softmax(scale * q kᵀ + mask) v, q [b, h, sq, d],
+  // k [b, h, sk, d], v [b, h, sk, dv] -> [b, h, sq, dv]. The mask is optional and broadcasts to
+  // [b, h, sq, sk]; AttentionParams sets the scale and the causal option.
+  Tensor attention(Tensor q, Tensor k, Tensor v, const AttentionParams& p = {}, Tensor mask = {},
+                   std::string name = {});
 
   // ONNX Gather: y = data indexed along `axis` by `indices` (i64 or i32; negative ones count from
   // the end, one out of range is an error at run time). y's shape is data's dimensions before

@@ -18,6 +18,7 @@ struct ModelOptions {
   std::int64_t classes = 1000;
   DType dtype = DType::f32;
   std::uint64_t seed = 1;
+  std::int64_t seq = 0;  // BERT's sequence length; 0 = 128
 };
 
 // Input "input" [batch, 3, resolution, resolution]; output "logits" [batch, classes].
@@ -26,10 +27,20 @@ Graph resnet50(const ModelOptions& options = {});
 Graph efficientnet(int variant, const ModelOptions& options = {});
 // MobileNet-V2 (width 1.0) at 224 px.
 Graph mobilenet_v2(const ModelOptions& options = {});
+// BERT's encoder stack as Devlin et al. (2019) define it: post-LN layers, GELU (erf), FFN 4x hidden;
+// base: 12 layers, hidden 768, 12 heads; large: 24, 1024, 16. Input "input" [batch, seq, hidden], the
+// summed token, position and segment embeddings (their table lookups are not part of the graph),
+// normalised by the embeddings' LayerNorm; output "hidden" [batch, seq, hidden]. No padding mask.
+Graph bert(bool large, const ModelOptions& options = {});
+// ViT-B/16 as torchvision's vit_b_16: 16x16 patches of 224 px, class token, position embedding,
+// 12 pre-LN layers of hidden 768 and 12 heads, the head on the class token.
+Graph vit_b16(const ModelOptions& options = {});
 
 struct ModelInfo {
-  std::string name;             // "resnet50", "efficientnet-b0" ... "efficientnet-b7", "mobilenet-v2"
-  std::int64_t resolution = 0;  // native input size
+  std::string name;             // "resnet50", "efficientnet-b0" ... "efficientnet-b7", "mobilenet-v2", "bert-base",
+                                // "bert-large", "vit-b16"
+  std::int64_t resolution = 0;  // native input size; 0 for BERT, whose input is a sequence
+  bool transformer = false;
 };
 
 std::vector<ModelInfo> available();  // every model `build` knows

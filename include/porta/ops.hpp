@@ -42,9 +42,10 @@ enum class OpKind : std::uint8_t {
   ActivationBackward,  // dy * f'(x) for the forward activation its params name; inputs x, dy
   MaxPool2dBackward,   // dy routed to each window's first maximum of x; inputs x, dy; dx has x's shape
   SoftmaxCrossEntropy, // per row of the last axis: logsumexp(z) sum(l) - sum(l z); inputs logits z, labels l
+  Attention,      // softmax(scale * q kᵀ + mask, causal) v over [batch, heads, seq, head_dim]
 };
 
-inline constexpr int op_kind_count = static_cast<int>(OpKind::SoftmaxCrossEntropy) + 1;
+inline constexpr int op_kind_count = static_cast<int>(OpKind::Attention) + 1;
 
 std::string_view to_string(OpKind op) noexcept;
 
@@ -205,12 +206,19 @@ struct ActivationBackwardParams {
   HardSigmoidParams hard_sigmoid{}; // HardSigmoid; HardSwish uses alpha 1/6, beta 1/2
 };
 
+// Scaled dot-product attention, as torch's scaled_dot_product_attention: q [b, h, sq, d], k [b, h, sk, d],
+// v [b, h, sk, dv], an optional additive mask broadcast to [b, h, sq, sk]; y [b, h, sq, dv].
+struct AttentionParams {
+  float scale = 0.0f;   // 0: 1 / sqrt(d); the builder stores the value it resolves to
+  bool causal = false;  // query i sees keys 0..i only (the mask's top-left alignment when sq != sk)
+};
+
 using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dParams, ClipParams,
                               GeluParams, BatchNormParams, Pool2dParams, GlobalPoolParams,
                               SoftmaxParams, ReshapeParams, TransposeParams, ConcatParams, CastParams,
                               HardSigmoidParams, ReduceParams, NormParams, SliceParams, PadParams,
                               ExpandParams, GatherParams, CompareParams, LogicalParams,
-                              ActivationBackwardParams>;
+                              ActivationBackwardParams, AttentionParams>;
 
 // Conv and pooling output extent along one spatial dimension (floor or ceil), before checking.
 constexpr std::int64_t window_output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,

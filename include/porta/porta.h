@@ -197,6 +197,10 @@ porta_status porta_layer_norm(porta_graph* graph, porta_tensor x, porta_tensor s
 porta_status porta_rms_norm(porta_graph* graph, porta_tensor x, porta_tensor scale, int64_t axis, float epsilon,
                             const char* name, porta_tensor* out);
 porta_status porta_softmax(porta_graph* graph, porta_tensor x, int64_t axis, const char* name, porta_tensor* out);
+/* softmax(scale * q kT + mask) v over q [b, h, sq, d], k [b, h, sk, d], v [b, h, sk, dv]; mask (broadcast to
+ * [b, h, sq, sk]) may be PORTA_NO_TENSOR; scale 0 means 1 / sqrt(d); causal nonzero: query i sees keys 0..i. */
+porta_status porta_attention(porta_graph* graph, porta_tensor q, porta_tensor k, porta_tensor v, porta_tensor mask,
+                             float scale, int causal, const char* name, porta_tensor* out);
 /* ONNX ReduceSum/Mean/Max/Min over `axis_count` axes (negative ones count from the end; none: every
  * axis); keepdims 0 drops the reduced axes. */
 porta_status porta_reduce(porta_graph* graph, porta_tensor x, porta_reduction reduction, const int64_t* axes,

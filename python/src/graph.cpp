@@ -125,6 +125,14 @@ void bind_layers(py::class_<Graph>& c) {
       },
       "x"_a, "axis"_a = -1, "name"_a = "", "mask"_a = py::none(),
       "Softmax along `axis`; with a mask, softmax(x + mask), the mask broadcasting to x.");
+  c.def(
+      "attention",
+      [](Graph& g, Tensor q, Tensor k, Tensor v, std::optional<Tensor> mask, bool causal, float scale,
+         std::string name) {
+        return g.attention(q, k, v, {.scale = scale, .causal = causal}, or_none(mask), std::move(name));
+      },
+      "q"_a, "k"_a, "v"_a, "mask"_a = py::none(), "causal"_a = false, "scale"_a = 0.0f, "name"_a = "",
+      "softmax(scale * q kT + mask) v over [batch, heads, seq, head_dim]; scale 0 means 1 / sqrt(head_dim).");
   c.def("reshape", &Graph::reshape, "x"_a, "shape"_a, "name"_a = "",
         "ONNX Reshape: one dimension may be -1 (inferred), 0 copies the input's.");
   c.def("flatten", &Graph::flatten, "x"_a, "axis"_a = 1, "name"_a = "");

@@ -232,6 +232,18 @@ static porta_status softmax(porta_graph* g) {
   return porta_graph_output(g, "y", y);
 }
 
+static porta_status attention(porta_graph* g) {
+  porta_tensor q, k, v, mask, y;
+  TRY(input(g, "q", SHAPE(2, 3, 5, 4), &q));
+  TRY(input(g, "k", SHAPE(2, 3, 7, 4), &k));
+  TRY(input(g, "v", SHAPE(2, 3, 7, 6), &v));
+  TRY(constant(g, "mask", SHAPE(2, 1, 1, 7), -1, 1, &mask));
+  TRY(porta_attention(g, q, k, v, mask, 0.0f, 0, NULL, &y));
+  TRY(porta_graph_output(g, "masked", y));
+  TRY(porta_attention(g, q, k, v, PORTA_NO_TENSOR, 0.3f, 1, NULL, &y));
+  return porta_graph_output(g, "causal", y);
+}
+
 static porta_status norms(porta_graph* g) {
   porta_tensor x, scale, bias, y;
   TRY(input(g, "x", SHAPE(3, 5, 8), &x));
@@ -336,6 +348,7 @@ static const op_case cases[] = {
     {"softmax", softmax}, {"reduce", reduce}, {"norms", norms}, {"reshape_flatten_transpose", shape_ops},
     {"concat", concat}, {"cast", cast}, {"slice_split_pad_expand", slice_split_pad_expand},
     {"index_ops", index_ops},
+    {"attention", attention},
 };
 
 /* ---- running a case on a device and on ref -------------------------------------------------------- */

@@ -33,7 +33,7 @@ std::int64_t numel(const Shape& shape) {
 }
 
 Shape constant_shape(ConstantShape kind, const Shape& of) {
-  static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
   switch (kind) {
     case ConstantShape::Scalar: return {1};
     case ConstantShape::PerChannel: {
@@ -97,7 +97,7 @@ class StepBuilder {
   Tensor add_op(const Step& s) {
     const Tensor x = operand(s, 0);
     const DType t = g.dtype(x);
-    static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
     switch (s.op) {
       case OpKind::Conv2d: {
         auto p = std::get<Conv2dParams>(s.params);
@@ -139,7 +139,7 @@ class StepBuilder {
           b = constant(constant_shape(s.constant, g.shape(x)), t, s.seed, factor ? 0.5f : -1.0f, factor ? 1.5f : 1.0f,
                        factor);
         }
-        static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
+        static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
         switch (s.op) {
           case OpKind::Add: return g.add(x, b);
           case OpKind::Sub: return g.sub(x, b);
@@ -206,6 +206,9 @@ class StepBuilder {
         return g.activation_backward(x, operand(s, 1), std::get<ActivationBackwardParams>(s.params));
       case OpKind::MaxPool2dBackward: return g.max_pool2d_backward(x, operand(s, 1), std::get<Pool2dParams>(s.params));
       case OpKind::SoftmaxCrossEntropy: return g.softmax_cross_entropy(x, operand(s, 1));
+      case OpKind::Attention:  // self-attention: x is q, k and v at once
+        rank_checked(g, x, 4);
+        return g.attention(x, x, x, std::get<AttentionParams>(s.params));
     }
     throw Error(ErrorCode::InvalidArgument, "graph_gen: no step builds " + std::string(to_string(s.op)));
   }
@@ -344,6 +347,7 @@ class Generator {
         {2, &Generator::norm},
         {4, &Generator::slice_pad_expand},
         {1, &Generator::backward},
+        {2, &Generator::attention},
     };
     static constexpr int total = [] {
       int sum = 0;
@@ -418,6 +422,13 @@ class Generator {
                      NormParams{.axis = c_.pick<std::int64_t>({-1, -2}), .epsilon = c_.pick({1e-5f, 1e-3f})});
     s.bias = c_.percent(70);
     try_add(std::move(s));
+  }
+
+  // Self-attention over a 4-D tensor read as [batch, heads, seq, head_dim].
+  void attention() {
+    if (const auto x = pick_rank(4))
+      try_add(op_step(OpKind::Attention, {*x},
+                      AttentionParams{.scale = c_.pick({0.0f, 0.5f}), .causal = c_.percent(50)}));
   }
 
   void single_batchnorm() {

@@ -337,6 +337,8 @@ std::string params_code(const OpParams& params) {
     const NormParams d;
     f.add("axis", p->axis, d.axis, std::to_string(p->axis))
         .add("epsilon", p->epsilon, d.epsilon, float_literal(p->epsilon));
+  } else if (const auto* p = std::get_if<AttentionParams>(&params)) {
+    f.add("scale", p->scale, 0.0f, float_literal(p->scale)).add("causal", p->causal, false, "true");
   } else if (const auto* p = std::get_if<HardSigmoidParams>(&params)) {
     const HardSigmoidParams d;
     f.add("alpha", p->alpha, d.alpha, float_literal(p->alpha)).add("beta", p->beta, d.beta, float_literal(p->beta));
@@ -395,7 +397,7 @@ class CodePrinter {
     const auto in = [&](std::size_t i) { return var(n.inputs[i]); };
     const std::string params = params_code(n.params);
     const std::string with_params = params == "{}" ? "" : ", " + params;
-    static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: {
         const auto& p = std::get<Conv2dParams>(n.params);
@@ -440,6 +442,9 @@ class CodePrinter {
                float_literal(p.value) + "})";
       }
       case OpKind::Expand: return "g.expand(" + in(0) + ", " + braced(std::get<ExpandParams>(n.params).shape) + ")";
+      case OpKind::Attention:
+        return "g.attention(" + in(0) + ", " + in(1) + ", " + in(2) + ", " + params +
+               (n.inputs.size() > 3 ? ", " + in(3) : "") + ")";
       case OpKind::MaxPool2d: return "g.max_pool2d(" + in(0) + ", " + params + ")";
       case OpKind::AvgPool2d: return "g.avg_pool2d(" + in(0) + ", " + params + ")";
       case OpKind::GlobalAvgPool: return "g.global_avg_pool(" + in(0) + with_params + ")";

@@ -266,10 +266,31 @@ def test_gather_compare_where_with_int64_and_bool_arrays(device):
     assert np.array_equal(out["ids_equal"], ids == ids.T)
 
 
+def test_attention(device):
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.uniform(-1, 1, (2, 3, s, 4)).astype(np.float32) for s in (5, 7, 7))
+    mask = np.where(np.arange(7) % 3 == 2, -1e4, 0).astype(np.float32)
+    g = porta.Graph()
+    tq, tk, tv = g.input("q", q.shape), g.input("k", k.shape), g.input("v", v.shape)
+    g.output("y", g.attention(tq, tk, tv, mask=g.constant("mask", mask)))
+    g.output("causal", g.attention(tq, tk, tv, causal=True, scale=0.3))
+    out = run(device, g, q=q, k=k, v=v)
+
+    def expected(scores, hidden):
+        scores = np.where(hidden, -np.inf, scores)
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return (e / e.sum(axis=-1, keepdims=True)) @ v
+
+    qk = q @ k.transpose(0, 1, 3, 2)
+    assert_close(out["y"], expected(qk / 2 + mask, np.zeros((5, 7), bool)))
+    assert_close(out["causal"], expected(qk * 0.3, np.arange(7)[None, :] > np.arange(5)[:, None]))
+
+
 def test_every_builder_op_is_bound():
     ops = ["matmul", "gemm", "conv2d", "add", "sub", "mul", "div", "relu", "relu6", "clip", "sigmoid", "silu", "tanh",
            "gelu", "erf", "sqrt", "reciprocal", "hard_sigmoid", "hard_swish", "pow", "reduce", "layer_norm", "rms_norm",
            "batchnorm", "max_pool2d", "avg_pool2d", "global_avg_pool", "softmax", "reshape", "flatten", "transpose",
            "concat", "cast", "slice", "split", "pad", "expand", "gather", "equal", "less", "less_or_equal", "greater",
-           "greater_or_equal", "logical_not", "logical_and", "logical_or", "where"]
+           "greater_or_equal", "logical_not", "logical_and", "logical_or", "where",
+           "attention"]
     assert [op for op in ops if not callable(getattr(porta.Graph, op, None))] == []

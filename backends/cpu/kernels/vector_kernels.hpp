@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/activation_run.hpp"
+#include "backends/cpu/kernels/attention_tile.hpp"
 #include "backends/cpu/kernels/depthwise_plane.hpp"
 #include "backends/cpu/kernels/depthwise_rows.hpp"
 #include "backends/cpu/kernels/dot_tile.hpp"
@@ -54,6 +55,8 @@ struct VectorKernels {
   // shift, on registers; returns the sum of the results.
   float (*multiply_add_chains)(std::int64_t steps, float scale, float shift);
   int multiply_adds_per_step;
+  AttentionPanelFn attention_panel;
+  AttentionSoftmaxFn attention_softmax;
 };
 
 extern const PixelMajorKernel avx512_depthwise_pixel_major, avx2_depthwise_pixel_major;

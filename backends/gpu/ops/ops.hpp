@@ -27,6 +27,7 @@ void launch_activation_backward(const gpu::ActivationBackwardArgs& args, const g
 void launch_max_pool_backward(const gpu::MaxPoolBackwardArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_softmax_cross_entropy(const gpu::SoftmaxCrossEntropyArgs& args, const gpu::DeviceLimits& limits,
                                   gpuStream_t stream);
+void launch_attention(const gpu::AttentionArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_fma_probe(const gpu::FmaProbeArgs& args, gpuStream_t stream);
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

@@ -276,4 +276,20 @@ struct SoftmaxCrossEntropyArgs {
   void* loss = nullptr;
 };
 
+// Attention (ops/attention.cu): the node's sizes, and q, k, v, an optional mask (null when none), y.
+// Its tiles hold at most attention_max_head_dim elements of a q, k or v row.
+inline constexpr std::int64_t attention_max_head_dim = 128;
+struct AttentionArgs {
+  DType dtype = DType::f32;
+  std::int64_t problems = 0, heads = 1, queries = 0, keys = 0, depth = 0, width = 0;
+  std::int64_t mask_stride[4] = {};
+  float scale = 1.0f;
+  bool causal = false;
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  const void* mask = nullptr;
+  void* y = nullptr;
+};
+
 }  // namespace porta::detail::gpu

@@ -52,7 +52,7 @@ IndexMap transpose_map(const Shape& x, const std::vector<std::int64_t>& perm) {
 
 BinaryArgs binary_args(const Graph& graph, const Node& node) {
   BinaryArgs args;
-  static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Add: args.op = BinaryOp::Add; break;
     case OpKind::Sub: args.op = BinaryOp::Sub; break;
@@ -74,7 +74,7 @@ UnaryArgs unary_args(const Graph& graph, const Node& node) {
   args.x_dtype = dtype_of(graph, node.inputs[0]);
   args.y_dtype = dtype_of(graph, node.output);
   args.count = graph.desc(node.output).numel();
-  static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Relu: args.op = UnaryOp::Relu; break;
     case OpKind::Clip: {
@@ -311,6 +311,25 @@ std::vector<CopyRect> concat_copies(const Graph& graph, const Node& node) {
     axis_offset += x.axis;
   }
   return copies;
+}
+
+AttentionArgs attention_args(const Graph& graph, const Node& node) {
+  const bool has_mask = node.inputs.size() > 3;
+  const AttentionDims d = attention_dims(std::get<AttentionParams>(node.params), shape_of(graph, node.inputs[0]),
+                                         shape_of(graph, node.inputs[2]),
+                                         has_mask ? &shape_of(graph, node.inputs[3]) : nullptr);
+  AttentionArgs args{.dtype = dtype_of(graph, node.output), .problems = d.problems(), .heads = d.heads,
+                     .queries = d.queries, .keys = d.keys, .depth = d.depth, .width = d.width,
+                     .scale = d.scale, .causal = d.causal};
+  for (int i = 0; i < 4; ++i) args.mask_stride[i] = d.mask_stride[i];
+  return args;
+}
+
+std::string attention_unsupported_reason(const Graph& graph, const Node& node) {
+  const std::int64_t depth = shape_of(graph, node.inputs[0])[3], width = shape_of(graph, node.inputs[2])[3];
+  if (depth <= attention_max_head_dim && width <= attention_max_head_dim) return {};
+  return "the attention kernel holds head_dim up to " + std::to_string(attention_max_head_dim) + ", not q's " +
+         std::to_string(depth) + " or v's " + std::to_string(width);
 }
 
 }  // namespace porta::detail::gpu

@@ -27,6 +27,9 @@ ConvArgs conv_args(const Graph& graph, const Node& node);
 ActivationBackwardArgs activation_backward_args(const Graph& graph, const Node& node);
 MaxPoolBackwardArgs max_pool_backward_args(const Graph& graph, const Node& node);
 SoftmaxCrossEntropyArgs softmax_cross_entropy_args(const Graph& graph, const Node& node);
+AttentionArgs attention_args(const Graph& graph, const Node& node);
+// Why ops/attention.cu cannot run `node` (a head wider than its tiles), or empty.
+std::string attention_unsupported_reason(const Graph& graph, const Node& node);
 // Everything about a convolution that a library's algorithm choice depends on (dtype, shapes,
 // stride, padding, dilation, groups, allow_tf32), and nothing else: equal keys, equal choices.
 std::string conv_key(const ConvArgs& args);

@@ -88,7 +88,7 @@ std::optional<gpu::GemmTile> forced_tile() {
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options, std::string& plan) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 41, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -195,6 +195,16 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::ActivationBackward:
     case OpKind::MaxPool2dBackward:
     case OpKind::SoftmaxCrossEntropy: return backward_launch(graph, node, limits);
+    case OpKind::Attention:
+      return [args = gpu::attention_args(graph, node), in = node.inputs, y = node.output, limits](
+                 const Bindings& b, gpuStream_t stream) mutable {
+        args.q = b(in[0]);
+        args.k = b(in[1]);
+        args.v = b(in[2]);
+        args.mask = in.size() > 3 ? b(in[3]) : nullptr;
+        args.y = b(y);
+        launch_attention(args, limits, stream);
+      };
   }
   throw Error(ErrorCode::Unsupported, context.spec() + ": no kernel for " + std::string(to_string(node.op)));
 }

@@ -1,0 +1,117 @@
+// Transformer encoders: BERT (post-LN) and ViT-B/16 (pre-LN), their attention one fused node each.
+// Parameters carry the names of the frameworks' state dicts (Hugging Face's BertModel without its
+// "bert." prefix, torchvision's vit_b_16 with in_proj split into .q/.k/.v), so that a reference can
+// load the very same weights.
+#include <cmath>
+#include <string>
+
+#include "core/models/layers.hpp"
+#include "porta/error.hpp"
+#include "porta/models.hpp"
+
+namespace porta::models {
+namespace {
+
+using detail::Layers;
+
+struct EncoderShape {
+  std::int64_t batch, seq, hidden, heads;
+};
+
+// x [batch * seq, hidden] -> [batch, heads, seq, head_dim], as attention reads it.
+Tensor split_heads(Graph& g, Tensor x, const EncoderShape& e, const std::string& name) {
+  return g.transpose(g.reshape(x, {e.batch, e.seq, e.heads, e.hidden / e.heads}, name + "/split"), {0, 2, 1, 3},
+                     name + "/heads");
+}
+
+// Multi-head self-attention over x [batch * seq, hidden]: the q, k and v projections (named by
+// `projection`), one attention node, the heads merged back to [batch * seq, hidden].
+template <class Projection>
+Tensor self_attention(Layers& l, Tensor x, const EncoderShape& e, Projection projection, const std::string& name) {
+  const Tensor q = split_heads(l.g, projection(x, "q"), e, name + ".q");
+  const Tensor k = split_heads(l.g, projection(x, "k"), e, name + ".k");
+  const Tensor v = split_heads(l.g, projection(x, "v"), e, name + ".v");
+  const Tensor y = l.g.attention(q, k, v, {}, {}, name + "/attention");
+  return l.g.reshape(l.g.transpose(y, {0, 2, 1, 3}, name + "/merge"), {e.batch * e.seq, e.hidden}, name + "/merged");
+}
+
+Tensor feed_forward(Layers& l, Tensor x, std::int64_t hidden, const std::string& up, const std::string& down) {
+  return l.linear(l.g.gelu(l.linear(x, 4 * hidden, up), {}, up + "/gelu"), hidden, down);
+}
+
+// One BERT layer: attention, add, LayerNorm; feed-forward, add, LayerNorm (epsilon 1e-12).
+Tensor bert_layer(Layers& l, Tensor x, const EncoderShape& e, const std::string& name) {
+  const auto projection = [&](Tensor in, const std::string& which) {
+    const std::string layer = which == "q" ? "query" : which == "k" ? "key" : "value";
+    return l.linear(in, e.hidden, name + ".attention.self." + layer);
+  };
+  const Tensor attended = self_attention(l, x, e, projection, name + ".attention.self");
+  const Tensor projected = l.linear(attended, e.hidden, name + ".attention.output.dense");
+  x = l.layer_norm(l.g.add(projected, x, name + ".attention.output/residual"), 1e-12f,
+                   name + ".attention.output.LayerNorm");
+  const Tensor ffn = feed_forward(l, x, e.hidden, name + ".intermediate.dense", name + ".output.dense");
+  return l.layer_norm(l.g.add(ffn, x, name + ".output/residual"), 1e-12f, name + ".output.LayerNorm");
+}
+
+// One ViT layer: x + attention(LN(x)), then x + MLP(LN(x)) (epsilon 1e-6).
+Tensor vit_layer(Layers& l, Tensor x, const EncoderShape& e, const std::string& name) {
+  const std::string attention = name + ".self_attention";
+  const auto projection = [&](Tensor in, const std::string& which) {
+    return l.linear(in, e.hidden, attention + ".in_proj_weight." + which, attention + ".in_proj_bias." + which,
+                    attention + ".in_proj." + which);
+  };
+  const Tensor attended = self_attention(l, l.layer_norm(x, 1e-6f, name + ".ln_1"), e, projection, attention);
+  x = l.g.add(x, l.linear(attended, e.hidden, attention + ".out_proj"), name + "/residual_1");
+  const Tensor normed = l.layer_norm(x, 1e-6f, name + ".ln_2");
+  const Tensor mlp = feed_forward(l, normed, e.hidden, name + ".mlp.0", name + ".mlp.3");
+  return l.g.add(x, mlp, name + "/residual_2");
+}
+
+}  // namespace
+
+Graph bert(bool large, const ModelOptions& options) {
+  const std::int64_t seq = options.seq == 0 ? 128 : options.seq;
+  if (options.batch < 1 || seq < 1)
+    throw Error(ErrorCode::InvalidArgument, "bert: batch " + std::to_string(options.batch) + " and sequence " +
+                                                std::to_string(seq) + " must be at least 1");
+  const EncoderShape e{options.batch, seq, large ? 1024 : 768, large ? 16 : 12};
+  Graph g;
+  Layers l(g, options.dtype, options.seed);
+  const Tensor input = g.input("input", {e.batch, e.seq, e.hidden}, options.dtype);
+  Tensor x = l.layer_norm(g.reshape(input, {e.batch * e.seq, e.hidden}, "embeddings/rows"), 1e-12f,
+                          "embeddings.LayerNorm");
+  for (int i = 0; i < (large ? 24 : 12); ++i) x = bert_layer(l, x, e, "encoder.layer." + std::to_string(i));
+  g.output("hidden", g.reshape(x, {e.batch, e.seq, e.hidden}, "encoder/output"));
+  return g;
+}
+
+Graph vit_b16(const ModelOptions& options) {
+  const std::int64_t resolution = options.resolution == 0 ? 224 : options.resolution;
+  constexpr std::int64_t patch = 16, hidden = 768;
+  if (options.batch < 1 || resolution < patch || resolution % patch != 0)
+    throw Error(ErrorCode::InvalidArgument, "vit-b16: resolution " + std::to_string(resolution) +
+                                                " must be a positive multiple of the 16-pixel patch");
+  const std::int64_t patches = (resolution / patch) * (resolution / patch);
+  const EncoderShape e{options.batch, patches + 1, hidden, 12};
+  Graph g;
+  Layers l(g, options.dtype, options.seed);
+  const Tensor input = g.input("input", {e.batch, 3, resolution, resolution}, options.dtype);
+  const float bound = 1.0f / std::sqrt(3.0f * patch * patch);
+  const Tensor w = l.random("conv_proj.weight", {hidden, 3, patch, patch}, -bound, bound);
+  Tensor x = g.conv2d(input, w, {.stride = {patch, patch}}, l.random("conv_proj.bias", {hidden}, -bound, bound),
+                      "conv_proj");
+  x = g.transpose(g.reshape(x, {e.batch, hidden, patches}, "patches"), {0, 2, 1}, "tokens");
+  const Tensor token = g.expand(l.random("class_token", {1, 1, hidden}, -0.1f, 0.1f), {e.batch, 1, hidden},
+                                "class_tokens");
+  const Tensor tokens[] = {token, x};
+  x = g.add(g.concat(tokens, 1, "sequence"), l.random("encoder.pos_embedding", {1, e.seq, hidden}, -0.1f, 0.1f),
+            "positioned");
+  x = g.reshape(x, {e.batch * e.seq, hidden}, "rows");
+  for (int i = 0; i < 12; ++i) x = vit_layer(l, x, e, "encoder.layers.encoder_layer_" + std::to_string(i));
+  x = g.reshape(x, {e.batch, e.seq, hidden}, "encoder/sequence");
+  x = g.reshape(g.slice(x, {.starts = {0}, .ends = {1}, .axes = {1}, .steps = {1}}, "class_output"), {e.batch, hidden}, "features");
+  g.output("logits", l.linear(l.layer_norm(x, 1e-6f, "encoder.ln"), options.classes, "heads.head"));
+  return g;
+}
+
+}  // namespace porta::models
