@@ -10,8 +10,10 @@ each device and compared with torch's output (NMSE below 1e-5). Each model ends 
   TIMEOUT   a device ran past --timeout (a failure: the model was not checked there)
   NOEXPORT  torch could not export it (e.g. a model past protobuf's 2 GB), with torch's reason
 
-Exit 1 on a MISMATCH, an ERROR or a TIMEOUT, and on a REFUSED unless --refusals-ok; 77 (skipped) without torch,
-torchvision, onnx or numpy. --models all takes every model this torchvision lists. --json writes the
+--size fixes the input size instead (e.g. 224, as users run them); --bad-inputs also checks that porta-run
+refuses a wrong shape, dtype or memory order with a clear message. Exit 1 on a MISMATCH, an ERROR or a TIMEOUT,
+on a REFUSED unless --refusals-ok, and on a bad input taken; 77 (skipped) without torch, torchvision, onnx or
+numpy. --models all takes every model this torchvision lists. --json writes the
 results, from which scripts/onnx-zoo-doc makes the table in docs/onnx.md."""
 import argparse
 import json
@@ -35,10 +37,10 @@ def constructor_kwargs(name, size):
     return {}
 
 
-def export(torch, torchvision, name, opset, batch, path):
-    """Exports `name` at the first size it runs and exports at: (size, input, torch's output, params)."""
+def export(torch, torchvision, name, opset, batch, path, sizes):
+    """Exports `name` at the first of `sizes` it runs and exports at: (size, input, torch's output, params)."""
     reason = ""
-    for size in SIZES:
+    for size in sizes:
         torch.manual_seed(0)
         try:
             model = torchvision.models.get_model(name, weights=None, **constructor_kwargs(name, size)).eval()
@@ -90,6 +92,28 @@ def run_device(np, args, name, model_path, x_path, expected, device):
     return {"status": "ok" if nmse < NMSE_LIMIT else "MISMATCH", "nmse": nmse, "seconds": seconds}
 
 
+def check_bad_inputs(np, args, model_path, size):
+    """porta-run must refuse a wrong shape, another dtype and Fortran order with a clear message: the number
+    of cases it did not."""
+    good_shape = (1, 3, size, size)
+    cases = {
+        "shape": (np.zeros((1, 3, size + 1, size), np.float32), "does not match input 'input'"),
+        "dtype": (np.zeros(good_shape, np.float64), "'<f8' is not supported"),
+        "fortran": (np.asfortranarray(np.zeros(good_shape, np.float32)), "Fortran order"),
+    }
+    failures = 0
+    for case, (array, message) in cases.items():
+        path = os.path.join(args.work_dir, f"bad_{case}.npy")
+        np.save(path, array)
+        run = subprocess.run([args.porta_run, model_path, "--input", f"input={path}", "--iterations", "0"],
+                             capture_output=True, text=True)
+        good = run.returncode == 1 and message in run.stderr and "Traceback" not in run.stderr
+        failures += not good
+        print(f"{'ok' if good else 'FAIL'} porta-run refuses a bad input ({case}): exit {run.returncode}: "
+              f"{run.stderr.strip()}")
+    return failures
+
+
 def overall(devices):
     """The model's status: the worst of its devices' (a failure before a refusal before ok)."""
     for status in ("ERROR", "MISMATCH", "TIMEOUT", "REFUSED"):
@@ -103,7 +127,8 @@ def check_model(np, torch, torchvision, args, name, opset):
     result = {"model": name, "opset": opset}
     start = time.time()
     try:
-        size, x, expected, params, sensitivity = export(torch, torchvision, name, opset, args.batch, path)
+        sizes = (args.size,) if args.size else SIZES
+        size, x, expected, params, sensitivity = export(torch, torchvision, name, opset, args.batch, path, sizes)
     except RuntimeError as e:
         return {**result, "status": "NOEXPORT", "reason": str(e)}
     result.update(size=size, params=params, export_s=round(time.time() - start, 1), devices={})
@@ -116,6 +141,8 @@ def check_model(np, torch, torchvision, args, name, opset):
         result["devices"][device] = got
         if got["status"] == "REFUSED" and "ONNX:" in got["reason"]:
             break  # refused at import: the same on every device
+    if args.bad_inputs and name == args.models.split(",")[0]:
+        result["bad_inputs_taken"] = check_bad_inputs(np, args, path, size)
     os.remove(path)  # the largest exports run to gigabytes
     result["status"] = overall(result["devices"])
     return result
@@ -141,6 +168,8 @@ def main():
     parser.add_argument("--models", default="all", help="comma-separated names, or all")
     parser.add_argument("--opsets", default="13,14,15,16,17", help="the i-th model is exported at the i-th (cycled)")
     parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--size", type=int, help="export at this input size only (default: the smallest it takes)")
+    parser.add_argument("--bad-inputs", action="store_true", help="also check porta-run's refusal of bad inputs")
     parser.add_argument("--timeout", type=float, default=900, help="seconds for one porta-run")
     parser.add_argument("--refusals-ok", action="store_true", help="report refusals without failing")
     parser.add_argument("--json", help="write the results here")
@@ -182,6 +211,7 @@ def main():
     counts = {s: sum(r["status"] == s for r in results) for s in statuses}
     print("summary: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
     failed = counts["MISMATCH"] + counts["ERROR"] + counts["TIMEOUT"] + (0 if args.refusals_ok else counts["REFUSED"])
+    failed += sum(r.get("bad_inputs_taken", 0) for r in results)
     return 1 if failed else 0
 
 

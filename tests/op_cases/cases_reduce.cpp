@@ -49,6 +49,7 @@ void add_norm_cases(std::vector<OpCase>& list, DType t) {
     std::int64_t axis = -1;
     float epsilon = 1e-5f;
     float offset = 0.0f;  // added to x: a mean far from 0 beside the spread
+    bool constant = false;  // every row one value (x's last dim expanded): normalises to exactly 0
   };
   const Rows shapes[] = {
       {"1", {1}},
@@ -62,10 +63,17 @@ void add_norm_cases(std::vector<OpCase>& list, DType t) {
       {"epsilon_1e-2", {3, 17}, -1, 1e-2f},
       {"epsilon_0", {3, 17}, -1, 0.0f},
       {"offset_mean_100", {5, 64}, -1, 1e-5f, 100.0f},
+      {"constant_rows_5x67", {5, 67}, -1, 1e-5f, 0.1f, true},
   };
   for (const Rows& s : shapes) {
     const auto normalised = [s](CaseGraph& c, Tensor& x) {
-      x = c.input(s.x);
+      if (s.constant) {
+        Shape column = s.x;
+        column.back() = 1;
+        x = c.g.expand(c.input(column), s.x);
+      } else {
+        x = c.input(s.x);
+      }
       if (s.offset != 0.0f) x = c.g.add(x, c.scalar(s.offset));
       const auto rank = static_cast<std::int64_t>(s.x.size());
       return Shape(s.x.begin() + (s.axis < 0 ? s.axis + rank : s.axis), s.x.end());

@@ -1,5 +1,7 @@
 // Layer and RMS normalisation: a block per row, in f32, in two passes (the mean, then the spread
-// about it), each a block reduction.
+// about it), each a block reduction. The mean is taken of x - x[0] and x[0] added back: a row of equal values
+// then has a mean of exactly that value and normalises to exactly 0, not to a rounding magnified by
+// 1/sqrt(epsilon).
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
 
@@ -14,8 +16,11 @@ __global__ void norm_kernel(gpu::NormArgs args) {
     const std::int64_t first = row * args.n;
     float mean = 0.0f;
     if (!args.rms) {
-      for (std::int64_t i = threadIdx.x; i < args.n; i += blockDim.x) mean += load(args.x, first + i, args.dtype);
-      mean = block_reduce(mean, scratch, sum) / n;
+      const float shift = load(args.x, first, args.dtype);
+      for (std::int64_t i = threadIdx.x; i < args.n; i += blockDim.x) {
+        mean += load(args.x, first + i, args.dtype) - shift;
+      }
+      mean = shift + block_reduce(mean, scratch, sum) / n;
     }
     float spread = 0.0f;
     for (std::int64_t i = threadIdx.x; i < args.n; i += blockDim.x) {
