@@ -37,15 +37,15 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<DeviceImpl> device, std::shared_p
   arena_ = device_->allocate(std::max<std::uint64_t>(plan.arena_bytes, 1));
   constants_ = device_->allocate(std::max<std::uint64_t>(plan.constant_bytes, 1));
   const auto& tensors = compiled_->graph.tensors();
-  std::vector<bool> variable_bytes(tensors.size(), false);  // a variable's, or a new value written there
-  for (const VariableWrite& w : compiled_->writes) variable_bytes[static_cast<std::size_t>(w.value.id)] = true;
+  std::vector<bool> written(tensors.size(), false);  // a variable's new value, in the variable's bytes
+  for (const VariableWrite& w : compiled_->writes) written[static_cast<std::size_t>(w.value.id)] = true;
   for (std::size_t t = 0; t < tensors.size(); ++t) {
     const auto offset = static_cast<std::size_t>(plan.offset[t]);
     if (plan.constant_offset[t] >= 0)
       constants_->write(static_cast<std::size_t>(plan.constant_offset[t]), *tensors[t].data);
     else if (tensors[t].role == Role::Variable && plan.offset[t] >= 0)
       arena_->write(offset, *tensors[t].data);
-    else if (tensors[t].role == Role::Intermediate && plan.offset[t] >= 0 && !variable_bytes[t])
+    else if (tensors[t].role == Role::Intermediate && plan.offset[t] >= 0 && !written[t])
       poisoned_.emplace_back(offset, tensors[t].desc.bytes());
   }
   program_ = device_->prepare(compiled_);

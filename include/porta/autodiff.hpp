@@ -75,7 +75,8 @@ AdamWUpdate adamw_update(Graph& graph, Tensor param, Tensor grad, Tensor m, Tens
 // `params` (variables) given its gradient of `grads`, keeps the optimiser's state in variables of its
 // own, zero at first, and assigns the new values, so that every run of the graph is one training
 // step. SGD's state: "<param>.velocity" (when momentum is not 0). AdamW's: "<param>.m", "<param>.v"
-// and one step count, "adamw.step" ([1], f32).
+// and one step count, "adamw.step" ([1], f32), so apply_adamw is called once per graph, with
+// every parameter.
 void apply_sgd(Graph& graph, std::span<const Tensor> params, std::span<const Tensor> grads, const SgdOptions& options);
 void apply_adamw(Graph& graph, std::span<const Tensor> params, std::span<const Tensor> grads,
                  const AdamWOptions& options);
