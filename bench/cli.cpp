@@ -32,6 +32,7 @@
 #include "results_file.hpp"
 #include "run.hpp"
 #include "suites.hpp"
+#include "train.hpp"
 #include "tune.hpp"
 
 namespace porta::bench {
@@ -529,6 +530,13 @@ Command add_report(CLI::App& app) {
           }};
 }
 
+Command add_train(CLI::App& app, const std::string& command_line) {
+  auto a = args_for<TrainArgs>();
+  return {add_train_command(app, *a), [a, command_line](bool check_only) {
+            return check_only ? 0 : checking_arguments([&] { return run_train(*a, command_line); });
+          }};
+}
+
 Command add_compare(CLI::App& app) {
   auto a = args_for<CompareArgs>();
   return {add_compare_command(app, *a), [a](bool check_only) {
@@ -570,7 +578,8 @@ int run_cli(std::vector<std::string> args, CliMode mode) {
                               add_run_command(app, command_line),  add_model_command(app, command_line),
                               add_fit_command(app),               add_export_command(app),
                               add_tune(app),                      add_report(app),
-                              add_compare(app),                   add_comm(app, command_line)};
+                              add_compare(app),                   add_comm(app, command_line),
+                              add_train(app, command_line)};
   check_command_name(app, args);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

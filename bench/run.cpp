@@ -12,6 +12,7 @@
 #include "models.hpp"
 #include "op_cases/verify.hpp"
 #include "report.hpp"
+#include "train.hpp"
 
 namespace porta::bench {
 namespace {
@@ -151,8 +152,21 @@ namespace {
 
 // Every problem on every target and provider, in order, the peak suite's probes first; each row
 // verified as far as the limits allow.
+// The train suite's rows: each network trained on each target, by epoch (train.hpp).
+std::vector<Row> training_rows(const Suite& suite, const std::vector<Target>& targets, const RunSettings& settings,
+                               bool progress) {
+  std::vector<Row> rows;
+  for (const Problem& problem : suite.problems)
+    for (const Target& target : targets) {
+      rows.push_back(run_training(problem, target, settings, {}));
+      if (progress) print_progress(rows.back(), rows.size(), suite.problems.size() * targets.size());
+    }
+  return rows;
+}
+
 std::vector<Row> run_rows(const Suite& suite, const std::vector<Target>& targets, const RunSettings& settings,
                           const SuiteOptions& options, std::map<std::string, Ceilings>& ceilings, bool progress) {
+  if (suite.training) return training_rows(suite, targets, settings, progress);
   std::vector<Row> rows;
   // ref verifies each row it can within the limit. Beyond it, the cpu device, which the tests check
   // against ref, verifies the rows of other devices: with many cores it reaches an H100's largest
@@ -276,7 +290,7 @@ int run_suite(const Suite& suite, const std::vector<Target>& targets, const RunS
   fmt::print(stderr, "porta-bench: suite '{}': {} problems on {}\n", suite.name, suite.problems.size(),
              fmt::join(specs, ", "));
   std::map<std::string, Ceilings> ceilings = options.ceilings;
-  if (!suite.is_peak)
+  if (!suite.is_peak && !suite.training)  // training rows have no rate to place under a ceiling
     for (const Target& t : targets)
       if (t.device && !ceilings.count(t.spec)) ceilings[t.spec] = measure_ceilings(t, suite.dtypes, settings, progress);
   std::vector<Row> rows = run_rows(suite, targets, settings, options, ceilings, progress);

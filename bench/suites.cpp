@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "peak.hpp"
+#include "train.hpp"
 #include "workload_csv.hpp"
 
 namespace porta::bench {
@@ -129,7 +130,7 @@ std::vector<DType> distinct_dtypes(const std::vector<Problem>& problems) {
 
 }  // namespace
 
-std::vector<std::string> suite_names() { return {"quick", "peak", "gemm", "conv", "models", "gpu"}; }
+std::vector<std::string> suite_names() { return {"quick", "peak", "gemm", "conv", "models", "gpu", "train"}; }
 
 Suite make_suite(const SuiteRequest& request, std::uint64_t seed) {
   const std::vector<DType> dtypes = request.dtypes.empty() ? std::vector{DType::f32} : request.dtypes;
@@ -156,6 +157,9 @@ Suite make_suite(const SuiteRequest& request, std::uint64_t seed) {
     suite.references = true;
   } else if (request.name == "gpu") {
     suite.problems = gpu_suite(seed);
+  } else if (request.name == "train") {
+    suite.problems = train_problems(seed);
+    suite.training = true;
   } else {
     throw Error(ErrorCode::InvalidArgument,
                 fmt::format("no suite '{}' (available: {})", request.name, fmt::join(suite_names(), ", ")));

@@ -22,6 +22,7 @@ struct Suite {
   std::vector<Problem> problems;
   bool is_peak = false;         // its rows are the ceilings' probes
   bool references = false;      // PyTorch eager and ONNX Runtime beside each cpu target (the models suite)
+  bool training = false;        // its problems are trained by epoch (train.hpp), not timed run by run
   std::vector<DType> dtypes;    // the dtypes whose compute ceilings its rows need
 };
 

@@ -28,6 +28,7 @@
 #include "standings.hpp"
 #include "suites.hpp"
 #include "timing.hpp"
+#include "train.hpp"
 #include "workload_csv.hpp"
 
 using namespace porta;
@@ -357,13 +358,32 @@ TEST_CASE("compare: one clock per row; host wall times where the files' timers d
 
 TEST_CASE("suites: every name builds") {
   for (const std::string& name : suite_names()) {
-    if (name == "conv" || name == "models") continue;  // they build every weight of their networks: slow here
+    // They build every weight of their networks: slow here (train: tested below).
+    if (name == "conv" || name == "models" || name == "train") continue;
     CHECK(!make_suite({.name = name}, 1).problems.empty());
   }
   const Suite gemm = make_suite({.name = "gemm"}, 1);
   CHECK(gemm.problems.front().workload == "128x128x128");
   CHECK(gemm.problems[1].workload == "129x129x129");
   CHECK_THROWS_WITH_AS(make_suite({.name = "nope"}, 1), doctest::Contains("no suite 'nope'"), Error);
+}
+
+TEST_CASE("train: epochs of an mlp on cpu with the step's planned peak; a CNN without backward rules is unsupported") {
+  const Target cpu = open_targets({"cpu"}).front();
+  const Row row = run_training(train_problem("mlp", 16, 1), cpu, {}, {.images = 70, .epochs = 2});
+  REQUIRE(row.status == "ok");
+  CHECK(row.params["images"] == 64);
+  CHECK(row.params["steps_per_epoch"] == 4);
+  REQUIRE(row.params["epoch_s"].size() == 2);
+  CHECK(*row.median_s == row.params["epoch_s"][1].get<double>());
+  CHECK(row.timer == "host");
+  // At least the first layer's weights and their velocity, both on the device.
+  CHECK(row.params["planned_peak_bytes"].get<double>() > 2.0 * 3072 * 512 * 4);
+  CHECK(std::isfinite(row.params["loss_last"].get<double>()));
+  const Row cnn = run_training(train_problem("mobilenet-v2", 1, 1), cpu, {}, {.images = 1, .epochs = 1});
+  CHECK(cnn.status == "unsupported");
+  CHECK(cnn.reason.find("autodiff::gradients") != std::string::npos);
+  CHECK_THROWS_WITH_AS(train_problem("nope", 1, 1), doctest::Contains("unknown model 'nope'"), Error);
 }
 
 TEST_CASE("suites: a workload file's convs at each batch and layout asked for") {
@@ -566,6 +586,7 @@ TEST_SUITE("cli") {
     CHECK(check({"run", "--suite", "models", "--dtype", "f16,bf16"}) == 0);
     CHECK(check({"model", "--name", "resnet50", "--batch", "1,64"}) == 0);
     CHECK(check({"devices"}) == 0);
+    CHECK(check({"train", "--model", "mlp,resnet50", "--batch", "8,32", "--images", "2048", "--epochs", "2"}) == 0);
     CHECK(check({"report", "--markdown", "standings.md", "--listed-rows", "10", "a.json", "b.json"}) == 0);
   }
 
@@ -576,6 +597,7 @@ TEST_SUITE("cli") {
     CHECK_THROWS_WITH_AS(check({"gemm", "--m", "1", "--n", "1", "--k", "1", "--dtype", "f64"}),
                          doctest::Contains("f64"), ArgumentError);
     CHECK_THROWS_WITH_AS(check({"run", "--suite", "nope"}), doctest::Contains("nope"), ArgumentError);
+    CHECK_THROWS_WITH_AS(check({"train", "--model", "vgg"}), doctest::Contains("vgg"), ArgumentError);
     CHECK_THROWS_WITH_AS(check({"conv", "--n", "1", "--c", "1", "--h", "1", "--w", "1", "--k", "1", "--r", "1", "--s",
                                 "1", "--activation", "swish"}),
                          doctest::Contains("swish"), ArgumentError);

@@ -1,5 +1,6 @@
 #include "core/compile/compile.hpp"
 
+#include "core/compile/assignments.hpp"
 #include "core/compile/memory_plan.hpp"
 #include "core/compile/optimize.hpp"
 #include "core/graph/hash.hpp"
@@ -8,11 +9,13 @@
 namespace porta::detail {
 namespace {
 
-// Nodes that some output depends on, in the order they were built (already topological: the
-// builder only accepts operands that exist).
-std::vector<std::int32_t> live_nodes_in_order(const Graph& graph) {
+// Nodes that some output or a variable's new value depends on, in the order they were built
+// (already topological: the builder only accepts operands that exist).
+std::vector<std::int32_t> live_nodes_in_order(const Graph& graph, std::span<const VariableWrite> writes = {}) {
   std::vector<bool> needed(graph.tensors().size(), false);
   for (const auto& [name, t] : graph.outputs()) needed[static_cast<std::size_t>(t.id)] = true;
+  for (const auto& [variable, value] : graph.assignments()) needed[static_cast<std::size_t>(value.id)] = true;
+  for (const VariableWrite& w : writes) needed[static_cast<std::size_t>(w.value.id)] = true;
   std::vector<bool> keep(graph.nodes().size(), false);
   for (auto i = graph.nodes().size(); i-- > 0;) {
     const Node& node = graph.nodes()[i];
@@ -30,8 +33,9 @@ std::vector<std::int32_t> live_nodes_in_order(const Graph& graph) {
 
 std::shared_ptr<const CompiledGraph> compile_graph(const Graph& graph, const DeviceImpl& device,
                                                    const CompileOptions& options) {
-  if (graph.outputs().empty())
-    throw Error(ErrorCode::InvalidArgument, "the graph has no outputs: mark its results with Graph::output(name, tensor)");
+  if (graph.outputs().empty() && graph.assignments().empty())
+    throw Error(ErrorCode::InvalidArgument,
+                "the graph has no outputs: mark its results with Graph::output(name, tensor) or Graph::assign");
 
   const std::vector<std::int32_t> order = live_nodes_in_order(graph);
   std::string unsupported;
@@ -51,8 +55,9 @@ std::shared_ptr<const CompiledGraph> compile_graph(const Graph& graph, const Dev
   compiled->options = options;
   // Fused nodes are only formed where the device accepts them, so the check above still holds.
   compiled->graph = options.optimize ? optimize(graph, order, device, options) : graph;
-  compiled->order = live_nodes_in_order(compiled->graph);
-  compiled->plan = plan_memory(compiled->graph, compiled->order, device.alignment(), options.optimize);
+  compiled->writes = lower_assignments(compiled->graph, live_nodes_in_order(compiled->graph));
+  compiled->order = live_nodes_in_order(compiled->graph, compiled->writes);
+  compiled->plan = plan_memory(compiled->graph, compiled->order, device.alignment(), options.optimize, compiled->writes);
   compiled->hash = structural_hash(compiled->graph, compiled->order);
   return compiled;
 }

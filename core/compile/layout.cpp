@@ -63,6 +63,7 @@ class LayoutAssigner {
   Graph run(std::span<const std::int32_t> order) && {
     for (const std::int32_t index : order) visit(graph_.nodes()[static_cast<std::size_t>(index)]);
     for (const auto& [name, t] : graph_.outputs()) as_built(t);
+    for (const auto& [variable, value] : graph_.assignments()) as_built(value);
     return std::move(r_).finish();
   }
 

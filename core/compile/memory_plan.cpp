@@ -17,7 +17,9 @@ std::uint64_t align_up(std::uint64_t bytes, std::uint64_t alignment) {
 
 bool overlap_in_time(const LiveRange& a, const LiveRange& b) { return a.first <= b.last && b.first <= a.last; }
 
-bool elementwise(OpKind op) {
+}  // namespace
+
+bool reads_before_writing(OpKind op) {
   static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
@@ -30,8 +32,6 @@ bool elementwise(OpKind op) {
       return false;
   }
 }
-
-}  // namespace
 
 Placement place_best_fit(std::span<const LiveRange> ranges, std::uint64_t alignment) {
   std::vector<std::size_t> by_size(ranges.size());
@@ -68,7 +68,7 @@ Placement place_best_fit(std::span<const LiveRange> ranges, std::uint64_t alignm
 }
 
 MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, std::uint64_t alignment,
-                       bool in_place) {
+                       bool in_place, std::span<const VariableWrite> writes) {
   const auto& tensors = graph.tensors();
   const auto last_step = static_cast<std::int32_t>(order.empty() ? 0 : order.size() - 1);
   constexpr std::int32_t unused = -1;
@@ -76,7 +76,7 @@ MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, 
   std::vector<bool> read(tensors.size(), false);  // by a live node or as an output
 
   for (std::size_t t = 0; t < tensors.size(); ++t)
-    if (tensors[t].role == Role::Input) first[t] = 0, last[t] = last_step;
+    if (tensors[t].role == Role::Input || tensors[t].role == Role::Variable) first[t] = 0, last[t] = last_step;
   for (std::int32_t step = 0; step <= last_step && !order.empty(); ++step) {
     const Node& node = graph.nodes()[static_cast<std::size_t>(order[static_cast<std::size_t>(step)])];
     first[static_cast<std::size_t>(node.output.id)] = last[static_cast<std::size_t>(node.output.id)] = step;
@@ -94,10 +94,15 @@ MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, 
   std::iota(storage.begin(), storage.end(), std::size_t{0});
   std::vector<bool> is_output(tensors.size(), false);
   for (const auto& [name, t] : graph.outputs()) is_output[static_cast<std::size_t>(t.id)] = true;
+  for (const VariableWrite& w : writes) {  // kept, like an output, in the variable's bytes
+    storage[static_cast<std::size_t>(w.value.id)] = static_cast<std::size_t>(w.variable.id);
+    is_output[static_cast<std::size_t>(w.value.id)] = true;
+  }
   for (std::int32_t step = 0; in_place && step <= last_step && !order.empty(); ++step) {
     const Node& node = graph.nodes()[static_cast<std::size_t>(order[static_cast<std::size_t>(step)])];
-    if (!elementwise(node.op)) continue;
+    if (!reads_before_writing(node.op)) continue;
     const auto out = static_cast<std::size_t>(node.output.id);
+    if (storage[out] != out) continue;  // a variable's new value
     for (const Tensor in : node.inputs) {
       const auto i = static_cast<std::size_t>(in.id);
       if (tensors[i].role != Role::Intermediate || is_output[i] || last[i] != step ||

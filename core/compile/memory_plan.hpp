@@ -25,11 +25,16 @@ struct Placement {
 // placed that overlap it in time, or goes on top of them.
 Placement place_best_fit(std::span<const LiveRange> ranges, std::uint64_t alignment);
 
-// Lifetimes of the graph's activations in `order`: graph inputs live for the whole run (a caller
-// may set them once and run many times), outputs from their producer to the end. With `in_place`,
-// an elementwise node writes its output over an intermediate input of the same size that it
-// reads last (every backend's elementwise kernels read an element before writing it).
+// Whether every backend's kernel for `op` reads an element before it writes the same element of
+// its output, so that the output may overwrite an input of its size (the elementwise ops).
+bool reads_before_writing(OpKind op);
+
+// Lifetimes of the graph's activations in `order`: graph inputs and variables live for the whole
+// run (a caller may set them once and run many times), outputs from their producer to the end.
+// With `in_place`, an elementwise node writes its output over an intermediate input of the same
+// size that it reads last. Each of `writes` stores its value in its variable's bytes
+// (lower_assignments made that safe).
 MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, std::uint64_t alignment,
-                       bool in_place = false);
+                       bool in_place = false, std::span<const VariableWrite> writes = {});
 
 }  // namespace porta::detail

@@ -16,7 +16,8 @@ namespace {
 constexpr std::int32_t none = -1;
 
 // Who reads each tensor: the one consuming node among `order`, or none when there are zero or
-// several consumers or the tensor is a graph output (then it must stay materialised).
+// several consumers or the tensor is a graph output or a variable's new value (then it must stay
+// materialised).
 std::vector<std::int32_t> sole_consumers(const Graph& graph, std::span<const std::int32_t> order) {
   constexpr std::int32_t many = -2;
   std::vector<std::int32_t> consumer(graph.tensors().size(), none);
@@ -26,6 +27,7 @@ std::vector<std::int32_t> sole_consumers(const Graph& graph, std::span<const std
       c = c == none ? index : many;
     }
   for (const auto& [name, t] : graph.outputs()) consumer[static_cast<std::size_t>(t.id)] = many;
+  for (const auto& [variable, value] : graph.assignments()) consumer[static_cast<std::size_t>(value.id)] = many;
   for (std::int32_t& c : consumer)
     if (c == many) c = none;
   return consumer;

@@ -12,6 +12,10 @@ GraphRewriter::GraphRewriter(const Graph& source) : source_(source), map_(source
     const TensorInfo& info = source.info(t);
     replace(t, graph.input(info.name, info.desc.shape, info.desc.dtype, info.input_strides));
   }
+  for (const Tensor t : source.variables()) {
+    const TensorInfo& info = source.info(t);
+    replace(t, graph.variable_bytes(info.name, info.desc.shape, info.desc.dtype, info.data));
+  }
 }
 
 Tensor GraphRewriter::operator[](Tensor old) {
@@ -97,6 +101,7 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
 
 Graph GraphRewriter::finish() && {
   for (const auto& [name, t] : source_.outputs()) graph.output(name, (*this)[t]);
+  for (const auto& [variable, value] : source_.assignments()) graph.assign((*this)[variable], (*this)[value]);
   return std::move(graph);
 }
 

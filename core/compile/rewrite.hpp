@@ -10,7 +10,7 @@ namespace porta::detail {
 
 class GraphRewriter {
  public:
-  // Copies every input of `source` at once (callers set inputs by name even when unused).
+  // Copies every input and variable of `source` at once (callers set them by name even when unused).
   explicit GraphRewriter(const Graph& source);
 
   // The rebuilt tensor for a tensor of the source; constants are copied on first use.
@@ -24,7 +24,7 @@ class GraphRewriter {
   // Adds `node`'s op with other params and inputs (already rebuilt), named `node.name`.
   Tensor add(const Node& node, const OpParams& params, std::span<const Tensor> inputs);
 
-  // Marks the source's outputs and hands over the rebuilt graph.
+  // Marks the source's outputs, makes its assignments and hands over the rebuilt graph.
   Graph finish() &&;
 
   Graph graph;

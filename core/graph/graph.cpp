@@ -166,11 +166,60 @@ const TensorInfo& Graph::info(Tensor t) const {
   return tensors_[static_cast<std::size_t>(t.id)];
 }
 
-std::vector<Tensor> Graph::inputs() const {
+namespace {
+
+std::vector<Tensor> with_role(const std::vector<TensorInfo>& tensors, Role role) {
   std::vector<Tensor> result;
-  for (std::size_t i = 0; i < tensors_.size(); ++i)
-    if (tensors_[i].role == Role::Input) result.push_back(Tensor{static_cast<std::int32_t>(i)});
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].role == role) result.push_back(Tensor{static_cast<std::int32_t>(i)});
   return result;
+}
+
+}  // namespace
+
+std::vector<Tensor> Graph::inputs() const { return with_role(tensors_, Role::Input); }
+std::vector<Tensor> Graph::variables() const { return with_role(tensors_, Role::Variable); }
+
+Tensor Graph::variable(std::string name, Shape shape, std::span<const float> initial, DType dtype) {
+  check_name_free(name, "variable");
+  check_shape(shape, dtype, "variable", name, "variable");
+  const TensorDesc desc{dtype, shape};
+  if (!initial.empty() && static_cast<std::int64_t>(initial.size()) != desc.numel())
+    fail(ErrorCode::ShapeMismatch, "variable", name,
+         "shape " + to_string(desc.shape) + " needs " + str(desc.numel()) + " initial values, got " + str(initial.size()));
+  auto bytes = std::make_shared<std::vector<std::byte>>(desc.bytes());
+  for (std::size_t i = 0; i < initial.size(); ++i) store_from_f32(bytes->data(), i, dtype, initial[i]);
+  return variable_bytes(std::move(name), std::move(shape), dtype, std::move(bytes));
+}
+
+Tensor Graph::variable_bytes(std::string name, Shape shape, DType dtype,
+                             std::shared_ptr<const std::vector<std::byte>> bytes) {
+  if (!bytes) fail(ErrorCode::InvalidArgument, "variable", name, "has no initial value (a null pointer)");
+  check_name_free(name, "variable");
+  check_shape(shape, dtype, "variable", name, "variable");
+  TensorDesc desc{dtype, std::move(shape)};
+  if (bytes->size() != desc.bytes())
+    fail(ErrorCode::ShapeMismatch, "variable", name,
+         "shape " + to_string(desc.shape) + " in " + std::string(to_string(dtype)) + " needs " + str(desc.bytes()) +
+             " bytes, got " + str(bytes->size()));
+  return add_tensor({std::move(name), std::move(desc), Role::Variable, -1, {}, std::move(bytes)});
+}
+
+void Graph::assign(Tensor variable, Tensor value) {
+  const TensorInfo& var = info(variable);
+  const TensorInfo& val = info(value);
+  if (var.role != Role::Variable)
+    fail(ErrorCode::InvalidArgument, "assign", var.name, "is not a variable (make it with Graph::variable)");
+  if (val.role == Role::Variable)
+    fail(ErrorCode::InvalidArgument, "assign", var.name,
+         "its new value is the variable '" + val.name + "' itself; assign the result of an op instead");
+  if (val.desc != var.desc)
+    fail(ErrorCode::ShapeMismatch, "assign", var.name,
+         "is " + to_string(var.desc.shape) + " " + std::string(to_string(var.desc.dtype)) + ", its new value '" +
+             val.name + "' is " + to_string(val.desc.shape) + " " + std::string(to_string(val.desc.dtype)));
+  for (const auto& [v, _] : assignments_)
+    if (v == variable) fail(ErrorCode::InvalidArgument, "assign", var.name, "already has a new value assigned");
+  assignments_.emplace_back(variable, value);
 }
 
 // --- op plumbing -----------------------------------------------------------------------------

@@ -42,8 +42,8 @@ class Exporter {
 
   std::vector<std::byte> bytes() {
     for (const Tensor t : g_.inputs()) model_.inputs.push_back(value_info(name(t), g_.shape(t), elem(t)));
-    for (const TensorInfo& t : g_.tensors())
-      if (t.role == Role::Constant)
+    for (const TensorInfo& t : g_.tensors())  // a variable as its initial value; ONNX keeps no state across runs
+      if (t.role == Role::Constant || t.role == Role::Variable)
         model_.initializers.push_back(raw_tensor(t.name, t.desc.shape, elem_type(t.desc.dtype), t.data->data(),
                                                  t.data->size()));
     for (const Node& n : g_.nodes()) node(n);

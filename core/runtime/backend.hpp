@@ -52,10 +52,18 @@ struct MemoryPlan {
   std::uint64_t naive_arena_bytes = 0;  // every activation in its own allocation, for comparison
 };
 
+// Where a variable's new value is computed: `value` is planned in the variable's own bytes, so that
+// the node computing it updates the variable in place (core/compile/assignments.hpp).
+struct VariableWrite {
+  Tensor variable;
+  Tensor value;
+};
+
 // A graph after the backend-agnostic passes, ready for a backend to prepare.
 struct CompiledGraph {
   Graph graph;
   std::vector<std::int32_t> order;  // node indices in execution order, dead nodes removed
+  std::vector<VariableWrite> writes;  // one per assignment of `graph`
   MemoryPlan plan;
   std::uint64_t hash = 0;
   CompileOptions options;

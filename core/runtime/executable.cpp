@@ -37,9 +37,17 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<DeviceImpl> device, std::shared_p
   arena_ = device_->allocate(std::max<std::uint64_t>(plan.arena_bytes, 1));
   constants_ = device_->allocate(std::max<std::uint64_t>(plan.constant_bytes, 1));
   const auto& tensors = compiled_->graph.tensors();
-  for (std::size_t t = 0; t < tensors.size(); ++t)
+  std::vector<bool> written(tensors.size(), false);  // a variable's new value, in the variable's bytes
+  for (const VariableWrite& w : compiled_->writes) written[static_cast<std::size_t>(w.value.id)] = true;
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    const auto offset = static_cast<std::size_t>(plan.offset[t]);
     if (plan.constant_offset[t] >= 0)
       constants_->write(static_cast<std::size_t>(plan.constant_offset[t]), *tensors[t].data);
+    else if (tensors[t].role == Role::Variable && plan.offset[t] >= 0)
+      arena_->write(offset, *tensors[t].data);
+    else if (tensors[t].role == Role::Intermediate && plan.offset[t] >= 0 && !written[t])
+      poisoned_.emplace_back(offset, tensors[t].desc.bytes());
+  }
   program_ = device_->prepare(compiled_);
   if (compiled_->options.profile) node_seconds_.assign(compiled_->order.size(), 0.0);
 }
@@ -51,6 +59,17 @@ const TensorInfo& ExecutableImpl::input(std::string_view name) const {
   throw Error(ErrorCode::NotFound, "no input named '" + std::string(name) + "' (inputs: " + names_of(graph, true) + ")");
 }
 
+const TensorInfo& ExecutableImpl::variable(std::string_view name) const {
+  const Graph& graph = compiled_->graph;
+  std::string names;
+  for (const Tensor t : graph.variables()) {
+    if (graph.info(t).name == name) return graph.info(t);
+    names += (names.empty() ? "" : ", ") + graph.info(t).name;
+  }
+  throw Error(ErrorCode::NotFound, "no variable named '" + std::string(name) + "' (variables: " +
+                                       (names.empty() ? "none" : names) + ")");
+}
+
 Tensor ExecutableImpl::output(std::string_view name) const {
   for (const auto& [n, t] : compiled_->graph.outputs())
     if (n == name) return t;
@@ -58,8 +77,7 @@ Tensor ExecutableImpl::output(std::string_view name) const {
               "no output named '" + std::string(name) + "' (outputs: " + names_of(compiled_->graph, false) + ")");
 }
 
-void ExecutableImpl::set_input(std::string_view name, std::span<const std::byte> bytes, bool from_f32) {
-  const TensorInfo& info = input(name);
+void ExecutableImpl::set(const TensorInfo& info, std::span<const std::byte> bytes, bool from_f32) {
   const DType dtype = info.desc.dtype;
   const std::size_t source_size = from_f32 ? sizeof(float) : size_of(dtype);
   const std::int64_t count = info.desc.numel();
@@ -73,7 +91,7 @@ void ExecutableImpl::set_input(std::string_view name, std::span<const std::byte>
                                                                                    : given >= static_cast<std::uint64_t>(needed));
   if (!fits)
     throw Error(ErrorCode::ShapeMismatch,
-                "input '" + info.name + "' " + to_string(info.desc.shape) + (info.input_strides.empty() ? "" : " with strides " + to_string(info.input_strides)) +
+                std::string(info.role == Role::Variable ? "variable" : "input") + " '" + info.name + "' " + to_string(info.desc.shape) + (info.input_strides.empty() ? "" : " with strides " + to_string(info.input_strides)) +
                     " needs " + (info.input_strides.empty() ? "" : "at least ") + std::to_string(needed) + " " +
                     (from_f32 ? "float" : std::string(to_string(dtype))) + " values, got " +
                     std::to_string(static_cast<double>(bytes.size()) / static_cast<double>(source_size)));
@@ -95,11 +113,8 @@ void ExecutableImpl::set_input(std::string_view name, std::span<const std::byte>
 
 void ExecutableImpl::run() {
   const std::lock_guard lock(mutex_);
-  const auto& tensors = compiled_->graph.tensors();
   if (compiled_->options.poison_memory)  // 0xff.. is NaN in f32, f16 and bf16
-    for (std::size_t t = 0; t < tensors.size(); ++t)
-      if (tensors[t].role == Role::Intermediate && compiled_->plan.offset[t] >= 0)
-        arena_->fill(static_cast<std::size_t>(compiled_->plan.offset[t]), tensors[t].desc.bytes(), std::byte{0xff});
+    for (const auto& [offset, bytes] : poisoned_) arena_->fill(offset, bytes, std::byte{0xff});
   last_run_ = {};  // a run that throws has no time
   std::vector<std::string> plans;
   if (!planned_) plans.resize(compiled_->order.size());
@@ -112,8 +127,14 @@ RunTime ExecutableImpl::last_run_time() const {
   return last_run_;
 }
 
-std::vector<std::byte> ExecutableImpl::output_bytes(std::string_view name) const {
-  const Tensor t = output(name);
+std::vector<std::byte> ExecutableImpl::output_bytes(std::string_view name) const { return read(output(name)); }
+
+std::vector<std::byte> ExecutableImpl::variable_bytes(std::string_view name) const {
+  const TensorInfo& info = variable(name);
+  return read(Tensor{static_cast<std::int32_t>(&info - compiled_->graph.tensors().data())});
+}
+
+std::vector<std::byte> ExecutableImpl::read(Tensor t) const {
   const auto id = static_cast<std::size_t>(t.id);
   std::vector<std::byte> bytes(compiled_->graph.info(t).desc.bytes());
   const std::lock_guard lock(mutex_);
@@ -153,22 +174,44 @@ Executable& Executable::operator=(Executable&&) noexcept = default;
 Executable::~Executable() = default;
 
 void Executable::set_input(std::string_view name, std::span<const float> values) {
-  impl_->set_input(name, std::as_bytes(values), true);
+  impl_->set(impl_->input(name), std::as_bytes(values), true);
 }
 void Executable::set_input_bytes(std::string_view name, std::span<const std::byte> bytes) {
-  impl_->set_input(name, bytes, false);
+  impl_->set(impl_->input(name), bytes, false);
+}
+void Executable::set_variable(std::string_view name, std::span<const float> values) {
+  impl_->set(impl_->variable(name), std::as_bytes(values), true);
+}
+void Executable::set_variable_bytes(std::string_view name, std::span<const std::byte> bytes) {
+  impl_->set(impl_->variable(name), bytes, false);
 }
 void Executable::run() { impl_->run(); }
 RunTime Executable::last_run_time() const { return impl_->last_run_time(); }
 
-std::vector<float> Executable::output(std::string_view name) const {
-  const std::vector<std::byte> bytes = impl_->output_bytes(name);
-  const DType dtype = output_desc(name).dtype;
+namespace {
+
+std::vector<float> widened(const std::vector<std::byte>& bytes, DType dtype) {
   std::vector<float> values(bytes.size() / size_of(dtype));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(bytes.data(), i, dtype);
   return values;
 }
+
+}  // namespace
+
+std::vector<float> Executable::output(std::string_view name) const {
+  return widened(impl_->output_bytes(name), output_desc(name).dtype);
+}
 std::vector<std::byte> Executable::output_bytes(std::string_view name) const { return impl_->output_bytes(name); }
+std::vector<float> Executable::variable(std::string_view name) const {
+  return widened(impl_->variable_bytes(name), variable_desc(name).dtype);
+}
+std::vector<std::byte> Executable::variable_bytes(std::string_view name) const { return impl_->variable_bytes(name); }
+std::vector<std::string> Executable::variable_names() const {
+  std::vector<std::string> names;
+  for (const Tensor t : impl_->compiled().graph.variables()) names.push_back(impl_->compiled().graph.info(t).name);
+  return names;
+}
+const TensorDesc& Executable::variable_desc(std::string_view name) const { return impl_->variable(name).desc; }
 
 const TensorDesc& Executable::input_desc(std::string_view name) const { return impl_->input(name).desc; }
 const TensorDesc& Executable::output_desc(std::string_view name) const {

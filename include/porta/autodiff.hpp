@@ -39,10 +39,19 @@ struct BatchStatistics {
 };
 BatchStatistics batchnorm_training(Graph& graph, Tensor x, Tensor scale, Tensor bias, float epsilon = 1e-5f);
 
+// A training copy of an inference graph (porta::models, porta::onnx::load): every constant that a
+// node reads becomes a variable of the same name, value and dtype, and every batchnorm normalises
+// with its batch's statistics (batchnorm_training), its running mean and variance left unread.
+// Inputs, outputs and node names are kept.
+struct TrainingGraph {
+  Graph graph;
+  std::vector<Tensor> params;  // the variables made, in the order of the source's tensors
+};
+TrainingGraph training_graph(const Graph& inference);
+
 // One step of SGD as PyTorch defines it, built from ops: g = grad + weight_decay * param,
 // v = momentum * velocity + g, param' = param - learning_rate * v. The caller feeds the returned
-// tensors back as next step's param and velocity (parameters are graph inputs until porta has
-// variables).
+// tensors back as next step's param and velocity, or lets apply_sgd assign them to variables.
 struct SgdOptions {
   float learning_rate = 0.01f;
   float momentum = 0.0f;      // 0: no velocity is kept
@@ -53,5 +62,34 @@ struct SgdUpdate {
   Tensor velocity;  // the updated velocity; empty when momentum is 0
 };
 SgdUpdate sgd_update(Graph& graph, Tensor param, Tensor grad, Tensor velocity, const SgdOptions& options);
+
+// One step of AdamW as PyTorch defines it (decoupled weight decay, bias correction by the step
+// count), built from ops: param *= 1 - lr * weight_decay; m = beta1 * m + (1 - beta1) * grad;
+// v = beta2 * v + (1 - beta2) * grad^2; param -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t)
+// + epsilon). `step` holds t, this update's step count (1 for the first), shape [1].
+struct AdamWOptions {
+  float learning_rate = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-8f;
+  float weight_decay = 1e-2f;
+};
+struct AdamWUpdate {
+  Tensor param;
+  Tensor m;  // first moment
+  Tensor v;  // second moment
+};
+AdamWUpdate adamw_update(Graph& graph, Tensor param, Tensor grad, Tensor m, Tensor v, Tensor step,
+                         const AdamWOptions& options);
+
+// The optimisers driving variables (Graph::variable): each appends one step for every parameter of
+// `params` (variables) given its gradient of `grads`, keeps the optimiser's state in variables of its
+// own, zero at first, and assigns the new values, so that every run of the graph is one training
+// step. SGD's state: "<param>.velocity" (when momentum is not 0). AdamW's: "<param>.m", "<param>.v"
+// and one step count, "adamw.step" ([1], f32), so apply_adamw is called once per graph, with
+// every parameter.
+void apply_sgd(Graph& graph, std::span<const Tensor> params, std::span<const Tensor> grads, const SgdOptions& options);
+void apply_adamw(Graph& graph, std::span<const Tensor> params, std::span<const Tensor> grads,
+                 const AdamWOptions& options);
 
 }  // namespace porta::autodiff

@@ -74,6 +74,15 @@ class Executable {
   const TensorDesc& input_desc(std::string_view name) const;
   const TensorDesc& output_desc(std::string_view name) const;
 
+  // The graph's variables (Graph::variable), kept on the device from run to run and updated there
+  // by the runs; these copy them between host and device, e.g. for a checkpoint (porta/checkpoint.hpp).
+  std::vector<std::string> variable_names() const;  // in the order the graph made them
+  const TensorDesc& variable_desc(std::string_view name) const;
+  std::vector<float> variable(std::string_view name) const;
+  std::vector<std::byte> variable_bytes(std::string_view name) const;  // storage dtype
+  void set_variable(std::string_view name, std::span<const float> values);  // converted to its dtype
+  void set_variable_bytes(std::string_view name, std::span<const std::byte> bytes);
+
   // Per-node times of the last run, in execution order (needs CompileOptions::profile).
   std::vector<NodeTiming> node_timings() const;
   // What each node's kernels chose, recorded on the first run, in execution order; empty before it.

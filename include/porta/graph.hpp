@@ -48,6 +48,20 @@ class Graph {
   // Marks a tensor as a named graph output. A tensor may be output under several names.
   void output(std::string name, Tensor t);
 
+  // --- variables (docs/training.md) -----------------------------------------------------------
+  // State that stays on the device from run to run: a trainable parameter, an optimiser's moment.
+  // It starts as `initial` (zeros when empty). Every read of it during a run sees the value it had
+  // when the run began; after the run it holds the value assign() gave it, if any. An output that
+  // names a variable reads it after the run.
+  Tensor variable(std::string name, Shape shape, std::span<const float> initial = {}, DType dtype = DType::f32);
+  Tensor variable_bytes(std::string name, Shape shape, DType dtype, std::shared_ptr<const std::vector<std::byte>> bytes);
+  // After each run, `variable` holds `value`: a tensor of its shape and dtype that is not itself a
+  // variable. One assignment per variable.
+  void assign(Tensor variable, Tensor value);
+  std::vector<Tensor> variables() const;
+  // (variable, value) pairs in the order they were made.
+  const std::vector<std::pair<Tensor, Tensor>>& assignments() const noexcept { return assignments_; }
+
   // --- ops ----------------------------------------------------------------------------------
   // Names are optional: a node without one is called "<op>_<index>".
   Tensor matmul(Tensor a, Tensor b, const MatMulParams& p = {}, std::string name = {});
@@ -175,6 +189,7 @@ class Graph {
   std::vector<TensorInfo> tensors_;
   std::vector<Node> nodes_;
   std::vector<std::pair<std::string, Tensor>> outputs_;
+  std::vector<std::pair<Tensor, Tensor>> assignments_;
 };
 
 }  // namespace porta

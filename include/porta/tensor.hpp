@@ -24,7 +24,8 @@ struct TensorDesc {
   friend bool operator==(const TensorDesc&, const TensorDesc&) = default;
 };
 
-enum class Role : std::uint8_t { Input, Constant, Intermediate };
+// Variable: state kept on the device from run to run (Graph::variable).
+enum class Role : std::uint8_t { Input, Constant, Intermediate, Variable };
 
 // A handle to one tensor of one Graph. Default-constructed handles mean "no tensor".
 struct Tensor {

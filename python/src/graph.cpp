@@ -29,6 +29,13 @@ Tensor constant(Graph& g, const std::string& name, const py::array& values, cons
   return g.constant_bytes(name, s.shape(), t, s.bytes());
 }
 
+Tensor variable(Graph& g, const std::string& name, const py::array& values, const std::string& dtype) {
+  const DType t = dtype_of_array(values, dtype);
+  const Storage s = storage_of(values, t, "variable '" + name + "'");
+  const auto b = s.bytes();
+  return g.variable_bytes(name, s.shape(), t, std::make_shared<const std::vector<std::byte>>(b.begin(), b.end()));
+}
+
 Tensor pool(Graph& g, OpKind op, Tensor x, Int2 kernel, Int2 stride, Int4 pad, Int2 dilation, bool ceil_mode,
             bool count_include_pad, const std::string& layout, const std::string& name) {
   const Pool2dParams p{.kernel = kernel, .stride = stride, .pad = pad, .dilation = dilation, .ceil_mode = ceil_mode,
@@ -224,6 +231,10 @@ void bind_graph(py::module_& m) {
         "A constant from an array, stored in its dtype (float32, float16, ml_dtypes.bfloat16), or in `dtype` "
         "('f32', 'f16', 'bf16': floating arrays are converted, a uint16 array is bf16 bits).");
   c.def("output", &Graph::output, "name"_a, "tensor"_a, "Marks a tensor as an output named `name`.");
+  c.def("variable", &variable, "name"_a, "values"_a, "dtype"_a = "",
+        "State kept on the device from run to run, starting from an array (dtypes as for constant); every read "
+        "in a run sees its value from before the run.");
+  c.def("assign", &Graph::assign, "variable"_a, "value"_a, "After each run, `variable` holds `value`.");
   bind_linear(c);
   bind_binary_and_unary(c);
   bind_layers(c);
@@ -231,6 +242,11 @@ void bind_graph(py::module_& m) {
   c.def("dtype", [](const Graph& g, Tensor t) { return std::string(to_string(g.dtype(t))); }, "tensor"_a);
   c.def_property_readonly("inputs", &input_names, "The names of the graph's inputs.");
   c.def_property_readonly("outputs", &output_names, "The names of the graph's outputs.");
+  c.def_property_readonly("variables", [](const Graph& g) {
+    std::vector<std::string> names;
+    for (const Tensor t : g.variables()) names.push_back(g.info(t).name);
+    return names;
+  }, "The names of the graph's variables.");
   c.def("__len__", [](const Graph& g) { return g.nodes().size(); }, "The number of nodes.");
 }
 

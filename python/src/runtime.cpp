@@ -116,6 +116,19 @@ void bind_executable(py::module_& m) {
       .def("output", [](const PyExecutable& e, const std::string& name) {
         return array_of(e.exe.output_bytes(name), e.exe.output_desc(name));
       }, "name"_a, "One output of the last run.")
+      .def("variable", [](const PyExecutable& e, const std::string& name) {
+        return array_of(e.exe.variable_bytes(name), e.exe.variable_desc(name));
+      }, "name"_a, "A copy of a variable's current value, read from the device.")
+      .def("set_variable", [](PyExecutable& e, const std::string& name, const py::handle& value) {
+        const TensorDesc& desc = e.exe.variable_desc(name);
+        const Storage s = storage_of(value, desc.dtype, "variable '" + name + "'");
+        if (s.shape() != desc.shape)
+          throw Error(ErrorCode::ShapeMismatch,
+                      "variable '" + name + "' is " + to_string(desc.shape) + ", the array " + to_string(s.shape()));
+        e.exe.set_variable_bytes(name, s.bytes());
+      }, "name"_a, "array"_a, "Copies an array (of the variable's shape; converted as for set_input) to the device.")
+      .def_property_readonly("variables", [](const PyExecutable& e) { return e.exe.variable_names(); },
+                             "The names of the graph's variables.")
       .def_readonly("inputs", &PyExecutable::inputs)
       .def_readonly("outputs", &PyExecutable::outputs)
       .def_property_readonly("last_run_time", [](const PyExecutable& e) {

@@ -166,3 +166,22 @@ def test_models_build_and_estimate():
     with pytest.raises(porta.Error) as e:
         porta.models.build("resnet5")
     assert e.value.code == porta.ErrorCode.NotFound
+
+
+def test_variables_stay_on_the_device_and_are_read_and_set_from_python():
+    g = porta.Graph()
+    total = g.variable("total", np.array([1.0, 2.0, 3.0], np.float32))
+    g.assign(total, g.add(total, g.input("x", (3,), "f32")))
+    assert g.variables == ["total"]
+    exe = porta.Device("cpu").compile(g)
+    assert exe.variables == ["total"]
+    for _ in range(2):
+        exe.run(x=np.array([1.0, 0.5, -1.0], np.float32))
+    assert_close(exe.variable("total"), np.array([3.0, 3.0, 1.0]))
+    exe.set_variable("total", np.zeros(3))  # float64 is converted
+    exe.run(x=np.ones(3, np.float32))
+    assert_close(exe.variable("total"), np.ones(3))
+    with pytest.raises(porta.Error, match="no variable named 'nope'"):
+        exe.variable("nope")
+    with pytest.raises(porta.Error, match=r"variable 'total' is \[3\]"):
+        exe.set_variable("total", np.zeros(4))

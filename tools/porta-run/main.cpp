@@ -10,6 +10,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -42,6 +43,8 @@ struct Args {
   std::string output_dir;
   std::string compare;  // "ort": ONNX Runtime on the same file and inputs
   bool profile = false;
+  bool backward = false;
+  std::vector<std::string> output_grads;  // NAME=FILE.npy: seeds of --backward
 };
 
 double ms_since(Clock::time_point start) {
@@ -111,6 +114,52 @@ void write_outputs(const Args& args, const Graph& graph, const Executable& exe) 
   }
 }
 
+// The input that holds an output's seed for --backward: a name no ONNX tensor has.
+constexpr std::string_view seed_prefix = "porta-run.seed/";
+std::string seed_name(const std::string& output) { return std::string(seed_prefix) + output; }
+
+// --backward: appends the gradient of sum(output * seed), summed over the model's outputs, with
+// respect to every input and every constant (the initializers), each a new output "NAME.grad".
+// Returns the model's outputs, which have seeds.
+std::vector<std::string> append_backward(Graph& graph) {
+  std::vector<Tensor> wrt;
+  for (std::size_t i = 0; i < graph.tensors().size(); ++i)
+    if (graph.tensors()[i].role == Role::Input || graph.tensors()[i].role == Role::Constant)
+      wrt.push_back(Tensor{static_cast<std::int32_t>(i)});
+  Tensor total;
+  std::vector<std::string> seeded_outputs;
+  const auto outputs = graph.outputs();  // the gradients below become outputs too
+  for (const auto& [name, t] : outputs) {
+    seeded_outputs.push_back(name);
+    const Tensor seeded = graph.mul(t, graph.input(seed_name(name), graph.shape(t), graph.dtype(t)));
+    const Tensor sum = graph.reduce(seeded, {.op = Reduction::Sum, .axes = {}, .keepdims = false});  // [1]
+    total = total ? graph.add(total, sum) : sum;
+  }
+  const std::vector<Tensor> grads = autodiff::gradients(graph, total, wrt);
+  for (std::size_t i = 0; i < grads.size(); ++i) graph.output(graph.info(wrt[i]).name + ".grad", grads[i]);
+  return seeded_outputs;
+}
+
+// Sets each output's seed from its --output-grad file, or to ones.
+void set_seeds(Executable& exe, const std::vector<std::string>& outputs, const std::map<std::string, std::string>& files) {
+  for (const auto& [name, file] : files)
+    if (std::find(outputs.begin(), outputs.end(), name) == outputs.end())
+      throw ArgumentError(fmt::format("--output-grad '{}': the model has no such output", name));
+  for (const std::string& name : outputs) {
+    const std::string seed = seed_name(name);
+    const TensorDesc& desc = exe.input_desc(seed);
+    std::vector<float> values(static_cast<std::size_t>(desc.numel()), 1.0f);
+    if (const auto it = files.find(name); it != files.end()) {
+      const npy::Array a = npy::read(it->second);
+      if (a.shape != desc.shape)
+        throw Error(ErrorCode::ShapeMismatch, fmt::format("--output-grad {}: shape {} does not match output '{}' {}",
+                                                          it->second, to_string(a.shape), name, to_string(desc.shape)));
+      for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(a.data.data(), i, a.dtype);
+    }
+    exe.set_input(seed, values);
+  }
+}
+
 // CLI11's own range checks print the whole double range; this says in a few words what is wrong.
 CLI::Validator at_least(long long bound) {
   return CLI::Validator(
@@ -135,6 +184,7 @@ std::vector<ort::Input> set_inputs(Executable& exe, const Graph& graph, const Ar
   std::mt19937_64 rng(args.seed);
   for (const Tensor t : graph.inputs()) {
     const std::string& name = graph.info(t).name;
+    if (name.starts_with(seed_prefix)) continue;  // set by set_seeds
     const TensorDesc& desc = graph.desc(t);
     std::vector<float> values(static_cast<std::size_t>(desc.numel()));
     if (const auto it = files.find(name); it != files.end()) {
@@ -210,8 +260,16 @@ int run(const Args& args) {
     if (!files.emplace(name, file).second) throw ArgumentError(fmt::format("--input gives '{}' twice", name));
   }
 
+  std::map<std::string, std::string> seed_files;
+  for (const auto& text : args.output_grads) {
+    auto [name, file] = split_assignment(text, "--output-grad");
+    if (!seed_files.emplace(name, file).second) throw ArgumentError(fmt::format("--output-grad gives '{}' twice", name));
+  }
+  if (!seed_files.empty() && !args.backward) throw ArgumentError("--output-grad needs --backward");
+
   auto start = Clock::now();
-  const Graph graph = onnx::load(args.model, options);
+  Graph graph = onnx::load(args.model, options);
+  const std::vector<std::string> seeded = args.backward ? append_backward(graph) : std::vector<std::string>{};
   const double load_ms = ms_since(start);
   for (const auto& [name, file] : files) {
     const auto inputs = graph.inputs();
@@ -230,6 +288,7 @@ int run(const Args& args) {
   Executable exe = device.compile(graph, compile_options);
   const double compile_ms = ms_since(start);
   const std::vector<ort::Input> inputs = set_inputs(exe, graph, args, files);
+  set_seeds(exe, seeded, seed_files);
 
   start = Clock::now();
   exe.run();
@@ -287,6 +346,11 @@ int main(int argc, char** argv) {
       ->check(at_least(0))
       ->capture_default_str();
   app.add_option("--output-dir", args.output_dir, "Write each output as NAME.npy here");
+  app.add_flag("--backward", args.backward,
+               "Also compute the gradient of sum(output * seed), over every output, with respect to every input and "
+               "initializer, each an output NAME.grad (written as NAME.grad.npy; --output-dir defaults to .)");
+  app.add_option("--output-grad", args.output_grads,
+                 "NAME=FILE.npy: the seed of output NAME for --backward (its shape; default all ones)");
   app.add_option("--compare", args.compare,
                  "ort: run the model in ONNX Runtime's CPU provider too (same inputs, the cpu device's threads), "
                  "timed beside porta, its outputs checked against porta's")
@@ -301,6 +365,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // One clear line and a non-zero exit for anything that goes wrong; never a crash.
+  if (args.backward && args.output_dir.empty()) args.output_dir = ".";
   try {
     return run(args);
   } catch (const ArgumentError& e) {

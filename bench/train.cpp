@@ -1,0 +1,217 @@
+#include "train.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "env.hpp"
+#include "porta/models.hpp"
+#include "timing.hpp"
+
+namespace porta::bench {
+namespace {
+
+constexpr autodiff::SgdOptions sgd{.learning_rate = 0.01f, .momentum = 0.9f, .weight_decay = 5e-4f};
+
+std::vector<float> uniform(std::int64_t n, float scale, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// 3x32x32 images -> gemm 3072x512 -> batchnorm -> tanh -> gemm 512x10: built of ops that have
+// backward rules, so that it trains before the convolutions do.
+Graph mlp(std::int64_t batch, std::uint64_t seed) {
+  constexpr std::int64_t pixels = 3 * 32 * 32, hidden = 512, classes = 10;
+  std::mt19937_64 rng(seed);
+  Graph g;
+  const Tensor x = g.flatten(g.input("input", {batch, 3, 32, 32}));
+  const auto weight = [&](const char* name, Shape shape, std::int64_t fan_in) {
+    return g.constant(name, shape, uniform(shape[0] * shape[1], 1.0f / std::sqrt(static_cast<float>(fan_in)), rng));
+  };
+  const auto filled = [&](const char* name, std::int64_t n, float value) {
+    return g.constant(name, {n}, std::vector<float>(static_cast<std::size_t>(n), value));
+  };
+  const Tensor h = g.gemm(x, weight("fc1.weight", {pixels, hidden}, pixels), {}, filled("fc1.bias", hidden, 0.0f), "fc1");
+  const Tensor bn = g.batchnorm(h, filled("bn.weight", hidden, 1.0f), filled("bn.bias", hidden, 0.0f),
+                                filled("bn.running_mean", hidden, 0.0f), filled("bn.running_var", hidden, 1.0f), {}, "bn");
+  const Tensor y = g.gemm(g.tanh(bn), weight("fc2.weight", {hidden, classes}, hidden), {},
+                          filled("fc2.bias", classes, 0.0f), "fc2");
+  g.output("logits", y);
+  return g;
+}
+
+// The inference graph made trainable: mean squared error of the softmax to one-hot "labels", the
+// gradients of every weight, and SGD with momentum driving them as variables.
+Graph training_step(const Graph& inference) {
+  autodiff::TrainingGraph t = autodiff::training_graph(inference);
+  Graph& g = t.graph;
+  const Tensor logits = g.outputs().at(0).second;
+  const Tensor loss = autodiff::mean_squared_error(g, g.softmax(logits), g.input("labels", g.shape(logits)));
+  g.output("loss", loss);
+  autodiff::apply_sgd(g, t.params, autodiff::gradients(g, loss, t.params), sgd);
+  return std::move(g);
+}
+
+// A few batches of random images with random one-hot labels, cycled through an epoch.
+struct SyntheticData {
+  std::vector<std::vector<float>> images, labels;
+
+  SyntheticData(const Graph& step, std::int64_t steps, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const Shape labels_shape = step.shape(step.outputs().at(0).second);
+    const std::int64_t image_numel = TensorDesc{DType::f32, step.shape(step.inputs().at(0))}.numel();
+    for (std::int64_t b = 0; b < std::min<std::int64_t>(steps, 4); ++b) {
+      images.push_back(uniform(image_numel, 1.0f, rng));
+      std::vector<float> onehot(static_cast<std::size_t>(labels_shape[0] * labels_shape[1]), 0.0f);
+      for (std::int64_t n = 0; n < labels_shape[0]; ++n)
+        onehot[static_cast<std::size_t>(n * labels_shape[1] + static_cast<std::int64_t>(rng() % labels_shape[1]))] = 1.0f;
+      labels.push_back(std::move(onehot));
+    }
+  }
+};
+
+// Runs the epochs on `exe`, recording them in `row`.
+void time_epochs(Row& row, Executable& exe, const Graph& step, std::int64_t steps, std::int64_t batch,
+                 const RunSettings& settings, const TrainSettings& train) {
+  const SyntheticData data(step, steps, settings.seed);
+  const std::string input = step.info(step.inputs().at(0)).name;
+  Json epochs = Json::array();
+  std::vector<float> losses;
+  for (int e = 0; e < train.epochs; ++e) {
+    const double start = steady_seconds();
+    for (std::int64_t s = 0; s < steps; ++s) {
+      const auto b = static_cast<std::size_t>(s) % data.images.size();
+      exe.set_input(input, data.images[b]);
+      exe.set_input("labels", data.labels[b]);
+      exe.run();
+      if (s == 0 || s == steps - 1) losses.push_back(exe.output("loss")[0]);
+    }
+    epochs.push_back(steady_seconds() - start);
+  }
+  const double last = epochs.back().get<double>();
+  row.params["epoch_s"] = epochs;
+  row.params["images_per_s"] = static_cast<double>(steps * batch) / last;
+  row.params["loss_first"] = losses.front();
+  row.params["loss_last"] = losses.back();
+  row.timer = "host";
+  row.samples = 1;
+  row.median_s = row.min_s = row.host_median_s = row.host_min_s = last;
+}
+
+}  // namespace
+
+std::vector<std::string> train_model_names() {
+  std::vector<std::string> names{"mlp"};
+  for (const models::ModelInfo& m : models::available()) names.push_back(m.name);
+  return names;
+}
+
+Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed) {
+  Problem p{.op = "train", .kind = OpKind::Gemm, .workload = fmt::format("{} b{}", model, batch)};
+  p.graph = model == "mlp" ? mlp(batch, seed) : models::build(model, {.batch = batch, .seed = seed});
+  const Shape& input = p.graph.shape(p.graph.inputs().at(0));
+  p.params = {{"model", model}, {"batch", batch}, {"resolution", input.back()}, {"optimizer", "sgd"},
+              {"learning_rate", sgd.learning_rate}, {"momentum", sgd.momentum}, {"weight_decay", sgd.weight_decay},
+              {"loss", "mean squared error of softmax to one-hot"}};
+  return p;
+}
+
+Row run_training(const Problem& problem, const Target& target, const RunSettings& settings,
+                 const TrainSettings& train) {
+  Row row = row_for(problem, target, settings);
+  const std::int64_t batch = problem.params["batch"].get<std::int64_t>();
+  const std::int64_t steps = std::max<std::int64_t>(1, train.images / batch);
+  row.params["images"] = steps * batch;
+  row.params["epochs"] = train.epochs;
+  if (!target.device) {
+    row.status = "failed";
+    row.reason = target.error;
+    return row;
+  }
+  try {
+    const double start = steady_seconds();
+    const Graph step = training_step(problem.graph);  // Unsupported where an op has no backward rule
+    Executable exe = target.device->compile(step, settings.compile);
+    row.compile_s = steady_seconds() - start;
+    row.params["planned_peak_bytes"] = exe.planned_peak_bytes();
+    row.params["steps_per_epoch"] = steps;
+    time_epochs(row, exe, step, steps, batch, settings, train);
+    row.reason = "not verified: tests/test_training.cpp checks training steps on each device against ref";
+  } catch (...) {
+    record_exception(row, std::current_exception());
+  }
+  return row;
+}
+
+std::vector<Problem> train_problems(std::uint64_t seed) {
+  return {train_problem("mlp", 32, seed), train_problem("mlp", 128, seed), train_problem("resnet50", 8, seed),
+          train_problem("efficientnet-b0", 8, seed)};
+}
+
+void print_train_summary(std::FILE* out, const std::vector<Row>& rows) {
+  std::vector<std::vector<std::string>> cells;
+  for (const Row& r : rows) {
+    if (r.op != "train") continue;
+    const bool ok = r.status == "ok";
+    const auto number = [&](const char* key, const char* format, double scale = 1.0) {
+      return ok ? fmt::format(fmt::runtime(format), r.params[key].get<double>() * scale) : std::string();
+    };
+    cells.push_back({r.workload, r.device, ok ? fmt::format("{:.3f}", *r.median_s) : r.status,
+                     number("images_per_s", "{:.1f}"), number("planned_peak_bytes", "{:.1f}", 1.0 / (1 << 20)),
+                     ok ? fmt::format("{:.4f} -> {:.4f}", r.params["loss_first"].get<double>(),
+                                      r.params["loss_last"].get<double>())
+                        : single_line(r.reason).substr(0, 100)});
+  }
+  print_text_table(out, {"model", "device", "last epoch s", "images/s", "planned peak MiB", "loss / reason"}, cells,
+                   {false, false, true, true, true, false});
+}
+
+CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
+  const std::vector<std::string> known = train_model_names();
+  auto* cmd = app.add_subcommand("train", "Train networks on synthetic data: the last epoch's time, images/s, "
+                                          "the planned peak memory of a step");
+  cmd->add_option("--model", a.models, fmt::format("Models, comma-separated: {}", fmt::join(known, ", ")))
+      ->required()->delimiter(',')->check(CLI::IsMember(known));
+  cmd->add_option("--batch", a.batches, "Batch sizes, comma-separated")->delimiter(',')
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30))->capture_default_str();
+  cmd->add_option("--device", a.devices, "Device specs, comma-separated or repeated (default: every device)");
+  cmd->add_option("--images", a.train.images, "Images per epoch")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))->capture_default_str();
+  cmd->add_option("--epochs", a.train.epochs, "Epochs; the last one is timed")->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--seed", a.seed, "Seed of the weights and the synthetic data")->capture_default_str();
+  cmd->add_option("--json", a.json, "Write the results as JSON (schema porta-bench/1)");
+  cmd->add_option("--csv", a.csv, "Write the results as CSV");
+  return cmd;
+}
+
+int run_train(const TrainArgs& a, const std::string& command_line) {
+  std::vector<Problem> problems;
+  for (const std::string& model : a.models)
+    for (const std::int64_t batch : a.batches) problems.push_back(train_problem(model, batch, a.seed));
+  for (const std::string& file : {a.json, a.csv})
+    if (!file.empty()) check_writable(file);
+  const std::vector<Target> targets = open_targets(a.devices);
+  RunSettings settings{.seed = a.seed};
+  std::vector<Row> rows;
+  std::vector<DeviceInfo> infos;
+  for (const Target& target : targets) {
+    if (target.device) infos.push_back(target.device->info());
+    for (const Problem& problem : problems) {
+      rows.push_back(run_training(problem, target, settings, a.train));
+      print_progress(rows.back(), rows.size(), problems.size() * targets.size());
+    }
+  }
+  fmt::print("\n");
+  print_train_summary(stdout, rows);
+  if (!a.json.empty()) write_json(a.json, environment(infos, command_line), rows);
+  if (!a.csv.empty()) write_csv(a.csv, rows);
+  return any_failed(rows) ? 1 : 0;
+}
+
+}  // namespace porta::bench

@@ -1,0 +1,53 @@
+#pragma once
+// porta-bench train and the `train` suite: training steps (forward, backward, SGD update, all in
+// the graph, the weights staying on the device) of a network on synthetic data, timed by epoch as
+// the GPU-buying guides do: the second epoch's time (the first pays for warm-up), images/s and
+// the planned peak memory of a step.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "problems.hpp"
+
+namespace porta::bench {
+
+struct TrainSettings {
+  std::int64_t images = 2048;  // per epoch, rounded down to whole batches (at least one)
+  int epochs = 2;
+};
+
+// "mlp" (a small network of ops that train today, defined in train.cpp) and porta::models' networks.
+std::vector<std::string> train_model_names();
+
+// `model` at `batch` as a problem of op "train" whose graph is the inference network; its
+// training graph is made per run (run_training). Throws NotFound for an unknown model.
+Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed);
+
+// One row: the last epoch's time as median_s, with the epoch times, images/s, the planned peak and
+// the first and last losses in params. "unsupported", naming the op, where the network has an op
+// without a backward rule; never throws for device trouble.
+Row run_training(const Problem& problem, const Target& target, const RunSettings& settings,
+                 const TrainSettings& train);
+
+// The `train` suite's problems: what trains today, and the CNNs the guides train.
+std::vector<Problem> train_problems(std::uint64_t seed);
+
+// Model, device, epoch seconds, images/s, planned peak and loss, one line per train row.
+void print_train_summary(std::FILE* out, const std::vector<Row>& rows);
+
+// porta-bench train --model M --batch N --device D --images 2048 --epochs 2
+struct TrainArgs {
+  std::vector<std::string> models;
+  std::vector<std::int64_t> batches{32};
+  std::vector<std::string> devices;
+  std::uint64_t seed = 42;
+  TrainSettings train;
+  std::string json, csv;
+};
+CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
+int run_train(const TrainArgs& args, const std::string& command_line);
+
+}  // namespace porta::bench

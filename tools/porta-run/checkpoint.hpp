@@ -1,0 +1,21 @@
+#pragma once
+// Checkpoints: every variable of an executable (Graph::variable) as one .npy file in a folder, so
+// that a training run can stop and resume (docs/training.md). A variable's file is its name with
+// each byte outside [A-Za-z0-9._-] written as %XX (hex), plus ".npy"; bf16 variables are stored as
+// float32, which converts back exactly.
+#include <filesystem>
+#include <string>
+
+#include "porta/executable.hpp"
+
+namespace porta::checkpoint {
+
+std::string file_name(const std::string& variable);  // "layer1/w:0" -> "layer1%2Fw%3A0.npy"
+
+// Creates `folder` if needed and writes every variable's current value into it.
+void save(const Executable& exe, const std::filesystem::path& folder);
+// Sets every variable of `exe` from its file in `folder`; other files there are ignored. Throws
+// NotFound naming a missing file, ShapeMismatch for a file of another shape.
+void load(Executable& exe, const std::filesystem::path& folder);
+
+}  // namespace porta::checkpoint
