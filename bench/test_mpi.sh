@@ -25,14 +25,16 @@ run=(run --workload gemm.csv --warmup 0 --min-samples 2 --min-time 0 --out out)
 # Each case's job must end by itself well within this, or it hung.
 limit=90
 
-# The job's exit code and stderr; 124 is timeout's: the job hung.
+# The job's exit code and stderr. A job still running at the limit hung: timeout ends it (SIGKILL
+# 10 s later, should mpirun wait on a stopped rank).
 job() {
   set +e
-  timeout "$limit" "${mpi[@]}" "$@" >stdout.txt 2>stderr.txt
+  local start=$SECONDS
+  timeout -k 10 "$limit" "${mpi[@]}" "$@" >stdout.txt 2>stderr.txt
   code=$?
   set -e
   echo "exit code $code"
-  [ "$code" != 124 ] || { cat stdout.txt stderr.txt; echo "the job hung: still running after $limit s"; exit 1; }
+  ((SECONDS - start < limit)) || { cat stdout.txt stderr.txt; echo "the job hung: still running after $limit s"; exit 1; }
 }
 
 case $case in
@@ -98,10 +100,13 @@ fail)
   [ "$code" = 2 ] || { cat stderr.txt; echo "the job did not exit with rank 1's code (2)"; exit 1; }
   ;;
 kill | stall)
-  # Rank 1's porta-bench, a second into its run, is killed (or stopped, so that it never answers).
+  # Rank 1's porta-bench is killed (or stopped, so that it never answers) once its suite has begun:
+  # past MPI's start-up, which no --rank-timeout can bound, however slowly a loaded machine gets there.
   signal=KILL && [ "$case" = stall ] && signal=STOP
   job bash -c 'if [ "$OMPI_COMM_WORLD_RANK" != 1 ]; then exec "$0" "$@" --device cpu:threads=1; fi
-               "$0" "$@" --device cpu:threads=1 & sleep 1; kill -'$signal' $!; wait $!' \
+               "$0" "$@" --device cpu:threads=1 2>rank1.txt &
+               until grep -q "suite" rank1.txt 2>/dev/null || ! kill -0 $! 2>/dev/null; do sleep 0.1; done
+               kill -'$signal' $!; wait $!' \
     "$bench" "${run[@]}" --rank-timeout 5
   [ "$code" != 0 ] || { cat stderr.txt; echo "the job succeeded without rank 1"; exit 1; }
   if [ "$case" = kill ]; then
