@@ -7,7 +7,10 @@
 #           each rank's host-device copies on opencl:0 (where the machine has one);
 #   fail    rank 1 fails at its device: the job ends with rank 1's error and exit code, not a hang;
 #   kill    rank 1 is killed mid-run: the job ends with an error, not a hang;
-#   stall   rank 1 is stopped mid-run: rank 0 ends the job after --rank-timeout with that message.
+#   stall   rank 1 is stopped mid-run: rank 0 ends the job after --rank-timeout with that message;
+#   train   train --data-parallel: the loss curve and variables equal one process's with the same
+#           global batch and seed, the variables identical on every rank, the scaling efficiency
+#           recorded; a batch that does not split across the ranks is refused.
 # Exits 77 (skipped) where mpirun or porta-bench's MPI module is absent.
 set -euo pipefail
 bench=$1 dir=$2 case=$3 np=$4
@@ -116,6 +119,44 @@ kill | stall)
     grep -q "porta-bench: rank 0 (.*): error: not every rank came to gather the results within 5 s" stderr.txt ||
       { cat stderr.txt; echo "rank 0 did not end the job for the stalled rank"; exit 1; }
   fi
+  ;;
+train)
+  train=(train --data-parallel --model mlp-nobn --images 96 --epochs 2 --bucket-mib 1 --device cpu:threads=1)
+  "$bench" "${train[@]}" --batch 24 --json one.json >one.txt 2>&1 || { cat one.txt; exit 1; }
+  job "$bench" "${train[@]}" --batch 24 --json job.json
+  [ "$code" = 0 ] || { cat stdout.txt stderr.txt; exit 1; }
+  python3 - one.json job.json "$np" <<'PY'
+import json, sys
+one, job, np = json.load(open(sys.argv[1]))["results"], json.load(open(sys.argv[2]))["results"], int(sys.argv[3])
+assert [r["params"]["ranks"] for r in one] == [1, 1] and [r["params"]["ranks"] for r in job] == [1, np], job
+assert all(r["status"] == "ok" for r in one + job), [r["reason"] for r in one + job]
+fused, split, parallel = one[0], one[1], job[1]
+# The loss of the global batch at each step, and each variable's fingerprint, within these of one
+# process's: the ranks sum their shards' gradients in another order than one process sums the batch.
+rtol, atol = 1e-5, 1e-7
+def close(a, b, scale):
+    return abs(a - b) <= rtol * abs(scale) + atol
+for key in ("loss_first", "loss_last"):
+    for r in (split, parallel):
+        assert close(r["params"][key], fused["params"][key], fused["params"][key]), (key, r["params"][key], fused)
+curve1, curve = split["params"]["loss_curve"], parallel["params"]["loss_curve"]
+assert len(curve) == len(curve1) == 8 and curve[-1] < curve[0], curve
+worst = max(abs(a - b) / abs(b) for a, b in zip(curve, curve1))
+assert all(close(a, b, b) for a, b in zip(curve, curve1)), (curve, curve1)
+prints1, prints = split["params"]["variable_fingerprints"], parallel["params"]["variable_fingerprints"]
+assert prints1.keys() == prints.keys() and len(prints) == 8, prints.keys()  # 4 weights, 4 velocities
+for name, (mixed, magnitude) in prints.items():
+    assert close(mixed, prints1[name][0], magnitude) and close(magnitude, prints1[name][1], magnitude), name
+p = parallel["params"]
+assert p["data_parallel"] and p["batch_per_rank"] == 24 // np and p["buckets"] >= 2 and len(p["variables_fnv1a"]) == 16, p
+assert p["scaling_efficiency"] > 0 and p["baseline_images_per_s"] == job[0]["params"]["images_per_s"], p
+print(f"{np} ranks: loss {curve[0]:.6f} -> {curve[-1]:.6f} over {len(curve)} steps, at most {worst:.2e} from one "
+      f"process's; {len(prints)} variables within {rtol} of it; {p['images_per_s']:.0f} images/s, "
+      f"scaling efficiency {p['scaling_efficiency']:.2f} against one rank's {p['baseline_images_per_s']:.0f}")
+PY
+  job "$bench" "${train[@]}" --batch 25
+  [ "$code" = 2 ] && grep -q "the global batch 25 does not split evenly across $np ranks" stderr.txt ||
+    { cat stderr.txt; echo "a batch of 25 was not refused (exit code $code)"; exit 1; }
   ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac

@@ -10,11 +10,12 @@
 #include "env.hpp"
 #include "porta/models.hpp"
 #include "timing.hpp"
+#include "train_parallel.hpp"
 
 namespace porta::bench {
 namespace {
 
-constexpr autodiff::SgdOptions sgd{.learning_rate = 0.01f, .momentum = 0.9f, .weight_decay = 5e-4f};
+constexpr autodiff::SgdOptions sgd = train_sgd;
 
 std::vector<float> uniform(std::int64_t n, float scale, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> dist(-scale, scale);
@@ -24,8 +25,9 @@ std::vector<float> uniform(std::int64_t n, float scale, std::mt19937_64& rng) {
 }
 
 // 3x32x32 images -> gemm 3072x512 -> batchnorm -> tanh -> gemm 512x10: the smallest network the
-// train suite times, beside the CNNs.
-Graph mlp(std::int64_t batch, std::uint64_t seed) {
+// train suite times, beside the CNNs. Without the batchnorm ("mlp-nobn"), a batch split across
+// data-parallel ranks trains exactly as the whole batch does (a batchnorm takes each rank's statistics).
+Graph mlp(std::int64_t batch, std::uint64_t seed, bool batchnorm = true) {
   constexpr std::int64_t pixels = 3 * 32 * 32, hidden = 512, classes = 10;
   std::mt19937_64 rng(seed);
   Graph g;
@@ -37,7 +39,7 @@ Graph mlp(std::int64_t batch, std::uint64_t seed) {
     return g.constant(name, {n}, std::vector<float>(static_cast<std::size_t>(n), value));
   };
   const Tensor h = g.gemm(x, weight("fc1.weight", {pixels, hidden}, pixels), {}, filled("fc1.bias", hidden, 0.0f), "fc1");
-  const Tensor bn = g.batchnorm(h, filled("bn.weight", hidden, 1.0f), filled("bn.bias", hidden, 0.0f),
+  const Tensor bn = !batchnorm ? h : g.batchnorm(h, filled("bn.weight", hidden, 1.0f), filled("bn.bias", hidden, 0.0f),
                                 filled("bn.running_mean", hidden, 0.0f), filled("bn.running_var", hidden, 1.0f), {}, "bn");
   const Tensor y = g.gemm(g.tanh(bn), weight("fc2.weight", {hidden, classes}, hidden), {},
                           filled("fc2.bias", classes, 0.0f), "fc2");
@@ -45,35 +47,39 @@ Graph mlp(std::int64_t batch, std::uint64_t seed) {
   return g;
 }
 
-// The inference graph made trainable: mean squared error of the softmax to one-hot "labels", the
-// gradients of every weight, and SGD with momentum driving them as variables.
+// training_loss's graph with the gradients of every weight and SGD with momentum driving them as variables.
 Graph training_step(const Graph& inference) {
+  autodiff::TrainingGraph t = training_loss(inference);
+  Graph& g = t.graph;
+  autodiff::apply_sgd(g, t.params, autodiff::gradients(g, g.outputs().back().second, t.params), sgd);
+  return std::move(g);
+}
+
+}  // namespace
+
+autodiff::TrainingGraph training_loss(const Graph& inference) {
   autodiff::TrainingGraph t = autodiff::training_graph(inference);
   Graph& g = t.graph;
   const Tensor logits = g.outputs().at(0).second;
   const Tensor loss = autodiff::mean_squared_error(g, g.softmax(logits), g.input("labels", g.shape(logits)));
   g.output("loss", loss);
-  autodiff::apply_sgd(g, t.params, autodiff::gradients(g, loss, t.params), sgd);
-  return std::move(g);
+  return t;
 }
 
-// A few batches of random images with random one-hot labels, cycled through an epoch.
-struct SyntheticData {
-  std::vector<std::vector<float>> images, labels;
-
-  SyntheticData(const Graph& step, std::int64_t steps, std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    const Shape labels_shape = step.shape(step.outputs().at(0).second);
-    const std::int64_t image_numel = TensorDesc{DType::f32, step.shape(step.inputs().at(0))}.numel();
-    for (std::int64_t b = 0; b < std::min<std::int64_t>(steps, 4); ++b) {
-      images.push_back(uniform(image_numel, 1.0f, rng));
-      std::vector<float> onehot(static_cast<std::size_t>(labels_shape[0] * labels_shape[1]), 0.0f);
-      for (std::int64_t n = 0; n < labels_shape[0]; ++n)
-        onehot[static_cast<std::size_t>(n * labels_shape[1] + static_cast<std::int64_t>(rng() % labels_shape[1]))] = 1.0f;
-      labels.push_back(std::move(onehot));
-    }
+SyntheticData::SyntheticData(const Graph& step, std::int64_t steps, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const Shape labels_shape = step.shape(step.outputs().at(0).second);
+  const std::int64_t image_numel = TensorDesc{DType::f32, step.shape(step.inputs().at(0))}.numel();
+  for (std::int64_t b = 0; b < std::min<std::int64_t>(steps, 4); ++b) {
+    images.push_back(uniform(image_numel, 1.0f, rng));
+    std::vector<float> onehot(static_cast<std::size_t>(labels_shape[0] * labels_shape[1]), 0.0f);
+    for (std::int64_t n = 0; n < labels_shape[0]; ++n)
+      onehot[static_cast<std::size_t>(n * labels_shape[1] + static_cast<std::int64_t>(rng() % labels_shape[1]))] = 1.0f;
+    labels.push_back(std::move(onehot));
   }
-};
+}
+
+namespace {
 
 // Runs the epochs on `exe`, recording them in `row`.
 void time_epochs(Row& row, Executable& exe, const Graph& step, std::int64_t steps, std::int64_t batch,
@@ -106,14 +112,15 @@ void time_epochs(Row& row, Executable& exe, const Graph& step, std::int64_t step
 }  // namespace
 
 std::vector<std::string> train_model_names() {
-  std::vector<std::string> names{"mlp"};
+  std::vector<std::string> names{"mlp", "mlp-nobn"};
   for (const models::ModelInfo& m : models::available()) names.push_back(m.name);
   return names;
 }
 
 Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed) {
   Problem p{.op = "train", .kind = OpKind::Gemm, .workload = fmt::format("{} b{}", model, batch)};
-  p.graph = model == "mlp" ? mlp(batch, seed) : models::build(model, {.batch = batch, .seed = seed});
+  p.graph = model.starts_with("mlp") ? mlp(batch, seed, model == "mlp")
+                                     : models::build(model, {.batch = batch, .seed = seed});
   const Shape& input = p.graph.shape(p.graph.inputs().at(0));
   p.params = {{"model", model}, {"batch", batch}, {"resolution", input.back()}, {"optimizer", "sgd"},
               {"learning_rate", sgd.learning_rate}, {"momentum", sgd.momentum}, {"weight_decay", sgd.weight_decay},
@@ -187,10 +194,12 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   cmd->add_option("--seed", a.seed, "Seed of the weights and the synthetic data")->capture_default_str();
   cmd->add_option("--json", a.json, "Write the results as JSON (schema porta-bench/1)");
   cmd->add_option("--csv", a.csv, "Write the results as CSV");
+  add_data_parallel_options(*cmd, a.parallel);
   return cmd;
 }
 
 int run_train(const TrainArgs& a, const std::string& command_line) {
+  if (a.parallel.enabled) return run_data_parallel(a, command_line);
   std::vector<Problem> problems;
   for (const std::string& model : a.models)
     for (const std::int64_t batch : a.batches) problems.push_back(train_problem(model, batch, a.seed));

@@ -10,7 +10,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "porta/autodiff.hpp"
 #include "problems.hpp"
+#include "train_parallel.hpp"
 
 namespace porta::bench {
 
@@ -19,7 +21,20 @@ struct TrainSettings {
   int epochs = 2;
 };
 
-// "mlp" (a small network of ops that train today, defined in train.cpp) and porta::models' networks.
+inline constexpr autodiff::SgdOptions train_sgd{.learning_rate = 0.01f, .momentum = 0.9f, .weight_decay = 5e-4f};
+
+// The inference graph made trainable (autodiff::training_graph) with its loss, output "loss" after
+// the network's: mean squared error of the softmax to one-hot "labels", an input.
+autodiff::TrainingGraph training_loss(const Graph& inference);
+
+// A few batches of random images with random one-hot labels, for the first input and the first
+// output (the logits) of `step`, cycled through an epoch.
+struct SyntheticData {
+  std::vector<std::vector<float>> images, labels;
+  SyntheticData(const Graph& step, std::int64_t steps, std::uint64_t seed);
+};
+
+// "mlp" and "mlp-nobn" (small networks of ops that train today, defined in train.cpp) and porta::models' networks.
 std::vector<std::string> train_model_names();
 
 // `model` at `batch` as a problem of op "train" whose graph is the inference network; its
@@ -46,6 +61,7 @@ struct TrainArgs {
   std::uint64_t seed = 42;
   TrainSettings train;
   std::string json, csv;
+  DataParallelSettings parallel;
 };
 CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
 int run_train(const TrainArgs& args, const std::string& command_line);

@@ -1,0 +1,27 @@
+#pragma once
+// porta-bench train --data-parallel: under mpirun, each rank trains on its shard of the global batch;
+// the gradients are averaged over the ranks (Cluster's allreduce, f32, in buckets) and every rank
+// applies the same SGD update, so the variables stay identical, which is checked at the end.
+// docs/training.md#data-parallel-training says how the step is split.
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace porta::bench {
+
+struct DataParallelSettings {
+  bool enabled = false;
+  double bucket_mib = 25.0;       // gradients per allreduce, at most (one larger tensor goes alone)
+  double rank_timeout_s = 3600.0; // how long a rank waits for the others (rank 0's 1-rank baseline included)
+};
+
+struct TrainArgs;
+void add_data_parallel_options(CLI::App& train_command, DataParallelSettings& settings);
+
+// Per model, batch and device: rank 0 alone runs the single-process step at the global batch (the
+// baseline, one row), then every rank the data-parallel one (one row, at rank 0, with the scaling
+// efficiency against the baseline). Rank 0 writes --json and --csv. A batch that does not divide
+// by the ranks is an ArgumentError; a rank whose variables differ from rank 0's an Error.
+int run_data_parallel(const TrainArgs& args, const std::string& command_line);
+
+}  // namespace porta::bench
