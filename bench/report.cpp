@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -418,6 +419,37 @@ std::string comm_section(const std::vector<ResultsInput>& inputs) {
   return h;
 }
 
+// porta-bench train --data-parallel's rows (bench/train_parallel.hpp): images/s on N ranks against
+// the 1-rank run of the same global batch, and where each step's time went on the slowest rank.
+std::string scaling_section(const std::vector<ResultsInput>& inputs) {
+  std::string rows;
+  for (const ResultsInput& in : inputs)
+    for (const Json& row : in.doc["results"]) {
+      if (!row.contains("params") || !row["params"].value("data_parallel", false) || text_of(row, "status") != "ok")
+        continue;
+      const Json& p = row["params"];
+      const auto cell = [&](const char* key, const char* format, double scale = 1.0) {
+        const auto v = number_of(p, key);
+        return v ? fmt::format(fmt::runtime(format), *v * scale) : std::string("-");
+      };
+      rows += fmt::format("<tr data-efficiency=\"{}\"><td>{}</td><td>{}</td>", cell("scaling_efficiency", "{:.3f}"),
+                          escape(text_of(row, "workload")), escape(text_of(row, "device")));
+      for (const auto& [key, format, scale] : {std::tuple{"ranks", "{:.0f}", 1.0}, {"batch_per_rank", "{:.0f}", 1.0},
+                                               {"images_per_s", "{:.1f}", 1.0}, {"baseline_images_per_s", "{:.1f}", 1.0},
+                                               {"scaling_efficiency", "{:.2f}", 1.0}, {"step_backward_s", "{:.1f}", 1e3},
+                                               {"step_allreduce_s", "{:.1f}", 1e3}, {"step_update_s", "{:.1f}", 1e3}})
+        rows += "<td class=\"num\">" + cell(key, format, scale) + "</td>";
+      rows += "</tr>";
+    }
+  if (rows.empty()) return {};
+  return "<h2>Data-parallel training</h2><p>Each rank trains on its shard of the global batch and the gradients are "
+         "averaged by allreduce; scaling efficiency is images/s over ranks times the images/s of one rank training "
+         "the same global batch alone (1: the ranks lose nothing). Step times are the slowest rank's, in ms.</p>"
+         "<table><tr><th>workload</th><th>device</th><th>ranks</th><th>batch per rank</th><th>images/s</th>"
+         "<th>1 rank images/s</th><th>scaling efficiency</th><th>forward + backward</th><th>allreduce</th>"
+         "<th>update</th></tr>" + rows + "</table>";
+}
+
 const char* const style = R"(
 body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}
@@ -445,7 +477,7 @@ std::string render_report(const std::vector<ResultsInput>& files) {
   h += inputs_section(inputs) + (m.platforms.empty() ? "" : devices_section(m));
   if (comm.empty() || !m.problems.empty())  // a page of collectives alone has no GFLOP/s to show
     h += bars_section(m) + algo_section(m) + rooflines_section(m) + speedups_section(m) + portability_section(m);
-  h += comm;
+  h += scaling_section(inputs) + comm;
   return h + "</body></html>\n";
 }
 

@@ -154,6 +154,9 @@ print(f"{np} ranks: loss {curve[0]:.6f} -> {curve[-1]:.6f} over {len(curve)} ste
       f"process's; {len(prints)} variables within {rtol} of it; {p['images_per_s']:.0f} images/s, "
       f"scaling efficiency {p['scaling_efficiency']:.2f} against one rank's {p['baseline_images_per_s']:.0f}")
 PY
+  "$bench" report job.json -o report.html >/dev/null
+  grep -q "<h2>Data-parallel training</h2>.*<tr data-efficiency=\"[0-9.]*\"><td>mlp-nobn b24, $np ranks" report.html ||
+    { echo "the report has no data-parallel row"; exit 1; }
   job "$bench" "${train[@]}" --batch 25
   [ "$code" = 2 ] && grep -q "the global batch 25 does not split evenly across $np ranks" stderr.txt ||
     { cat stderr.txt; echo "a batch of 25 was not refused (exit code $code)"; exit 1; }
