@@ -425,8 +425,9 @@ std::string scaling_section(const std::vector<ResultsInput>& inputs) {
   std::string rows;
   for (const ResultsInput& in : inputs)
     for (const Json& row : in.doc["results"]) {
-      if (!row.contains("params") || !row["params"].value("data_parallel", false) || text_of(row, "status") != "ok")
-        continue;
+      const bool parallel = row.contains("params") && row["params"].is_object() &&
+                            row["params"].value("data_parallel", false);
+      if (!parallel || text_of(row, "status") != "ok") continue;
       const Json& p = row["params"];
       const auto cell = [&](const char* key, const char* format, double scale = 1.0) {
         const auto v = number_of(p, key);
@@ -434,10 +435,10 @@ std::string scaling_section(const std::vector<ResultsInput>& inputs) {
       };
       rows += fmt::format("<tr data-efficiency=\"{}\"><td>{}</td><td>{}</td>", cell("scaling_efficiency", "{:.3f}"),
                           escape(text_of(row, "workload")), escape(text_of(row, "device")));
-      for (const auto& [key, format, scale] : {std::tuple{"ranks", "{:.0f}", 1.0}, {"batch_per_rank", "{:.0f}", 1.0},
-                                               {"images_per_s", "{:.1f}", 1.0}, {"baseline_images_per_s", "{:.1f}", 1.0},
-                                               {"scaling_efficiency", "{:.2f}", 1.0}, {"step_backward_s", "{:.1f}", 1e3},
-                                               {"step_allreduce_s", "{:.1f}", 1e3}, {"step_update_s", "{:.1f}", 1e3}})
+      for (const auto& [key, format, scale] :
+           {std::tuple{"ranks", "{:.0f}", 1.0}, {"batch_per_rank", "{:.0f}", 1.0}, {"images_per_s", "{:.1f}", 1.0},
+            {"baseline_images_per_s", "{:.1f}", 1.0}, {"scaling_efficiency", "{:.2f}", 1.0},
+            {"step_backward_s", "{:.1f}", 1e3}, {"step_allreduce_s", "{:.1f}", 1e3}, {"step_update_s", "{:.1f}", 1e3}})
         rows += "<td class=\"num\">" + cell(key, format, scale) + "</td>";
       rows += "</tr>";
     }

@@ -148,7 +148,8 @@ assert prints1.keys() == prints.keys() and len(prints) == 8, prints.keys()  # 4 
 for name, (mixed, magnitude) in prints.items():
     assert close(mixed, prints1[name][0], magnitude) and close(magnitude, prints1[name][1], magnitude), name
 p = parallel["params"]
-assert p["data_parallel"] and p["batch_per_rank"] == 24 // np and p["buckets"] >= 2 and len(p["variables_fnv1a"]) == 16, p
+assert p["data_parallel"] and p["batch_per_rank"] == 24 // np and p["buckets"] >= 2, p
+assert len(p["variables_fnv1a"]) == 16, p
 assert p["scaling_efficiency"] > 0 and p["baseline_images_per_s"] == job[0]["params"]["images_per_s"], p
 print(f"{np} ranks: loss {curve[0]:.6f} -> {curve[-1]:.6f} over {len(curve)} steps, at most {worst:.2e} from one "
       f"process's; {len(prints)} variables within {rtol} of it; {p['images_per_s']:.0f} images/s, "

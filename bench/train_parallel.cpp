@@ -44,8 +44,8 @@ SplitStep split_step(const Graph& inference) {
   for (std::size_t i = 0; i < t.params.size(); ++i) {
     const TensorInfo info = g.info(t.params[i]);
     if (info.desc.dtype != DType::f32)
-      throw Error(ErrorCode::Unsupported, "--data-parallel: parameter " + info.name + " is " +
-                                              std::string(to_string(info.desc.dtype)) + "; gradients are allreduced in f32");
+      throw Error(ErrorCode::Unsupported, fmt::format("--data-parallel: parameter {} is {}; gradients are allreduced "
+                                                      "in f32", info.name, to_string(info.desc.dtype)));
     g.output(grad_prefix + info.name, grads[i]);
     s.params.push_back({info.name, static_cast<std::size_t>(info.desc.numel())});
     params.push_back(s.update.variable_bytes(info.name, info.desc.shape, info.desc.dtype, info.data));
