@@ -194,6 +194,32 @@ TEST_CASE("emulated gpu: f32 products run as tf32 only with allow_tf32, within t
   }
 }
 
+TEST_CASE("emulated gpu: attention wider than its kernel's tiles runs as its composition, and matches ref") {
+  const auto device = open_emulated();
+  const Device ref = Device::open("ref");
+  for (const bool causal : {false, true}) {
+    CAPTURE(causal);
+    Graph g;  // head_dim 160 > attention_max_head_dim, as an imported model may have
+    const Tensor q = g.input("q", {1, 2, 9, 160}), k = g.input("k", {1, 2, 11, 160}), v = g.input("v", {1, 2, 11, 160});
+    std::vector<float> hidden(11, 0.0f);
+    hidden[3] = -1e4f;
+    const Tensor mask = g.constant("mask", {1, 1, 1, 11}, hidden);
+    g.output("y", g.attention(q, k, v, {.causal = causal}, mask, "attention"));
+    CHECK(contains(device->unsupported_reason(g, g.nodes().back(), {}), "head_dim"));
+    const auto compiled = compile_graph(g, *device, {.poison_memory = true});
+    const auto attention = [](const Node& n) { return n.op == OpKind::Attention; };
+    CHECK(std::none_of(compiled->graph.nodes().begin(), compiled->graph.nodes().end(), attention));
+    Executable got(std::make_unique<ExecutableImpl>(device, compiled));
+    Executable want = ref.compile(g);  // ref runs the attention node itself
+    cases::set_random_inputs(got, g, 7);
+    cases::set_random_inputs(want, g, 7);
+    got.run();
+    want.run();
+    const std::string why = mismatch(g, got, want, OpKind::Attention);
+    CHECK_MESSAGE(why.empty(), why);
+  }
+}
+
 TEST_CASE("emulated gpu: profiled runs time every node of the compiled graph") {
   const auto device = open_emulated();
   Graph g;
