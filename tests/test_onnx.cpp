@@ -115,6 +115,40 @@ void check_elementwise(const Model& m, const Shape& shape, F formula) {
   }
 }
 
+
+// Einsum by its definition, for an explicit equation without spaces: over every assignment of the
+// letters, the operands' elements multiplied and summed into the output's element.
+std::vector<float> einsum_by_definition(const std::string& equation, const std::vector<Shape>& shapes,
+                                        const std::vector<std::vector<float>>& values) {
+  const std::string output = equation.substr(equation.find("->") + 2);
+  std::vector<std::string> terms{""};
+  for (const char c : equation.substr(0, equation.find("->")))
+    if (c == ',') terms.emplace_back();
+    else terms.back().push_back(c);
+  std::string letters;
+  std::vector<std::int64_t> extents;
+  for (std::size_t t = 0; t < terms.size(); ++t)
+    for (std::size_t i = 0; i < terms[t].size(); ++i)
+      if (letters.find(terms[t][i]) == std::string::npos) letters += terms[t][i], extents.push_back(shapes[t][i]);
+  const auto offset = [&](const std::string& term, const std::vector<std::int64_t>& at) {
+    std::int64_t o = 0;
+    for (const char c : term) o = o * extents[letters.find(c)] + at[letters.find(c)];
+    return static_cast<std::size_t>(o);
+  };
+  std::int64_t out_count = 1;
+  for (const char c : output) out_count *= extents[letters.find(c)];
+  std::vector<float> y(static_cast<std::size_t>(out_count), 0.0f);
+  std::vector<std::int64_t> at(letters.size(), 0);
+  for (bool more = true; more;) {
+    float product = 1.0f;
+    for (std::size_t t = 0; t < terms.size(); ++t) product *= values[t][offset(terms[t], at)];
+    y[offset(output, at)] += product;
+    more = false;
+    for (std::size_t i = letters.size(); i-- > 0 && !more;) more = ++at[i] < extents[i] || (at[i] = 0, false);
+  }
+  return y;
+}
+
 }  // namespace
 
 TEST_SUITE("onnx") {
@@ -247,6 +281,45 @@ TEST_SUITE("onnx") {
     CHECK(onnx::load_bytes(noop.bytes()).nodes().empty());
     const Model dynamic = one_node(node("ReduceSum", {"x", "x"}, {"y"}, "r"), xs);
     check_error([&] { onnx::load_bytes(dynamic.bytes()); }, ErrorCode::Unsupported, {"axes 'x'", "load time"});
+  }
+
+  TEST_CASE("Einsum: the products and sums exporters write, against its definition") {
+    struct Case {
+      std::string equation, plain;  // as written, and explicit without spaces for the definition
+      Shape x, w;                   // w empty: one operand
+    };
+    const Case cases[] = {
+        {"B G H I D, B G H J D -> B G H I J", "bghid,bghjd->bghij", {1, 2, 2, 3, 4}, {1, 2, 2, 5, 4}},  // maxvit_t
+        {"B G H I J, B G H J D -> B G H I D", "bghij,bghjd->bghid", {1, 2, 2, 3, 5}, {1, 2, 2, 5, 4}},
+        {"ij,jk", "ij,jk->ik", {3, 4}, {4, 5}},  // the output implicit
+        {"bik,kj->jbi", "bik,kj->jbi", {2, 3, 4}, {4, 5}},
+        {"i,j->ij", "i,j->ij", {3}, {4}},
+        {"bij,bj->bi", "bij,bj->bi", {2, 3, 4}, {2, 4}},
+        {"ijk,k->i", "ijk,k->i", {2, 3, 4}, {4}},  // j of one operand alone: summed first
+        {"bij->jb", "bij->jb", {2, 3, 4}, {}},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.equation);
+      const auto x = random_values(numel(c.x), 31), w = random_values(numel(c.w), 32);
+      const bool two = !c.w.empty();
+      const Model m = one_node(node("Einsum", two ? std::vector<std::string>{"x", "w"} : std::vector<std::string>{"x"},
+                                    {"y"}, "einsum", {attr_string("equation", c.equation)}),
+                               c.x, two ? std::vector<Proto>{tensor("w", c.w, w)} : std::vector<Proto>{}, 12);
+      const std::vector<float> got = run_ref(onnx::load_bytes(m.bytes()), {{"x", x}}, "y");
+      const std::vector<float> want = two ? einsum_by_definition(c.plain, {c.x, c.w}, {x, w})
+                                          : einsum_by_definition(c.plain, {c.x}, {x});
+      REQUIRE(got.size() == want.size());
+      for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
+    }
+    const auto refused = [&](const std::string& equation, const Shape& x, ErrorCode code, const char* why) {
+      const Model m = one_node(node("Einsum", {"x"}, {"y"}, "e", {attr_string("equation", equation)}), x, {}, 12);
+      check_error([&] { onnx::load_bytes(m.bytes()); }, code, {"'e'", why});
+    };
+    refused("...ij->ij", {2, 3, 4}, ErrorCode::Unsupported, "ellipsis");
+    refused("ii->i", {3, 3}, ErrorCode::Unsupported, "diagonal");
+    refused("ij->k", {3, 3}, ErrorCode::InvalidArgument, "'k' is in no operand");
+    refused("ijk->ij", {3, 3}, ErrorCode::InvalidArgument, "2-D input");
+    refused("ij,jk->ik", {3, 3}, ErrorCode::InvalidArgument, "2 terms for 1 inputs");
   }
 
   TEST_CASE("LayerNormalization: axis, epsilon, optional bias") {
@@ -757,6 +830,19 @@ TEST_SUITE("onnx") {
       CAPTURE(name);
       CHECK(check_round_trip(models::build(name, {.batch = 2, .resolution = 32, .classes = 10}), 3));
     }
+  }
+
+  TEST_CASE("export: GELU in both forms, alone and as a gemm's epilogue, and the transformers read back") {
+    Graph g;
+    const Tensor x = g.input("x", {4, 6});
+    std::vector<float> w(6 * 5);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+    g.output("exact", g.gelu(x, {}, "exact"));
+    g.output("tanh", g.gelu(x, {.tanh_approximation = true}, "tanh"));
+    g.output("gemm", g.gemm(x, g.constant("w", {6, 5}, w), {.activation = Activation::Gelu}, {}, "gemm"));
+    CHECK(check_round_trip(g, 5));
+    CHECK(check_round_trip(models::build("bert-base", {.batch = 2, .seq = 5}), 3));
+    CHECK(check_round_trip(models::build("vit-b16", {.resolution = 32, .classes = 10}), 3));
   }
 
   TEST_CASE("export: random graphs read back as the same computation, or say what ONNX cannot hold") {

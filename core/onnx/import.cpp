@@ -10,6 +10,7 @@
 
 #include "core/onnx/attrs.hpp"
 #include "core/onnx/attention_pattern.hpp"
+#include "core/onnx/einsum.hpp"
 #include "core/onnx/fold.hpp"
 #include "core/onnx/literal.hpp"
 #include "core/onnx/model.hpp"
@@ -549,6 +550,13 @@ class Importer {
     }
     define(n, g_.reduce(tensor(n, 0), std::move(p), unique(base_name(n))));
   }
+  void einsum(const NodeProto& n, const Attrs& a) {
+    const Attribute* equation = a.find("equation", AttrType::String);
+    if (!equation) invalid("attribute 'equation' is required");
+    std::vector<Tensor> xs;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) xs.push_back(tensor(n, i));
+    define(n, detail::einsum(g_, equation->s, xs, unique(base_name(n))));
+  }
   void layer_norm(const NodeProto& n, const Attrs& a) {
     no_extra_outputs(n);  // Mean and InvStdDev are for training
     const NormParams p{.axis = a.int64("axis", -1), .epsilon = a.float32("epsilon", 1e-5f)};
@@ -700,6 +708,7 @@ const std::unordered_map<std::string_view, Importer::Handler>& Importer::handler
       {"And", &Importer::logical<LogicalOp::And>},
       {"Or", &Importer::logical<LogicalOp::Or>},
       {"Where", &Importer::where},
+      {"Einsum", &Importer::einsum},
   };
   return table;
 }

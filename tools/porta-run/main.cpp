@@ -209,7 +209,7 @@ std::vector<ort::Input> set_inputs(Executable& exe, const Graph& graph, const Ar
       exe.set_input(name, values);
       fmt::print("input  {} {} {} random (seed {})\n", name, to_string(desc.shape), to_string(desc.dtype), args.seed);
     }
-    set.push_back({name, desc.shape, std::move(values)});
+    set.push_back({name, desc.shape, std::move(values), desc.dtype});
   }
   return set;
 }
