@@ -322,6 +322,45 @@ TEST_SUITE("onnx") {
     refused("ij,jk->ik", {3, 3}, ErrorCode::InvalidArgument, "2 terms for 1 inputs");
   }
 
+  TEST_CASE("RMSNormalization (opset 23): axis and epsilon, against its formula") {
+    const Shape xs{2, 3, 4};
+    const auto scale = random_values(12, 23);
+    const Model m = one_node(node("RMSNormalization", {"x", "s"}, {"y"}, "rms",
+                                  {attr_int("axis", 1), attr_float("epsilon", 1e-3f)}),
+                             xs, {tensor("s", {3, 4}, scale)}, 23);
+    const auto [x, y] = run_model(m, xs);
+    for (std::size_t row = 0; row < 2; ++row) {
+      double squares = 0.0;
+      for (std::size_t i = 0; i < 12; ++i) squares += double(x[row * 12 + i]) * x[row * 12 + i];
+      const double rms = std::sqrt(squares / 12.0 + 1e-3);
+      for (std::size_t i = 0; i < 12; ++i)
+        CHECK(y[row * 12 + i] == doctest::Approx(x[row * 12 + i] / rms * scale[i]).epsilon(1e-5));
+    }
+    const std::vector<float> row(scale.begin(), scale.begin() + 4);
+    const Model plain = one_node(node("RMSNormalization", {"x", "s"}, {"y"}), xs, {tensor("s", {4}, row)}, 23);
+    check_against_builder(plain, xs, [&](Graph& g, Tensor x) { return g.rms_norm(x, g.constant("s", {4}, row)); });
+    const Model stash = one_node(node("RMSNormalization", {"x", "s"}, {"y"}, "r", {attr_int("stash_type", 10)}), xs,
+                                 {tensor("s", {4}, row)}, 23);
+    check_error([&] { onnx::load_bytes(stash.bytes()); }, ErrorCode::Unsupported, {"'r'", "stash_type"});
+  }
+
+  TEST_CASE("Gelu (opset 20): the erf form and the tanh one") {
+    const Shape xs{3, 5};
+    for (const bool tanh : {false, true}) {
+      const Model m = one_node(node("Gelu", {"x"}, {"y"}, "gelu", {attr_string("approximate", tanh ? "tanh" : "none")}),
+                               xs, {}, 20);
+      const auto [x, y] = run_model(m, xs);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const double v = x[i], k = std::sqrt(2.0 / 3.141592653589793);
+        const double want = tanh ? 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)))
+                                 : 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+        CHECK(y[i] == doctest::Approx(want).epsilon(1e-5));
+      }
+    }
+    const Model other = one_node(node("Gelu", {"x"}, {"y"}, "g", {attr_string("approximate", "fast")}), xs, {}, 20);
+    check_error([&] { onnx::load_bytes(other.bytes()); }, ErrorCode::InvalidArgument, {"'g'", "'fast'"});
+  }
+
   TEST_CASE("LayerNormalization: axis, epsilon, optional bias") {
     const Shape xs{2, 3, 4};
     const auto scale = random_values(12, 21), bias = random_values(12, 22);
@@ -683,13 +722,13 @@ TEST_SUITE("onnx") {
     check_error([&] { onnx::load_bytes(not_one.bytes()); }, ErrorCode::InvalidArgument, {"'sq'", "not 1"});
   }
 
-  TEST_CASE("opsets 7 to 18 load; others are refused, naming the opset") {
-    for (const std::int64_t opset : {7, 13, 14, 15, 16, 17, 18}) {
+  TEST_CASE("opsets 7 to 23 load; others are refused, naming the opset") {
+    for (const std::int64_t opset : {7, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}) {
       CAPTURE(opset);
       CHECK_NOTHROW(onnx::load_bytes(one_node(node("Relu", {"x"}, {"y"}), {2}, {}, opset).bytes()));
     }
-    const Model newer = one_node(node("Relu", {"x"}, {"y"}), {2}, {}, 19);
-    check_error([&] { onnx::load_bytes(newer.bytes()); }, ErrorCode::Unsupported, {"opset 19", "7 to 18"});
+    const Model newer = one_node(node("Relu", {"x"}, {"y"}), {2}, {}, 24);
+    check_error([&] { onnx::load_bytes(newer.bytes()); }, ErrorCode::Unsupported, {"opset 24", "7 to 23"});
   }
 
   TEST_CASE("float16 models") {

@@ -86,7 +86,8 @@ class Exporter {
   }
 
   // `x` through `act` into `out`, by nodes named `node_name` (the last) and after it.
-  void activation(const std::string& x, Activation act, const std::string& out, const std::string& node_name) {
+  void activation(const Node& n, const std::string& x, Activation act, const std::string& out,
+                  const std::string& node_name) {
     switch (act) {
       case Activation::None: emit("Identity", {x}, out, node_name); return;
       case Activation::Relu: emit("Relu", {x}, out, node_name); return;
@@ -99,13 +100,13 @@ class Exporter {
         emit("Mul", {x, gate}, out, node_name);
         return;
       }
-      case Activation::Gelu: return gelu(x, false, out, node_name);
+      case Activation::Gelu: return gelu(x, false, g_.dtype(n.output), out, node_name);
     }
   }
   // GELU as opset 13 spells it (opset 20's Gelu is its function): 0.5 x (1 + erf(x / sqrt 2)), or with
-  // the tanh approximation 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). Constants in f32: the
-  // models that use it are f32.
-  void gelu(const std::string& x, bool tanh, const std::string& out, const std::string& node_name) {
+  // the tanh approximation 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), in x's dtype.
+  void gelu(const std::string& x, bool tanh, DType dtype, const std::string& out, const std::string& node_name) {
+    const auto constant = [&](const std::string& what, float v) { return typed_scalar(node_name + what, v, dtype); };
     const auto step = [&](const std::string& op, const std::vector<std::string>& inputs, const std::string& what) {
       const std::string value = fresh(node_name + "." + what);
       emit(op, inputs, value, value);
@@ -114,14 +115,13 @@ class Exporter {
     std::string gate;
     if (tanh) {
       const std::string cube = step("Mul", {step("Mul", {x, x}, "square"), x}, "cube");
-      const std::string inner = step("Add", {x, step("Mul", {cube, scalar(node_name + ".c", 0.044715f)}, "cubic")}, "inner");
-      const float k = std::sqrt(2.0f / 3.14159265358979f);
-      gate = step("Tanh", {step("Mul", {inner, scalar(node_name + ".k", k)}, "scaled")}, "tanh");
+      const std::string inner = step("Add", {x, step("Mul", {cube, constant(".c", 0.044715f)}, "cubic")}, "inner");
+      gate = step("Tanh", {step("Mul", {inner, constant(".k", std::sqrt(2.0f / 3.14159265358979f))}, "scaled")}, "tanh");
     } else {
-      gate = step("Erf", {step("Div", {x, scalar(node_name + ".sqrt2", std::sqrt(2.0f))}, "scaled")}, "erf");
+      gate = step("Erf", {step("Div", {x, constant(".sqrt2", std::sqrt(2.0f))}, "scaled")}, "erf");
     }
-    const std::string half = step("Mul", {x, scalar(node_name + ".half", 0.5f)}, "half");
-    emit("Mul", {half, step("Add", {gate, scalar(node_name + ".one", 1.0f)}, "one_plus")}, out, node_name);
+    const std::string half = step("Mul", {x, constant(".half", 0.5f)}, "half");
+    emit("Mul", {half, step("Add", {gate, constant(".one", 1.0f)}, "one_plus")}, out, node_name);
   }
   void clip(const std::string& x, float lo, float hi, const std::string& out, const std::string& node_name) {
     emit("Clip", {x, scalar(node_name + ".min", lo), scalar(node_name + ".max", hi)}, out, node_name);
@@ -144,7 +144,7 @@ class Exporter {
       emit("Add", {out, in.back()}, sum, fresh(n.name + ".residual"));
       out = sum;
     }
-    if (act) activation(out, p.activation, y, fresh(n.name + ".act"));
+    if (act) activation(n, out, p.activation, y, fresh(n.name + ".act"));
   }
   void gemm(const Node& n, const std::vector<std::string>& in, const std::string& y) {
     const auto& p = std::get<GemmParams>(n.params);
@@ -153,7 +153,7 @@ class Exporter {
     emit("Gemm", in, out, n.name,
          {attr_int("transA", p.trans_a), attr_int("transB", p.trans_b), attr_float("alpha", p.alpha),
           attr_float("beta", p.beta)});
-    if (act) activation(out, p.activation, y, fresh(n.name + ".act"));
+    if (act) activation(n, out, p.activation, y, fresh(n.name + ".act"));
   }
   void matmul(const Node& n, std::vector<std::string> in, const std::string& y) {
     const auto& p = std::get<MatMulParams>(n.params);
@@ -308,7 +308,7 @@ class Exporter {
       case OpKind::Relu: return emit("Relu", in, y, n.name);
       case OpKind::Sigmoid: return emit("Sigmoid", in, y, n.name);
       case OpKind::Tanh: return emit("Tanh", in, y, n.name);
-      case OpKind::Silu: return activation(in[0], Activation::Silu, y, n.name);
+      case OpKind::Silu: return activation(n, in[0], Activation::Silu, y, n.name);
       case OpKind::Clip: {
         const auto& p = std::get<ClipParams>(n.params);
         return clip(in[0], p.min, p.max, y, n.name);
@@ -337,7 +337,8 @@ class Exporter {
       case OpKind::Pad: return pad(n, in[0], y);
       case OpKind::Expand:
         return emit("Expand", {in[0], ints(n.name + ".shape", std::get<ExpandParams>(n.params).shape)}, y, n.name);
-      case OpKind::Gelu: return gelu(in[0], std::get<GeluParams>(n.params).tanh_approximation, y, n.name);
+      case OpKind::Gelu:
+        return gelu(in[0], std::get<GeluParams>(n.params).tanh_approximation, g_.dtype(n.output), y, n.name);
       case OpKind::Erf: return emit("Erf", in, y, n.name);
       case OpKind::Sqrt: return emit("Sqrt", in, y, n.name);
       case OpKind::Reciprocal: return emit("Reciprocal", in, y, n.name);
