@@ -195,7 +195,8 @@ cases::Verification check_outputs(const Problem& model, const Device& cpu, const
                                   const std::vector<std::vector<float>>& inputs, std::span<const float> reference) {
   Executable exe = cpu.compile(model.graph, settings.compile);
   const std::vector<Tensor> graph_inputs = model.graph.inputs();
-  for (std::size_t i = 0; i < graph_inputs.size(); ++i) exe.set_input(model.graph.info(graph_inputs[i]).name, inputs[i]);
+  for (std::size_t i = 0; i < graph_inputs.size(); ++i)
+    exe.set_input(model.graph.info(graph_inputs[i]).name, inputs[i]);
   exe.run();
   cases::Verification v{.passed = true};
   std::size_t offset = 0;

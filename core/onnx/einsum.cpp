@@ -22,7 +22,8 @@ void check_letters(const std::string& term) {
     if (term[i] == '.') unsupported("Einsum: porta does not take an ellipsis ('...')");
     if (!std::isalpha(static_cast<unsigned char>(term[i]))) invalid("Einsum: '" + term + "' is not a term of letters");
     if (term.find(term[i], i + 1) != std::string::npos)
-      unsupported("Einsum: '" + term + "' repeats '" + std::string(1, term[i]) + "' (a diagonal), which porta does not take");
+      unsupported("Einsum: '" + term + "' repeats '" + std::string(1, term[i]) +
+                  "' (a diagonal), which porta does not take");
   }
 }
 

@@ -116,7 +116,8 @@ class Exporter {
     if (tanh) {
       const std::string cube = step("Mul", {step("Mul", {x, x}, "square"), x}, "cube");
       const std::string inner = step("Add", {x, step("Mul", {cube, constant(".c", 0.044715f)}, "cubic")}, "inner");
-      gate = step("Tanh", {step("Mul", {inner, constant(".k", std::sqrt(2.0f / 3.14159265358979f))}, "scaled")}, "tanh");
+      const std::string k = constant(".k", std::sqrt(2.0f / 3.14159265358979f));
+      gate = step("Tanh", {step("Mul", {inner, k}, "scaled")}, "tanh");
     } else {
       gate = step("Erf", {step("Div", {x, constant(".sqrt2", std::sqrt(2.0f))}, "scaled")}, "erf");
     }

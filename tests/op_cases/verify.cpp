@@ -156,7 +156,8 @@ std::int64_t gathered_rows(const Graph& graph, Tensor input) {
   std::int64_t rows = 0;
   for (const Node& n : graph.nodes()) {
     if (n.op != OpKind::Gather || n.inputs[1].id != input.id) continue;
-    const std::int64_t extent = graph.shape(n.inputs[0])[static_cast<std::size_t>(std::get<GatherParams>(n.params).axis)];
+    const auto axis = static_cast<std::size_t>(std::get<GatherParams>(n.params).axis);
+    const std::int64_t extent = graph.shape(n.inputs[0])[axis];
     rows = rows == 0 ? extent : std::min(rows, extent);
   }
   return rows;

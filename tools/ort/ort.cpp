@@ -92,8 +92,9 @@ std::string command_for(const std::filesystem::path& model, const std::vector<In
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::string file = fmt::format("in{}.bin", i);
     write_file(dir.path / file, inputs[i].values.data(), inputs[i].values.size() * sizeof(float));
-    command += " --input " +
-               quoted(fmt::format("{}={}:{}:{}", inputs[i].name, file, dims(inputs[i].shape), type_name(inputs[i].dtype)));
+    const std::string input =
+        fmt::format("{}={}:{}:{}", inputs[i].name, file, dims(inputs[i].shape), type_name(inputs[i].dtype));
+    command += " --input " + quoted(input);
   }
   return command + " 2>&1";
 }
