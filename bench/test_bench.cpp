@@ -581,6 +581,23 @@ TEST_CASE("report: portability is the harmonic mean of efficiencies, 0 where a p
   CHECK(!has(html, "http"));                                      // no network requests, no links out
 }
 
+TEST_CASE("report: the train chart, porta's cpu row labelled with PyTorch's epoch time over its own") {
+  const auto train_row = [](const std::string& device, const std::string& backend, double epoch_s) {
+    Row r{.op = "train", .workload = "mlp b32", .device = device, .backend = backend, .dtype = "f32"};
+    r.median_s = epoch_s;
+    r.params["images_per_s"] = 64.0 / epoch_s;
+    return r;
+  };
+  const Json doc = results_document(Json{{"hostname", "a"}}, {train_row("cpu", "cpu", 0.5),
+                                                             train_row(torch_device_spec(2), "pytorch", 0.75),
+                                                             train_row("opencl:0", "opencl", 1.0)});
+  const std::string html = render_report({{"a.json", doc}});
+  CHECK(has(html, "<h2>Training</h2>"));
+  CHECK(has(html, "data-images-per-s=\"128.0\""));
+  CHECK(has(html, "128.0, 1.50x PyTorch"));
+  CHECK(has(html, "64.0</text>"));  // opencl: no PyTorch beside it
+}
+
 TEST_CASE("standings: the page from the fixtures, byte for byte, whatever the order of the files") {
   const std::filesystem::path dir = PORTA_BENCH_TESTDATA;  // see testdata/README.md
   std::vector<ResultsInput> inputs;
