@@ -98,6 +98,8 @@ Row torch_row(const Problem& model, int threads) {
   return row;
 }
 
+}  // namespace
+
 // Runs bench/scripts/<name>.py with `arguments` and the timing policy; its last line is JSON. Every
 // script goes into one temporary folder beside it, so that it can import the ones it shares.
 std::string run_script(std::string_view name, const std::string& arguments, int threads, const TimingPolicy& timing) {
@@ -118,6 +120,8 @@ std::string run_script(std::string_view name, const std::string& arguments, int 
   std::filesystem::remove_all(folder);
   return out;
 }
+
+namespace {
 
 // The script's timing (or the error it reports) into `row`.
 void read_torch_result(Row& row, const std::string& out, const Problem& model) {
@@ -313,9 +317,12 @@ void print_model_summary(std::FILE* out, const std::vector<Row>& rows) {
 
 Fit fit_batch(const std::string& model, const Device& device, DType dtype, std::uint64_t budget,
               std::int64_t max_batch) {
-  const auto plan = [&](std::int64_t batch) {
+  return fit_batch([&](std::int64_t batch) {
     return device.estimate_memory(models::build(model, {.batch = batch, .dtype = dtype}));
-  };
+  }, budget, max_batch);
+}
+
+Fit fit_batch(const BatchPlan& plan, std::uint64_t budget, std::int64_t max_batch) {
   Fit fit{.at_batch = plan(1), .budget = budget};
   if (fit.at_batch.peak_bytes() > budget) return fit;
   // Double until the plan no longer fits, then bisect between the last fit and the first miss.

@@ -369,6 +369,33 @@ TEST_SUITE("autodiff") {
     CHECK(exe.output("loss")[0] == doctest::Approx((row0 + 0.0) / 2.0).epsilon(1e-6));
   }
 
+  TEST_CASE("softmax cross-entropy with integer class labels: i64 and i32, any rank, as its one-hot") {
+    for (const DType t : {DType::i64, DType::i32}) {
+      CAPTURE(to_string(t));
+      check_gradients({{"z", {3, 4}, -3.0f, 3.0f}}, [t](Graph& g, const auto& z) {
+        return autodiff::softmax_cross_entropy(g, z[0], g.constant("labels", {3}, std::vector<float>{1, 3, 0}, t));
+      });
+      check_gradients({{"z", {2, 2, 5}, -3.0f, 3.0f}}, [t](Graph& g, const auto& z) {
+        const Tensor labels = g.constant("labels", {2, 2}, std::vector<float>{4, 0, 2, 2}, t);
+        return autodiff::softmax_cross_entropy(g, z[0], labels);
+      });
+    }
+    Graph g;
+    const Tensor z = g.input("z", {2, 3}), labels = g.input("labels", {2}, DType::i64);
+    g.output("loss", autodiff::softmax_cross_entropy(g, z, labels));
+    const Tensor onehot = g.constant("onehot", {2, 3}, std::vector<float>{0, 0, 1, 1, 0, 0});
+    g.output("onehot", autodiff::softmax_cross_entropy(g, z, onehot));
+    Executable exe = Device::open("ref").compile(g);
+    exe.set_input("z", std::vector<float>{1, 2, 3, 1000, 0, -1000});
+    exe.set_input("labels", std::vector<float>{2, 0});
+    exe.run();
+    CHECK(exe.output("loss") == exe.output("onehot"));
+    exe.set_input("labels", std::vector<float>{2, 3});  // class 3 of 3
+    CHECK_THROWS(exe.run());
+    check_error([&] { autodiff::softmax_cross_entropy(g, z, g.input("l3", {3}, DType::i64)); }, ErrorCode::ShapeMismatch,
+                {"[2]"});
+  }
+
   TEST_CASE("layer_norm, erf, sqrt, reciprocal and pow") {
     check_gradients({{"x", {3, 2, 4}}, {"scale", {2, 4}}, {"bias", {4}}}, [](Graph& g, const auto& t) {
       return g.layer_norm(t[0], t[1], g.expand(t[2], {2, 4}), {.axis = 1, .epsilon = 1e-3f});
