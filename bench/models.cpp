@@ -55,12 +55,6 @@ std::int64_t convs_3x3_stride1(const Graph& g) {
   return count;
 }
 
-std::string_view script(std::string_view name) {
-  for (const detail::EmbeddedSource& s : detail::bench_scripts())
-    if (s.name == name) return s.text;
-  throw Error(ErrorCode::Internal, "porta-bench was built without its script " + std::string(name));
-}
-
 // $PORTA_PYTHON, else Debian's python3 (where python3-torch installs), else python3 on the PATH.
 std::string python() {
   if (const char* chosen = std::getenv("PORTA_PYTHON"); chosen && *chosen) return chosen;
@@ -104,19 +98,30 @@ Row torch_row(const Problem& model, int threads) {
   return row;
 }
 
-// Runs bench/scripts/<name>.py with `arguments` and the timing policy; its last line is JSON.
+}  // namespace
+
+// Runs bench/scripts/<name>.py with `arguments` and the timing policy; its last line is JSON. Every
+// script goes into one temporary folder beside it, so that it can import the ones it shares.
 std::string run_script(std::string_view name, const std::string& arguments, int threads, const TimingPolicy& timing) {
-  const std::filesystem::path file =
-      std::filesystem::temp_directory_path() / fmt::format("porta-{}-{}.py", name, ::getpid());
-  std::ofstream(file) << script(name);
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / fmt::format("porta-scripts-{}", ::getpid());
+  std::filesystem::create_directories(folder);
+  bool found = false;
+  for (const detail::EmbeddedSource& s : detail::bench_scripts()) {
+    std::ofstream(folder / fmt::format("{}.py", s.name)) << s.text;
+    found = found || s.name == name;
+  }
+  if (!found) throw Error(ErrorCode::Internal, "porta-bench was built without its script " + std::string(name));
   const std::string command =
       fmt::format("{} {} {} --threads {} --warmup {} --min-samples {} --min-time {} --max-time {} 2>&1", python(),
-                  file.string(), arguments, threads, timing.warmup_s, timing.min_samples, timing.min_time_s,
-                  timing.max_time_s);
+                  (folder / fmt::format("{}.py", name)).string(), arguments, threads, timing.warmup_s,
+                  timing.min_samples, timing.min_time_s, timing.max_time_s);
   const std::string out = ort::capture_output(command);
-  std::filesystem::remove(file);
+  std::filesystem::remove_all(folder);
   return out;
 }
+
+namespace {
 
 // The script's timing (or the error it reports) into `row`.
 void read_torch_result(Row& row, const std::string& out, const Problem& model) {
@@ -154,8 +159,11 @@ Row torch_reference(const Problem& model, int threads, const TimingPolicy& timin
   return row;
 }
 
-// The graph's constants and `input`, as float32 in one file beside a JSON index the script reads.
-void write_tensors(const Graph& g, const std::vector<float>& input, const std::filesystem::path& index,
+namespace {
+
+// The graph's constants and its inputs' `values` (in Graph::inputs() order), as float32 in one file
+// beside a JSON index the script reads.
+void write_tensors(const Graph& g, const std::vector<std::vector<float>>& inputs, const std::filesystem::path& index,
                    const std::filesystem::path& data) {
   std::ofstream out(data, std::ios::binary);
   Json tensors = Json::array();
@@ -171,7 +179,9 @@ void write_tensors(const Graph& g, const std::vector<float>& input, const std::f
     for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(t.data->data(), i, t.desc.dtype);
     put(t.name, t.desc.shape, values);
   }
-  put("input", g.shape(g.inputs().at(0)), input);
+  const std::vector<Tensor> graph_inputs = g.inputs();
+  for (std::size_t i = 0; i < graph_inputs.size(); ++i)
+    put(g.info(graph_inputs[i]).name, g.shape(graph_inputs[i]), inputs[i]);
   if (!out.flush()) throw Error(ErrorCode::IoError, "porta-bench: cannot write " + data.string());
   std::ofstream(index) << Json{{"file", data.string()}, {"tensors", tensors}}.dump();
 }
@@ -183,29 +193,48 @@ std::vector<float> read_floats(const std::filesystem::path& file) {
   return values;
 }
 
+// porta's outputs on `cpu` for `inputs`, checked against `reference`: the outputs' values one after
+// another, in the graph's order.
+cases::Verification check_outputs(const Problem& model, const Device& cpu, const RunSettings& settings,
+                                  const std::vector<std::vector<float>>& inputs, std::span<const float> reference) {
+  Executable exe = cpu.compile(model.graph, settings.compile);
+  const std::vector<Tensor> graph_inputs = model.graph.inputs();
+  for (std::size_t i = 0; i < graph_inputs.size(); ++i)
+    exe.set_input(model.graph.info(graph_inputs[i]).name, inputs[i]);
+  exe.run();
+  cases::Verification v{.passed = true};
+  std::size_t offset = 0;
+  for (const auto& [name, y] : model.graph.outputs()) {
+    const auto count = static_cast<std::size_t>(model.graph.desc(y).numel());
+    const std::span<const float> theirs =
+        offset + count <= reference.size() ? reference.subspan(offset, count) : std::span<const float>{};
+    cases::check_output(v, name, model.graph.shape(y), DType::f32, torch_limits, theirs, exe.output(name));
+    offset += count;
+  }
+  return v;
+}
+
+}  // namespace
+
 Row torch_transformer_reference(const Problem& model, const Device& cpu, const RunSettings& settings) {
   const int threads = cpu.info().threads;
   Row row = torch_row(model, threads);
   if (row.status == "unsupported") return row;
   const auto temp = std::filesystem::temp_directory_path() / fmt::format("porta-torch-{}", ::getpid());
   const auto index = temp.string() + ".json", data = temp.string() + ".bin", output = temp.string() + ".out";
-  const std::vector<float> input = cases::random_input_values(model.graph, 0, settings.seed);
-  write_tensors(model.graph, input, index, data);
-  const auto& [name, y] = model.graph.outputs().at(0);
+  std::vector<std::vector<float>> inputs;
+  for (std::size_t i = 0; i < model.graph.inputs().size(); ++i)
+    inputs.push_back(cases::random_input_values(model.graph, i, settings.seed));
+  write_tensors(model.graph, inputs, index, data);
   read_torch_result(row, run_script("torch_transformers",
                                     fmt::format("--model {} --tensors {} --output {} --classes {}",
                                                 model.params["model"].get<std::string>(), index, output,
-                                                model.graph.shape(y).back()),
+                                                model.graph.shape(model.graph.outputs().at(0).second).back()),
                                     threads, settings.timing), model);
-  const std::vector<float> torch_output = read_floats(output);
+  const std::vector<float> torch_outputs = read_floats(output);
   for (const auto& file : {index, data, output}) std::filesystem::remove(file);
   if (row.status == "unsupported") return row;
-  Executable exe = cpu.compile(model.graph, settings.compile);  // porta's output for the same input
-  exe.set_input(model.graph.info(model.graph.inputs().at(0)).name, input);
-  exe.run();
-  cases::Verification v{.passed = true};
-  cases::check_output(v, name, model.graph.shape(y), DType::f32, torch_limits, torch_output, exe.output(name));
-  record_verification(row, v);
+  record_verification(row, check_outputs(model, cpu, settings, inputs, torch_outputs));
   row.oracle = "porta " + cpu.info().spec;
   return row;
 }
@@ -288,9 +317,12 @@ void print_model_summary(std::FILE* out, const std::vector<Row>& rows) {
 
 Fit fit_batch(const std::string& model, const Device& device, DType dtype, std::uint64_t budget,
               std::int64_t max_batch) {
-  const auto plan = [&](std::int64_t batch) {
+  return fit_batch([&](std::int64_t batch) {
     return device.estimate_memory(models::build(model, {.batch = batch, .dtype = dtype}));
-  };
+  }, budget, max_batch);
+}
+
+Fit fit_batch(const BatchPlan& plan, std::uint64_t budget, std::int64_t max_batch) {
   Fit fit{.at_batch = plan(1), .budget = budget};
   if (fit.at_batch.peak_bytes() > budget) return fit;
   // Double until the plan no longer fits, then bisect between the last fit and the first miss.

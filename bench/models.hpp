@@ -1,8 +1,10 @@
 #pragma once
 // Whole networks as benchmark problems, PyTorch eager beside them, and the batch-fit search.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "node_times.hpp"
 #include "problems.hpp"
@@ -24,6 +26,9 @@ Row torch_reference(const Problem& model, int threads, const TimingPolicy& timin
 Row torch_transformer_reference(const Problem& model, const Device& cpu, const RunSettings& settings);
 // Its rows' device: "pytorch-cpu:threads=N", beside the cpu device of N threads.
 std::string torch_device_spec(int threads);
+// Runs bench/scripts/<name>.py (embedded in porta-bench) under python3 with `arguments`, the
+// threads and the timing policy; returns its output, whose last line is JSON.
+std::string run_script(std::string_view name, const std::string& arguments, int threads, const TimingPolicy& timing);
 
 // The same network in ONNX Runtime's CPU provider (ort_rows.cpp): porta's graph exported to ONNX,
 // run by tools/ort on `cpu`'s thread count, timed under `timing` on the seeded inputs porta gets,
@@ -70,5 +75,8 @@ struct Fit {
 // plans only, allocates nothing.
 Fit fit_batch(const std::string& model, const Device& device, DType dtype, std::uint64_t budget,
               std::int64_t max_batch = std::int64_t{1} << 20);
+// The same search over any plan that grows with the batch (a training step's: train.hpp).
+using BatchPlan = std::function<MemoryEstimate(std::int64_t batch)>;
+Fit fit_batch(const BatchPlan& plan, std::uint64_t budget, std::int64_t max_batch = std::int64_t{1} << 20);
 
 }  // namespace porta::bench

@@ -64,7 +64,7 @@ Row ort_reference(const Problem& model, const Device& cpu, const RunSettings& se
   const std::vector<Tensor> graph_inputs = model.graph.inputs();
   for (std::size_t i = 0; i < graph_inputs.size(); ++i)
     inputs.push_back({model.graph.info(graph_inputs[i]).name, model.graph.shape(graph_inputs[i]),
-                      cases::random_input_values(model.graph, i, settings.seed)});
+                      cases::random_input_values(model.graph, i, settings.seed), model.graph.dtype(graph_inputs[i])});
   ort::Result r;
   try {
     onnx::save(model.graph, file);

@@ -451,6 +451,65 @@ std::string scaling_section(const std::vector<ResultsInput>& inputs) {
          "<th>update</th></tr>" + rows + "</table>";
 }
 
+// The train rows (porta-bench train, the train suite): images/s of each network's last epoch on each
+// device, one chart per workload; a cpu row followed by PyTorch's of the same workload (as
+// train_with_references writes them) is labelled with PyTorch's epoch time over porta's.
+struct TrainBar {
+  std::string label;
+  double images_per_s = 0.0, epoch_s = 0.0;
+  std::string note;
+};
+
+std::string train_chart(const std::string& workload, const std::vector<TrainBar>& bars) {
+  double top = 0.0;
+  for (const TrainBar& b : bars) top = std::max(top, b.images_per_s);
+  const int label_w = 260, bar_w = 330, row_h = 20;
+  std::string h = fmt::format("<figure><figcaption>{} (images/s)</figcaption><svg class=\"train\" width=\"{}\" "
+                              "height=\"{}\" role=\"img\">", escape(workload), label_w + bar_w + 200,
+                              static_cast<int>(bars.size()) * row_h + 8);
+  int y = 4;
+  for (std::size_t i = 0; i < bars.size(); ++i, y += row_h) {
+    const TrainBar& b = bars[i];
+    const double w = top > 0.0 ? std::max(1.0, bar_w * b.images_per_s / top) : 1.0;
+    h += fmt::format("<g class=\"bar\" data-series=\"{0}\" data-images-per-s=\"{1:.1f}\"><text x=\"{2}\" y=\"{3}\" "
+                     "text-anchor=\"end\">{0}</text><rect x=\"{4}\" y=\"{5}\" width=\"{6:.1f}\" height=\"{7}\" "
+                     "fill=\"{8}\"/><text x=\"{9:.1f}\" y=\"{3}\">{1:.1f}{10}</text></g>",
+                     escape(b.label), b.images_per_s, label_w - 6, y + 14, label_w, y + 2, w, row_h - 4, colour(i),
+                     label_w + w + 4, escape(b.note));
+  }
+  return h + "</svg></figure>";
+}
+
+std::string train_section(const std::vector<ResultsInput>& inputs) {
+  std::vector<std::string> workloads;
+  std::map<std::string, std::vector<TrainBar>> by_workload;
+  for (const ResultsInput& in : inputs) {
+    std::optional<std::pair<std::string, std::size_t>> cpu;  // the last cpu bar, which a PyTorch row may follow
+    for (const Json& row : in.doc["results"]) {
+      const auto epoch_s = number_of(row, "median_s");
+      const auto images_per_s = row.contains("params") ? number_of(row["params"], "images_per_s") : std::nullopt;
+      if (text_of(row, "op") != "train" || text_of(row, "status") != "ok" || !epoch_s || !images_per_s) continue;
+      const std::string workload = text_of(row, "workload"), backend = text_of(row, "backend");
+      std::string label = text_of(row, "device") + (inputs.size() > 1 ? " [" + in.name + "]" : "");
+      if (std::find(workloads.begin(), workloads.end(), workload) == workloads.end()) workloads.push_back(workload);
+      std::vector<TrainBar>& bars = by_workload[workload];
+      bars.push_back({std::move(label), *images_per_s, *epoch_s, {}});
+      if (backend == "pytorch" && cpu && cpu->first == workload) {
+        TrainBar& porta = bars[cpu->second];
+        porta.note = fmt::format(", {:.2f}x PyTorch", bars.back().epoch_s / porta.epoch_s);
+      }
+      cpu.reset();
+      if (backend == "cpu") cpu.emplace(workload, bars.size() - 1);
+    }
+  }
+  if (workloads.empty()) return {};
+  std::string h = "<h2>Training</h2><p>Images/s of the last epoch of training steps (forward, backward and SGD "
+                  "update) on synthetic data; beside a cpu device, PyTorch eager's training step on as many threads "
+                  "and its epoch time over porta's (above 1: porta is faster).</p>";
+  for (const std::string& w : workloads) h += train_chart(w, by_workload[w]);
+  return h;
+}
+
 const char* const style = R"(
 body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}
@@ -478,7 +537,7 @@ std::string render_report(const std::vector<ResultsInput>& files) {
   h += inputs_section(inputs) + (m.platforms.empty() ? "" : devices_section(m));
   if (comm.empty() || !m.problems.empty())  // a page of collectives alone has no GFLOP/s to show
     h += bars_section(m) + algo_section(m) + rooflines_section(m) + speedups_section(m) + portability_section(m);
-  h += scaling_section(inputs) + comm;
+  h += train_section(inputs) + scaling_section(inputs) + comm;
   return h + "</body></html>\n";
 }
 

@@ -156,10 +156,14 @@ namespace {
 std::vector<Row> training_rows(const Suite& suite, const std::vector<Target>& targets, const RunSettings& settings,
                                bool progress) {
   std::vector<Row> rows;
+  std::size_t done = 0;
   for (const Problem& problem : suite.problems)
     for (const Target& target : targets) {
-      rows.push_back(run_training(problem, target, settings, {}));
-      if (progress) print_progress(rows.back(), rows.size(), suite.problems.size() * targets.size());
+      ++done;
+      for (Row& row : train_with_references(problem, target, settings, {})) {
+        rows.push_back(std::move(row));
+        if (progress) print_progress(rows.back(), done, suite.problems.size() * targets.size());
+      }
     }
   return rows;
 }

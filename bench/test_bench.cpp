@@ -381,6 +381,8 @@ TEST_CASE("train: epochs of an mlp on cpu with the step's planned peak; a CNN tr
   // At least the first layer's weights and their velocity, both on the device.
   CHECK(row.params["planned_peak_bytes"].get<double>() > 2.0 * 3072 * 512 * 4);
   CHECK(std::isfinite(row.params["loss_last"].get<double>()));
+  // Softmax cross-entropy to integer labels: about ln(10) for the mlp's small initial logits.
+  CHECK(row.params["loss_first"].get<double>() == doctest::Approx(std::log(10.0)).epsilon(0.2));
   const Row cnn = run_training(train_problem("mobilenet-v2", 1, 1), cpu, {}, {.images = 1, .epochs = 1});
   CHECK(cnn.status == "ok");
   CHECK(std::isfinite(cnn.params["loss_last"].get<double>()));
@@ -388,6 +390,44 @@ TEST_CASE("train: epochs of an mlp on cpu with the step's planned peak; a CNN tr
   CHECK(bert.status == "unsupported");  // attention has no backward rule yet
   CHECK(bert.reason.find("autodiff::gradients") != std::string::npos);
   CHECK_THROWS_WITH_AS(train_problem("nope", 1, 1), doctest::Contains("unknown model 'nope'"), Error);
+}
+
+TEST_CASE("train: PyTorch's training step beside a cpu device, or unsupported saying why") {
+  const Target cpu = open_targets({"cpu:threads=1"}).front();
+  const std::vector<Row> rows =
+      train_with_references(train_problem("mlp", 16, 1), cpu, {}, {.images = 32, .epochs = 2});
+  REQUIRE(rows.size() == 2);
+  const Row& torch = rows[1];
+  CHECK(torch.device == torch_device_spec(1));
+  CHECK(torch.workload == rows[0].workload);
+  if (torch.status != "ok") {
+    CHECK(torch.status == "unsupported");
+    MESSAGE("skipping PyTorch's numbers: " << torch.reason);
+    return;
+  }
+  CHECK(torch.params["steps_per_epoch"] == 2);
+  CHECK(torch.params["epoch_s"].size() == 2);
+  CHECK(torch.params["images_per_s"].get<double>() > 0.0);
+  // The same loss on the same kind of network: about ln(10) at the start, as porta's.
+  CHECK(torch.params["loss_first"].get<double>() == doctest::Approx(std::log(10.0)).epsilon(0.2));
+  // None beside a target that is not an open cpu device.
+  CHECK(train_with_references(train_problem("mlp", 16, 1), Target{.spec = "x", .backend = "opencl"}, {},
+                              {.images = 16, .epochs = 1}).size() == 1);
+}
+
+TEST_CASE("train: the largest batch whose planned training step fits, as the compiled step plans it") {
+  const Device cpu = Device::open("cpu");
+  CHECK(fit_training_batch("mlp", cpu, 1, 1).batch == 0);  // not even batch 1 fits a byte
+  const auto plan = [&](std::int64_t batch) {
+    return fit_training_batch("mlp", cpu, std::uint64_t{1} << 40, 1, batch).at_batch.peak_bytes();
+  };
+  const std::uint64_t budget = plan(37) + (plan(38) - plan(37)) / 2;
+  const Fit fit = fit_training_batch("mlp", cpu, budget, 1);
+  CHECK(fit.batch == 37);
+  CHECK(fit.at_batch.peak_bytes() == plan(37));
+  const Target target = open_targets({"cpu"}).front();
+  const Row row = run_training(train_problem("mlp", 37, 1), target, {}, {.images = 37, .epochs = 1});
+  CHECK(row.params["planned_peak_bytes"].get<std::uint64_t>() == fit.at_batch.peak_bytes());
 }
 
 TEST_CASE("suites: a workload file's convs at each batch and layout asked for") {
@@ -539,6 +579,23 @@ TEST_CASE("report: portability is the harmonic mean of efficiencies, 0 where a p
   CHECK(has(html, "title=\"no result on cpu @ b\">0</td>"));  // vendor is unsupported on b
   CHECK(has(html, "<td class=num>2.00</td>"));                  // vendor over native on a
   CHECK(!has(html, "http"));                                      // no network requests, no links out
+}
+
+TEST_CASE("report: the train chart, porta's cpu row labelled with PyTorch's epoch time over its own") {
+  const auto train_row = [](const std::string& device, const std::string& backend, double epoch_s) {
+    Row r{.op = "train", .workload = "mlp b32", .device = device, .backend = backend, .dtype = "f32"};
+    r.median_s = epoch_s;
+    r.params["images_per_s"] = 64.0 / epoch_s;
+    return r;
+  };
+  const Json doc = results_document(Json{{"hostname", "a"}}, {train_row("cpu", "cpu", 0.5),
+                                                             train_row(torch_device_spec(2), "pytorch", 0.75),
+                                                             train_row("opencl:0", "opencl", 1.0)});
+  const std::string html = render_report({{"a.json", doc}});
+  CHECK(has(html, "<h2>Training</h2>"));
+  CHECK(has(html, "data-images-per-s=\"128.0\""));
+  CHECK(has(html, "128.0, 1.50x PyTorch"));
+  CHECK(has(html, "64.0</text>"));  // opencl: no PyTorch beside it
 }
 
 TEST_CASE("standings: the page from the fixtures, byte for byte, whatever the order of the files") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include <fmt/core.h>
@@ -47,6 +48,9 @@ Graph mlp(std::int64_t batch, std::uint64_t seed, bool batchnorm = true) {
   return g;
 }
 
+// The shape of the class labels of `logits`: one per row, the class axis (the last) dropped.
+Shape label_shape(const Shape& logits) { return Shape(logits.begin(), logits.end() - 1); }
+
 // training_loss's graph with the gradients of every weight and SGD with momentum driving them as variables.
 Graph training_step(const Graph& inference) {
   autodiff::TrainingGraph t = training_loss(inference);
@@ -61,21 +65,25 @@ autodiff::TrainingGraph training_loss(const Graph& inference) {
   autodiff::TrainingGraph t = autodiff::training_graph(inference);
   Graph& g = t.graph;
   const Tensor logits = g.outputs().at(0).second;
-  const Tensor loss = autodiff::mean_squared_error(g, g.softmax(logits), g.input("labels", g.shape(logits)));
+  if (g.shape(logits).empty())
+    throw Error(ErrorCode::ShapeMismatch, "porta-bench train: the network's output is a scalar, not class logits");
+  const Tensor labels = g.input("labels", label_shape(g.shape(logits)), DType::i64);
+  const Tensor loss = autodiff::softmax_cross_entropy(g, logits, labels);
   g.output("loss", loss);
   return t;
 }
 
 SyntheticData::SyntheticData(const Graph& step, std::int64_t steps, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  const Shape labels_shape = step.shape(step.outputs().at(0).second);
+  const Shape logits = step.shape(step.outputs().at(0).second);
   const std::int64_t image_numel = TensorDesc{DType::f32, step.shape(step.inputs().at(0))}.numel();
+  const std::int64_t rows = TensorDesc{DType::f32, label_shape(logits)}.numel();
+  std::uniform_int_distribution<std::int64_t> label(0, logits.back() - 1);
   for (std::int64_t b = 0; b < std::min<std::int64_t>(steps, 4); ++b) {
     images.push_back(uniform(image_numel, 1.0f, rng));
-    std::vector<float> onehot(static_cast<std::size_t>(labels_shape[0] * labels_shape[1]), 0.0f);
-    for (std::int64_t n = 0; n < labels_shape[0]; ++n)
-      onehot[static_cast<std::size_t>(n * labels_shape[1] + static_cast<std::int64_t>(rng() % labels_shape[1]))] = 1.0f;
-    labels.push_back(std::move(onehot));
+    std::vector<float> classes(static_cast<std::size_t>(rows));
+    for (float& c : classes) c = static_cast<float>(label(rng));
+    labels.push_back(std::move(classes));
   }
 }
 
@@ -124,7 +132,7 @@ Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_
   const Shape& input = p.graph.shape(p.graph.inputs().at(0));
   p.params = {{"model", model}, {"batch", batch}, {"resolution", input.back()}, {"optimizer", "sgd"},
               {"learning_rate", sgd.learning_rate}, {"momentum", sgd.momentum}, {"weight_decay", sgd.weight_decay},
-              {"loss", "mean squared error of softmax to one-hot"}};
+              {"loss", "softmax cross-entropy to integer labels"}, {"seed", seed}};
   return p;
 }
 
@@ -155,27 +163,51 @@ Row run_training(const Problem& problem, const Target& target, const RunSettings
   return row;
 }
 
+Fit fit_training_batch(const std::string& model, const Device& device, std::uint64_t budget, std::uint64_t seed,
+                       std::int64_t max_batch) {
+  return fit_batch([&](std::int64_t batch) {
+    return device.estimate_memory(training_step(train_problem(model, batch, seed).graph));
+  }, budget, max_batch);
+}
+
 std::vector<Problem> train_problems(std::uint64_t seed) {
   return {train_problem("mlp", 32, seed), train_problem("mlp", 128, seed), train_problem("resnet50", 8, seed),
           train_problem("efficientnet-b0", 8, seed)};
 }
 
+namespace {
+
+// PyTorch's last epoch over porta's, where `r` is a cpu row that train_with_references followed by
+// PyTorch's of the same problem: above 1, porta is faster.
+std::string torch_ratio(const std::vector<Row>& rows, std::size_t i) {
+  const Row& r = rows[i];
+  if (r.backend != "cpu" || i + 1 >= rows.size() || !r.median_s) return {};
+  const Row& torch = rows[i + 1];
+  if (torch.backend != "pytorch" || torch.workload != r.workload || !torch.median_s) return {};
+  return fmt::format("{:.2f}x", *torch.median_s / *r.median_s);
+}
+
+}  // namespace
+
 void print_train_summary(std::FILE* out, const std::vector<Row>& rows) {
   std::vector<std::vector<std::string>> cells;
-  for (const Row& r : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
     if (r.op != "train") continue;
     const bool ok = r.status == "ok";
     const auto number = [&](const char* key, const char* format, double scale = 1.0) {
-      return ok ? fmt::format(fmt::runtime(format), r.params[key].get<double>() * scale) : std::string();
+      return ok && r.params.contains(key) ? fmt::format(fmt::runtime(format), r.params[key].get<double>() * scale) : std::string();
     };
     cells.push_back({r.workload, r.device, ok ? fmt::format("{:.3f}", *r.median_s) : r.status,
-                     number("images_per_s", "{:.1f}"), number("planned_peak_bytes", "{:.1f}", 1.0 / (1 << 20)),
+                     number("images_per_s", "{:.1f}"), torch_ratio(rows, i),
+                     number("planned_peak_bytes", "{:.1f}", 1.0 / (1 << 20)),
                      ok ? fmt::format("{:.4f} -> {:.4f}", r.params["loss_first"].get<double>(),
                                       r.params["loss_last"].get<double>())
                         : single_line(r.reason).substr(0, 100)});
   }
-  print_text_table(out, {"model", "device", "last epoch s", "images/s", "planned peak MiB", "loss / reason"}, cells,
-                   {false, false, true, true, true, false});
+  print_text_table(out, {"model", "device", "last epoch s", "images/s", "PyTorch s / porta s", "planned peak MiB",
+                         "loss / reason"},
+                   cells, {false, false, true, true, true, true, false});
 }
 
 CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
@@ -184,13 +216,17 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                                           "the planned peak memory of a step");
   cmd->add_option("--model", a.models, fmt::format("Models, comma-separated: {}", fmt::join(known, ", ")))
       ->required()->delimiter(',')->check(CLI::IsMember(known));
-  cmd->add_option("--batch", a.batches, "Batch sizes, comma-separated")->delimiter(',')
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30))->capture_default_str();
+  cmd->add_option("--batch", a.batches, "Batch sizes, comma-separated; fit: the largest whose planned training step "
+                                       "fits --memory")->delimiter(',')
+      ->check(CLI::IsMember({"fit"}) | CLI::Range(std::int64_t{1}, std::int64_t{1} << 30))->capture_default_str();
+  cmd->add_option("--memory", a.memory, "--batch fit's budget in bytes (default: each device's free memory)")
+      ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
   cmd->add_option("--device", a.devices, "Device specs, comma-separated or repeated (default: every device)");
   cmd->add_option("--images", a.train.images, "Images per epoch")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))->capture_default_str();
   cmd->add_option("--epochs", a.train.epochs, "Epochs; the last one is timed")->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  cmd->add_flag("--no-torch", a.no_torch, "Skip PyTorch's training step beside each cpu device");
   cmd->add_option("--seed", a.seed, "Seed of the weights and the synthetic data")->capture_default_str();
   cmd->add_option("--json", a.json, "Write the results as JSON (schema porta-bench/1)");
   cmd->add_option("--csv", a.csv, "Write the results as CSV");
@@ -198,22 +234,59 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   return cmd;
 }
 
-int run_train(const TrainArgs& a, const std::string& command_line) {
-  if (a.parallel.enabled) return run_data_parallel(a, command_line);
+namespace {
+
+// `model` at --batch fit on `target`: the largest batch whose planned step fits the budget, printed
+// and kept in the problem's params; batch 1 (whose row then fails) where the device did not open.
+Problem fitted_problem(const TrainArgs& a, const std::string& model, const Target& target) {
+  if (!target.device) return train_problem(model, 1, a.seed);
+  const DeviceInfo& info = target.device->info();
+  const std::uint64_t budget = a.memory > 0 ? a.memory : info.memory_free;
+  if (budget == 0)
+    throw Error(ErrorCode::InvalidArgument, info.spec + " does not report its free memory: give --memory BYTES");
+  const Fit fit = fit_training_batch(model, *target.device, budget, a.seed);
+  constexpr double mib = 1 << 20;
+  if (fit.batch == 0)
+    throw Error(ErrorCode::OutOfMemory, fmt::format("{} on {}: a training step at batch 1 plans {:.1f} MiB, more "
+                                                    "than the budget of {:.1f} MiB", model, info.spec,
+                                                    fit.at_batch.peak_bytes() / mib, budget / mib));
+  fmt::print("{} on {}: batch {} fits a budget of {:.1f} MiB, its training step planning {:.1f} MiB\n", model,
+             info.spec, fit.batch, budget / mib, fit.at_batch.peak_bytes() / mib);
+  Problem p = train_problem(model, fit.batch, a.seed);
+  p.params["batch_fit"] = {{"budget_bytes", budget}, {"planned_peak_bytes", fit.at_batch.peak_bytes()}};
+  return p;
+}
+
+// The problems on `target`: each model at each --batch, "fit" resolved for the target.
+std::vector<Problem> problems_on(const TrainArgs& a, const Target& target) {
   std::vector<Problem> problems;
   for (const std::string& model : a.models)
-    for (const std::int64_t batch : a.batches) problems.push_back(train_problem(model, batch, a.seed));
+    for (const std::string& batch : a.batches)
+      problems.push_back(batch == "fit" ? fitted_problem(a, model, target)
+                                        : train_problem(model, std::stoll(batch), a.seed));
+  return problems;
+}
+
+}  // namespace
+
+int run_train(const TrainArgs& a, const std::string& command_line) {
+  if (a.parallel.enabled) return run_data_parallel(a, command_line);
   for (const std::string& file : {a.json, a.csv})
     if (!file.empty()) check_writable(file);
   const std::vector<Target> targets = open_targets(a.devices);
   RunSettings settings{.seed = a.seed};
   std::vector<Row> rows;
   std::vector<DeviceInfo> infos;
+  std::size_t done = 0;
+  const std::size_t total = a.models.size() * a.batches.size() * targets.size();
   for (const Target& target : targets) {
     if (target.device) infos.push_back(target.device->info());
-    for (const Problem& problem : problems) {
-      rows.push_back(run_training(problem, target, settings, a.train));
-      print_progress(rows.back(), rows.size(), problems.size() * targets.size());
+    for (const Problem& problem : problems_on(a, target)) {
+      ++done;
+      for (Row& row : train_with_references(problem, target, settings, {a.train.images, a.train.epochs, !a.no_torch})) {
+        rows.push_back(std::move(row));
+        print_progress(rows.back(), done, total);
+      }
     }
   }
   fmt::print("\n");

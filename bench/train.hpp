@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "models.hpp"
 #include "porta/autodiff.hpp"
 #include "problems.hpp"
 #include "train_parallel.hpp"
@@ -19,15 +20,16 @@ namespace porta::bench {
 struct TrainSettings {
   std::int64_t images = 2048;  // per epoch, rounded down to whole batches (at least one)
   int epochs = 2;
+  bool torch = true;  // PyTorch's training step beside each cpu device (train_with_references)
 };
 
 inline constexpr autodiff::SgdOptions train_sgd{.learning_rate = 0.01f, .momentum = 0.9f, .weight_decay = 5e-4f};
 
 // The inference graph made trainable (autodiff::training_graph) with its loss, output "loss" after
-// the network's: mean squared error of the softmax to one-hot "labels", an input.
+// the network's: softmax cross-entropy to integer class "labels", an input.
 autodiff::TrainingGraph training_loss(const Graph& inference);
 
-// A few batches of random images with random one-hot labels, for the first input and the first
+// A few batches of random images with random class labels, for the first input and the first
 // output (the logits) of `step`, cycled through an epoch.
 struct SyntheticData {
   std::vector<std::vector<float>> images, labels;
@@ -47,19 +49,34 @@ Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_
 Row run_training(const Problem& problem, const Target& target, const RunSettings& settings,
                  const TrainSettings& train);
 
+// The same experiment in PyTorch eager on the host CPU with `threads` threads
+// (bench/scripts/torch_train.py, torch_train.cpp): its own initial weights, the same batch, loss
+// and SGD settings. "unsupported" saying why where python3, torch or the model is missing.
+Row torch_training(const Problem& problem, int threads, const TrainSettings& train);
+// run_training's row, and on a cpu device PyTorch's beside it unless `train.torch` is off.
+std::vector<Row> train_with_references(const Problem& problem, const Target& target, const RunSettings& settings,
+                                       const TrainSettings& train);
+
+// The largest batch (up to `max_batch`) whose training step (training_step's graph of `model`)
+// has a planned peak within `budget` bytes on `device`: plans only, allocates nothing.
+Fit fit_training_batch(const std::string& model, const Device& device, std::uint64_t budget, std::uint64_t seed,
+                       std::int64_t max_batch = std::int64_t{1} << 16);
+
 // The `train` suite's problems: what trains today, and the CNNs the guides train.
 std::vector<Problem> train_problems(std::uint64_t seed);
 
 // Model, device, epoch seconds, images/s, planned peak and loss, one line per train row.
 void print_train_summary(std::FILE* out, const std::vector<Row>& rows);
 
-// porta-bench train --model M --batch N --device D --images 2048 --epochs 2
+// porta-bench train --model M --batch N|fit [--memory BYTES] --device D --images 2048 --epochs 2
 struct TrainArgs {
   std::vector<std::string> models;
-  std::vector<std::int64_t> batches{32};
+  std::vector<std::string> batches{"32"};  // numbers, or "fit": fit_training_batch on each device
+  std::uint64_t memory = 0;                // fit's budget; 0: the device's free memory
   std::vector<std::string> devices;
   std::uint64_t seed = 42;
   TrainSettings train;
+  bool no_torch = false;
   std::string json, csv;
   DataParallelSettings parallel;
 };

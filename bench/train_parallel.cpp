@@ -259,10 +259,14 @@ void add_data_parallel_options(CLI::App& cmd, DataParallelSettings& s) {
 int run_data_parallel(const TrainArgs& a, const std::string& command_line) {
   Cluster& job = cluster();
   job.set_timeout(a.parallel.rank_timeout_s);
-  for (const std::int64_t batch : a.batches)
-    if (batch % job.size() != 0)
+  std::vector<std::int64_t> batches;
+  for (const std::string& batch : a.batches) {
+    if (batch == "fit") throw ArgumentError("--data-parallel takes a global --batch, not fit");
+    batches.push_back(std::stoll(batch));
+    if (batches.back() % job.size() != 0)
       throw ArgumentError(fmt::format("--data-parallel: the global batch {} does not split evenly across {} ranks",
                                       batch, job.size()));
+  }
   if (job.rank() == 0)
     for (const std::string& file : {a.json, a.csv})
       if (!file.empty()) check_writable(file);
@@ -275,7 +279,7 @@ int run_data_parallel(const TrainArgs& a, const std::string& command_line) {
   for (const Target& target : targets) {
     if (target.device) infos.push_back(target.device->info());
     for (const std::string& model : a.models)
-      for (const std::int64_t batch : a.batches)
+      for (const std::int64_t batch : batches)
         for (Row& row : train_both(train_problem(model, batch, a.seed), model, target, settings, a, job)) {
           rows.push_back(std::move(row));
           print_progress(rows.back(), rows.size(), 2 * a.models.size() * a.batches.size() * targets.size());

@@ -261,6 +261,28 @@ TEST_SUITE("autodiff") {
     CHECK_THROWS_AS(autodiff::gradients(g, y, foreign), Error);
   }
 
+  TEST_CASE("no gradient flows to or through integer and bool tensors; asking for one is an error") {
+    Graph g;
+    const Tensor x = g.input("x", {4});
+    const Tensor mask = g.cast(g.greater(x, g.constant("zero", {1}, std::vector<float>{0.0f})), DType::f32);
+    const Tensor truncated = g.cast(g.cast(x, DType::i32), DType::f32);  // piecewise constant: no gradient
+    const Tensor table = g.constant("table", {5}, std::vector<float>{10, 20, 30, 40, 50});
+    const Tensor looked_up = g.gather(table, g.cast(x, DType::i64));  // nor through its indices
+    const Tensor y = g.add(g.add(g.mul(x, mask), truncated), looked_up);
+    const Tensor wrt[] = {x};
+    g.output("d", autodiff::gradients(g, y, wrt)[0]);
+    Executable exe = Device::open("ref").compile(g);
+    exe.set_input("x", std::vector<float>{-1.5f, 0.5f, 2.7f, -0.2f});
+    exe.run();
+    CHECK(exe.output("d") == std::vector<float>{0, 1, 1, 0});  // relu's derivative, from x * (x > 0) alone
+    const Tensor ids = g.input("ids", {4}, DType::i64);
+    const Tensor by_ids = g.gather(table, ids);
+    const Tensor wrt_ids[] = {ids};
+    check_error([&] { autodiff::gradients(g, by_ids, wrt_ids); }, ErrorCode::InvalidArgument,
+                {"'ids'", "i64", "only f32, f16 and bf16"});
+    check_error([&] { autodiff::gradients(g, ids, wrt); }, ErrorCode::InvalidArgument, {"loss 'ids'", "i64"});
+  }
+
   TEST_CASE("an op without a backward rule is Unsupported, naming the op and node") {
     Graph g;
     const Tensor x = g.input("x", {2, 4}), scale = g.input("scale", {4});
@@ -367,6 +389,33 @@ TEST_SUITE("autodiff") {
     exe.run();
     const double row0 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0)) - 3.0;
     CHECK(exe.output("loss")[0] == doctest::Approx((row0 + 0.0) / 2.0).epsilon(1e-6));
+  }
+
+  TEST_CASE("softmax cross-entropy with integer class labels: i64 and i32, any rank, as its one-hot") {
+    for (const DType t : {DType::i64, DType::i32}) {
+      CAPTURE(to_string(t));
+      check_gradients({{"z", {3, 4}, -3.0f, 3.0f}}, [t](Graph& g, const auto& z) {
+        return autodiff::softmax_cross_entropy(g, z[0], g.constant("labels", {3}, std::vector<float>{1, 3, 0}, t));
+      });
+      check_gradients({{"z", {2, 2, 5}, -3.0f, 3.0f}}, [t](Graph& g, const auto& z) {
+        const Tensor labels = g.constant("labels", {2, 2}, std::vector<float>{4, 0, 2, 2}, t);
+        return autodiff::softmax_cross_entropy(g, z[0], labels);
+      });
+    }
+    Graph g;
+    const Tensor z = g.input("z", {2, 3}), labels = g.input("labels", {2}, DType::i64);
+    g.output("loss", autodiff::softmax_cross_entropy(g, z, labels));
+    const Tensor onehot = g.constant("onehot", {2, 3}, std::vector<float>{0, 0, 1, 1, 0, 0});
+    g.output("onehot", autodiff::softmax_cross_entropy(g, z, onehot));
+    Executable exe = Device::open("ref").compile(g);
+    exe.set_input("z", std::vector<float>{1, 2, 3, 1000, 0, -1000});
+    exe.set_input("labels", std::vector<float>{2, 0});
+    exe.run();
+    CHECK(exe.output("loss") == exe.output("onehot"));
+    exe.set_input("labels", std::vector<float>{2, 3});  // class 3 of 3
+    CHECK_THROWS(exe.run());
+    check_error([&] { autodiff::softmax_cross_entropy(g, z, g.input("l3", {3}, DType::i64)); }, ErrorCode::ShapeMismatch,
+                {"[2]"});
   }
 
   TEST_CASE("layer_norm, erf, sqrt, reciprocal and pow") {

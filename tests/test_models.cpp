@@ -10,11 +10,14 @@
 namespace porta::test {
 namespace {
 
-// Trainable parameters as torch counts them: batchnorm running statistics are buffers, not parameters.
+// Trainable parameters as torch counts them: batchnorm running statistics are buffers, not parameters,
+// and a node's own constants (named "<node>/...", as BERT's mask arithmetic) are none either.
 std::int64_t parameters(const Graph& g) {
   std::int64_t total = 0;
   for (const TensorInfo& t : g.tensors())
-    if (t.role == Role::Constant && !t.name.ends_with(".bn.mean") && !t.name.ends_with(".bn.var")) total += t.desc.numel();
+    if (t.role == Role::Constant && !t.name.ends_with(".bn.mean") && !t.name.ends_with(".bn.var") &&
+        t.name.find('/') == std::string::npos)
+      total += t.desc.numel();
   return total;
 }
 
@@ -27,20 +30,53 @@ TEST_CASE("the networks have torchvision's parameter counts") {
   CHECK(parameters(models::vit_b16()) == 86'567'656);
 }
 
-// The encoder's: 12 (24) layers of Q, K, V, output, two feed-forward linears and two LayerNorms, and
-// the embeddings' LayerNorm; the token, position and segment tables and the pooler are not built.
-TEST_CASE("BERT has the encoder's parameter count and takes a batch and a sequence length") {
-  const auto encoder = [](std::int64_t layers, std::int64_t h) {
-    return layers * (4 * (h * h + h) + 2 * 4 * h * h + 4 * h + h + 4 * h) + 2 * h;
-  };
-  CHECK(parameters(models::build("bert-base")) == encoder(12, 768));
-  CHECK(parameters(models::build("bert-large")) == encoder(24, 1024));
+// Hugging Face's BertModel's counts for bert-base-uncased and bert-large-uncased: the embeddings
+// (30522 words, 512 positions, 2 segments, LayerNorm), 12 (24) layers and the pooler.
+TEST_CASE("BERT has BertModel's parameter count and takes a batch and a sequence length") {
+  CHECK(parameters(models::build("bert-base")) == 109'482'240);
+  CHECK(parameters(models::build("bert-large")) == 335'141'888);
   const Graph g = models::build("bert-base", {.batch = 3, .seq = 7});
-  CHECK(g.shape(g.inputs().at(0)) == Shape{3, 7, 768});
+  for (const Tensor t : g.inputs()) CHECK(g.shape(t) == Shape{3, 7});
+  CHECK(g.dtype(g.inputs().at(0)) == DType::i64);
   CHECK(g.shape(g.outputs().at(0).second) == Shape{3, 7, 768});
+  CHECK(g.shape(g.outputs().at(1).second) == Shape{3, 768});
   const auto attention = [](const Node& n) { return n.op == OpKind::Attention; };
   CHECK(std::count_if(g.nodes().begin(), g.nodes().end(), attention) == 12);
+  check_error([] { models::build("bert-base", {.seq = 513}); }, ErrorCode::InvalidArgument, {"513", "512"});
   check_error([] { models::build("vit-b16", {.resolution = 100}); }, ErrorCode::InvalidArgument, {"16"});
+}
+
+// BERT's outputs for ids, segments and a mask given in that order.
+std::vector<std::vector<float>> bert_outputs(Executable& exe, const std::vector<float>& ids,
+                                             const std::vector<float>& segments, const std::vector<float>& mask) {
+  exe.set_input("input_ids", ids);
+  exe.set_input("token_type_ids", segments);
+  exe.set_input("attention_mask", mask);
+  exe.run();
+  return {exe.output("hidden"), exe.output("pooled")};
+}
+
+TEST_CASE("BERT's mask hides padding: what a padded token holds changes no other token's output") {
+  constexpr std::int64_t seq = 6, hidden = 768;
+  const Graph g = models::build("bert-base", {.batch = 2, .seq = seq});
+  Executable exe = Device::open("cpu").compile(g);
+  std::vector<float> ids{101, 7592, 2088, 102, 0, 0, 101, 2023, 2003, 1037, 3231, 102};
+  const std::vector<float> segments{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1};
+  const std::vector<float> mask{1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1};
+  const auto before = bert_outputs(exe, ids, segments, mask);
+  ids[4] = 1999, ids[5] = 4248;  // other padding tokens in the first sequence
+  const auto padded = bert_outputs(exe, ids, segments, mask);
+  ids[8] = 2001;  // a token of the second sequence
+  const auto changed = bert_outputs(exe, ids, segments, mask);
+  const auto row = [&](const std::vector<float>& hidden_states, std::int64_t b, std::int64_t tokens) {
+    const auto begin = hidden_states.begin() + b * seq * hidden;
+    return std::vector<float>(begin, begin + tokens * hidden);
+  };
+  CHECK(row(padded[0], 0, 4) == row(before[0], 0, 4));  // the unpadded tokens see no padding at all
+  CHECK(padded[1] == before[1]);
+  CHECK(row(padded[0], 0, seq) != row(before[0], 0, seq));  // the padded positions' own outputs do change
+  CHECK(row(changed[0], 1, seq) != row(padded[0], 1, seq));
+  CHECK(row(changed[0], 0, seq) == row(padded[0], 0, seq));  // sequences of a batch are independent
 }
 
 TEST_CASE("models take their native resolution, a batch and a class count") {
@@ -62,10 +98,12 @@ void check_model(const std::string& name, const models::ModelOptions& options) {
     Executable got = Device::open(d.spec).compile(g, {.poison_memory = true});
     cases::set_random_inputs(got, g, 5);
     got.run();
-    const std::string& output = g.outputs().at(0).first;
-    const cases::Comparison c = cases::compare(got.output(output), want.output(output));
-    CHECK_MESSAGE(c.nmse < 1e-8, name << " on " << d.spec << ": nmse " << c.nmse);
-    CHECK(c.non_finite == 0);
+    for (const auto& named : g.outputs()) {
+      const std::string& output = named.first;
+      const cases::Comparison c = cases::compare(got.output(output), want.output(output));
+      CHECK_MESSAGE(c.nmse < 1e-8, name << " on " << d.spec << ", " << output << ": nmse " << c.nmse);
+      CHECK(c.non_finite == 0);
+    }
   }
 }
 

@@ -115,6 +115,40 @@ void check_elementwise(const Model& m, const Shape& shape, F formula) {
   }
 }
 
+
+// Einsum by its definition, for an explicit equation without spaces: over every assignment of the
+// letters, the operands' elements multiplied and summed into the output's element.
+std::vector<float> einsum_by_definition(const std::string& equation, const std::vector<Shape>& shapes,
+                                        const std::vector<std::vector<float>>& values) {
+  const std::string output = equation.substr(equation.find("->") + 2);
+  std::vector<std::string> terms{""};
+  for (const char c : equation.substr(0, equation.find("->")))
+    if (c == ',') terms.emplace_back();
+    else terms.back().push_back(c);
+  std::string letters;
+  std::vector<std::int64_t> extents;
+  for (std::size_t t = 0; t < terms.size(); ++t)
+    for (std::size_t i = 0; i < terms[t].size(); ++i)
+      if (letters.find(terms[t][i]) == std::string::npos) letters += terms[t][i], extents.push_back(shapes[t][i]);
+  const auto offset = [&](const std::string& term, const std::vector<std::int64_t>& at) {
+    std::int64_t o = 0;
+    for (const char c : term) o = o * extents[letters.find(c)] + at[letters.find(c)];
+    return static_cast<std::size_t>(o);
+  };
+  std::int64_t out_count = 1;
+  for (const char c : output) out_count *= extents[letters.find(c)];
+  std::vector<float> y(static_cast<std::size_t>(out_count), 0.0f);
+  std::vector<std::int64_t> at(letters.size(), 0);
+  for (bool more = true; more;) {
+    float product = 1.0f;
+    for (std::size_t t = 0; t < terms.size(); ++t) product *= values[t][offset(terms[t], at)];
+    y[offset(output, at)] += product;
+    more = false;
+    for (std::size_t i = letters.size(); i-- > 0 && !more;) more = ++at[i] < extents[i] || (at[i] = 0, false);
+  }
+  return y;
+}
+
 }  // namespace
 
 TEST_SUITE("onnx") {
@@ -247,6 +281,84 @@ TEST_SUITE("onnx") {
     CHECK(onnx::load_bytes(noop.bytes()).nodes().empty());
     const Model dynamic = one_node(node("ReduceSum", {"x", "x"}, {"y"}, "r"), xs);
     check_error([&] { onnx::load_bytes(dynamic.bytes()); }, ErrorCode::Unsupported, {"axes 'x'", "load time"});
+  }
+
+  TEST_CASE("Einsum: the products and sums exporters write, against its definition") {
+    struct Case {
+      std::string equation, plain;  // as written, and explicit without spaces for the definition
+      Shape x, w;                   // w empty: one operand
+    };
+    const Case cases[] = {
+        {"B G H I D, B G H J D -> B G H I J", "bghid,bghjd->bghij", {1, 2, 2, 3, 4}, {1, 2, 2, 5, 4}},  // maxvit_t
+        {"B G H I J, B G H J D -> B G H I D", "bghij,bghjd->bghid", {1, 2, 2, 3, 5}, {1, 2, 2, 5, 4}},
+        {"ij,jk", "ij,jk->ik", {3, 4}, {4, 5}},  // the output implicit
+        {"bik,kj->jbi", "bik,kj->jbi", {2, 3, 4}, {4, 5}},
+        {"i,j->ij", "i,j->ij", {3}, {4}},
+        {"bij,bj->bi", "bij,bj->bi", {2, 3, 4}, {2, 4}},
+        {"ijk,k->i", "ijk,k->i", {2, 3, 4}, {4}},  // j of one operand alone: summed first
+        {"bij->jb", "bij->jb", {2, 3, 4}, {}},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.equation);
+      const auto x = random_values(numel(c.x), 31), w = random_values(numel(c.w), 32);
+      const bool two = !c.w.empty();
+      const Model m = one_node(node("Einsum", two ? std::vector<std::string>{"x", "w"} : std::vector<std::string>{"x"},
+                                    {"y"}, "einsum", {attr_string("equation", c.equation)}),
+                               c.x, two ? std::vector<Proto>{tensor("w", c.w, w)} : std::vector<Proto>{}, 12);
+      const std::vector<float> got = run_ref(onnx::load_bytes(m.bytes()), {{"x", x}}, "y");
+      const std::vector<float> want = two ? einsum_by_definition(c.plain, {c.x, c.w}, {x, w})
+                                          : einsum_by_definition(c.plain, {c.x}, {x});
+      REQUIRE(got.size() == want.size());
+      for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
+    }
+    const auto refused = [&](const std::string& equation, const Shape& x, ErrorCode code, const char* why) {
+      const Model m = one_node(node("Einsum", {"x"}, {"y"}, "e", {attr_string("equation", equation)}), x, {}, 12);
+      check_error([&] { onnx::load_bytes(m.bytes()); }, code, {"'e'", why});
+    };
+    refused("...ij->ij", {2, 3, 4}, ErrorCode::Unsupported, "ellipsis");
+    refused("ii->i", {3, 3}, ErrorCode::Unsupported, "diagonal");
+    refused("ij->k", {3, 3}, ErrorCode::InvalidArgument, "'k' is in no operand");
+    refused("ijk->ij", {3, 3}, ErrorCode::InvalidArgument, "2-D input");
+    refused("ij,jk->ik", {3, 3}, ErrorCode::InvalidArgument, "2 terms for 1 inputs");
+  }
+
+  TEST_CASE("RMSNormalization (opset 23): axis and epsilon, against its formula") {
+    const Shape xs{2, 3, 4};
+    const auto scale = random_values(12, 23);
+    const Model m = one_node(node("RMSNormalization", {"x", "s"}, {"y"}, "rms",
+                                  {attr_int("axis", 1), attr_float("epsilon", 1e-3f)}),
+                             xs, {tensor("s", {3, 4}, scale)}, 23);
+    const auto [x, y] = run_model(m, xs);
+    for (std::size_t row = 0; row < 2; ++row) {
+      double squares = 0.0;
+      for (std::size_t i = 0; i < 12; ++i) squares += double(x[row * 12 + i]) * x[row * 12 + i];
+      const double rms = std::sqrt(squares / 12.0 + 1e-3);
+      for (std::size_t i = 0; i < 12; ++i)
+        CHECK(y[row * 12 + i] == doctest::Approx(x[row * 12 + i] / rms * scale[i]).epsilon(1e-5));
+    }
+    const std::vector<float> row(scale.begin(), scale.begin() + 4);
+    const Model plain = one_node(node("RMSNormalization", {"x", "s"}, {"y"}), xs, {tensor("s", {4}, row)}, 23);
+    check_against_builder(plain, xs, [&](Graph& g, Tensor x) { return g.rms_norm(x, g.constant("s", {4}, row)); });
+    const Model stash = one_node(node("RMSNormalization", {"x", "s"}, {"y"}, "r", {attr_int("stash_type", 10)}), xs,
+                                 {tensor("s", {4}, row)}, 23);
+    check_error([&] { onnx::load_bytes(stash.bytes()); }, ErrorCode::Unsupported, {"'r'", "stash_type"});
+  }
+
+  TEST_CASE("Gelu (opset 20): the erf form and the tanh one") {
+    const Shape xs{3, 5};
+    for (const bool tanh : {false, true}) {
+      const Model m = one_node(node("Gelu", {"x"}, {"y"}, "gelu", {attr_string("approximate", tanh ? "tanh" : "none")}),
+                               xs, {}, 20);
+      const auto [x, y] = run_model(m, xs);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const double v = x[i], k = std::sqrt(2.0 / 3.141592653589793);
+        const double want = tanh ? 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)))
+                                 : 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+        CHECK(y[i] == doctest::Approx(want).epsilon(1e-5));
+      }
+    }
+    const Model other = one_node(node("Gelu", {"x"}, {"y"}, "g", {attr_string("approximate", "fast")}), xs, {}, 20);
+    check_error([&] { onnx::load_bytes(other.bytes()); }, ErrorCode::InvalidArgument, {"'g'", "'fast'"});
   }
 
   TEST_CASE("LayerNormalization: axis, epsilon, optional bias") {
@@ -610,13 +722,13 @@ TEST_SUITE("onnx") {
     check_error([&] { onnx::load_bytes(not_one.bytes()); }, ErrorCode::InvalidArgument, {"'sq'", "not 1"});
   }
 
-  TEST_CASE("opsets 7 to 18 load; others are refused, naming the opset") {
-    for (const std::int64_t opset : {7, 13, 14, 15, 16, 17, 18}) {
+  TEST_CASE("opsets 7 to 23 load; others are refused, naming the opset") {
+    for (const std::int64_t opset : {7, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}) {
       CAPTURE(opset);
       CHECK_NOTHROW(onnx::load_bytes(one_node(node("Relu", {"x"}, {"y"}), {2}, {}, opset).bytes()));
     }
-    const Model newer = one_node(node("Relu", {"x"}, {"y"}), {2}, {}, 19);
-    check_error([&] { onnx::load_bytes(newer.bytes()); }, ErrorCode::Unsupported, {"opset 19", "7 to 18"});
+    const Model newer = one_node(node("Relu", {"x"}, {"y"}), {2}, {}, 24);
+    check_error([&] { onnx::load_bytes(newer.bytes()); }, ErrorCode::Unsupported, {"opset 24", "7 to 23"});
   }
 
   TEST_CASE("float16 models") {
@@ -757,6 +869,19 @@ TEST_SUITE("onnx") {
       CAPTURE(name);
       CHECK(check_round_trip(models::build(name, {.batch = 2, .resolution = 32, .classes = 10}), 3));
     }
+  }
+
+  TEST_CASE("export: GELU in both forms, alone and as a gemm's epilogue, and the transformers read back") {
+    Graph g;
+    const Tensor x = g.input("x", {4, 6});
+    std::vector<float> w(6 * 5);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+    g.output("exact", g.gelu(x, {}, "exact"));
+    g.output("tanh", g.gelu(x, {.tanh_approximation = true}, "tanh"));
+    g.output("gemm", g.gemm(x, g.constant("w", {6, 5}, w), {.activation = Activation::Gelu}, {}, "gemm"));
+    CHECK(check_round_trip(g, 5));
+    CHECK(check_round_trip(models::build("bert-base", {.batch = 2, .seq = 5}), 3));
+    CHECK(check_round_trip(models::build("vit-b16", {.resolution = 32, .classes = 10}), 3));
   }
 
   TEST_CASE("export: random graphs read back as the same computation, or say what ONNX cannot hold") {

@@ -1,20 +1,24 @@
 """PyTorch eager inference of porta's transformer models, with porta's weights, run by `porta-bench model`.
 
-BERT is the encoder as Hugging Face's BertModel computes it in eager mode (nn.Linear, matmul,
-softmax, nn.LayerNorm, erf GELU); ViT-B/16 is torchvision's vit_b_16. Both load the weights porta
-built (--tensors: a JSON list of name, shape and offset into a float32 file), run porta's input,
-write their output to --output (float32) for porta-bench to compare with porta's, and print one JSON
-object with the timing, under the policy porta-bench uses; or {"error": ...} when torch is unusable.
+BERT is the model as Hugging Face's BertModel computes it in eager mode (nn.Embedding, nn.Linear,
+matmul, softmax, nn.LayerNorm, erf GELU, the pooler), its padding mask added to the scores as the
+original BERT code adds it, (mask - 1) * 10000; ViT-B/16 is torchvision's vit_b_16. Both load the
+weights and inputs porta made (--tensors: a JSON list of name, shape and offset into a float32 file),
+write their outputs one after another to --output (float32) for porta-bench to compare with porta's,
+and print one JSON object with the timing (torch_timing.py); or {"error": ...} when torch is unusable.
 """
-import argparse
 import json
 import math
-import statistics
 import sys
-import time
+
+import torch_timing
+
+BERT_LAYER = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
+              "dense": "attention.output.dense", "norm_1": "attention.output.LayerNorm",
+              "intermediate": "intermediate.dense", "output": "output.dense", "norm_2": "output.LayerNorm"}
 
 
-def bert_encoder(torch, weights, hidden, heads, layers):
+def bert(torch, weights, hidden, heads, layers):
     nn = torch.nn
 
     class Layer(nn.Module):
@@ -31,39 +35,43 @@ def bert_encoder(torch, weights, hidden, heads, layers):
             b, s, _ = x.shape
             return x.view(b, s, heads, hidden // heads).permute(0, 2, 1, 3)
 
-        def forward(self, x):
+        def forward(self, x, mask):
             q, k, v = self.heads(self.query(x)), self.heads(self.key(x)), self.heads(self.value(x))
-            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hidden // heads)
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hidden // heads) + mask
             context = torch.matmul(torch.softmax(scores, dim=-1), v).permute(0, 2, 1, 3).reshape(x.shape)
             x = self.norm_1(self.dense(context) + x)
             return self.norm_2(self.output(nn.functional.gelu(self.intermediate(x))) + x)
 
-    class Encoder(nn.Module):
+    class Bert(nn.Module):
         def __init__(self):
             super().__init__()
+            self.words = nn.Embedding(*weights["embeddings.word_embeddings.weight"].shape)
+            self.positions = nn.Embedding(*weights["embeddings.position_embeddings.weight"].shape)
+            self.segments = nn.Embedding(*weights["embeddings.token_type_embeddings.weight"].shape)
             self.norm = nn.LayerNorm(hidden, eps=1e-12)
             self.layers = nn.ModuleList(Layer() for _ in range(layers))
+            self.pooler = nn.Linear(hidden, hidden)
 
-        def forward(self, x):
-            x = self.norm(x)
+        def forward(self, ids, segments, mask):
+            positions = torch.arange(ids.shape[1]).unsqueeze(0)
+            x = self.norm(self.words(ids) + self.segments(segments) + self.positions(positions))
+            additive = ((mask - 1.0) * 10000.0)[:, None, None, :]
             for layer in self.layers:
-                x = layer(x)
-            return x
+                x = layer(x, additive)
+            return x, torch.tanh(self.pooler(x[:, 0]))
 
-    model = Encoder()
-    names = {"norm": "embeddings.LayerNorm"}
+    model = Bert()
+    names = {"words": "embeddings.word_embeddings", "positions": "embeddings.position_embeddings",
+             "segments": "embeddings.token_type_embeddings", "norm": "embeddings.LayerNorm", "pooler": "pooler.dense"}
     for i in range(layers):
-        p = f"encoder.layer.{i}."
-        ours = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
-                "dense": "attention.output.dense", "norm_1": "attention.output.LayerNorm",
-                "intermediate": "intermediate.dense", "output": "output.dense", "norm_2": "output.LayerNorm"}
-        names.update({f"layers.{i}.{mine}": p + theirs for mine, theirs in ours.items()})
+        names.update({f"layers.{i}.{mine}": f"encoder.layer.{i}.{theirs}" for mine, theirs in BERT_LAYER.items()})
     state = {}
     for key in model.state_dict():
         module, _, what = key.rpartition(".")
         state[key] = weights[names[module] + "." + what]
     model.load_state_dict(state)
-    return model
+    inputs = (weights["input_ids"].long(), weights["token_type_ids"].long(), weights["attention_mask"])
+    return model, inputs
 
 
 def vit(torch, torchvision, weights, classes):
@@ -73,7 +81,7 @@ def vit(torch, torchvision, weights, classes):
         parts = [weights.get(f"{key}.{which}") for which in "qkv"]
         state[key] = torch.cat(parts) if parts[0] is not None else weights[key]
     model.load_state_dict(state)
-    return model
+    return model, (weights["input"],)
 
 
 def load(np, torch, manifest):
@@ -87,60 +95,27 @@ def load(np, torch, manifest):
     return tensors
 
 
-def timed(torch, model, x, a):
-    with torch.inference_mode():
-        start = time.perf_counter()
-        y = model(x)
-        first = time.perf_counter() - start
-        end = time.perf_counter() + a.warmup
-        while time.perf_counter() < end:
-            model(x)
-        samples, began = [], time.perf_counter()
-        while (len(samples) < a.min_samples or time.perf_counter() - began < a.min_time) and \
-                time.perf_counter() - began < a.max_time:
-            start = time.perf_counter()
-            model(x)
-            samples.append(time.perf_counter() - start)
-    return y, first, samples
-
-
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--model", required=True)  # bert-base, bert-large, vit-b16
+    p = torch_timing.parser()  # --model: bert-base, bert-large, vit-b16
     p.add_argument("--tensors", required=True)
     p.add_argument("--output", required=True)
     p.add_argument("--classes", type=int, default=1000)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--warmup", type=float, default=0.1)
-    p.add_argument("--min-samples", type=int, default=10)
-    p.add_argument("--min-time", type=float, default=0.5)
-    p.add_argument("--max-time", type=float, default=10.0)
     a = p.parse_args()
-    try:
-        import numpy as np
-        import torch
-        import torchvision
-    except ImportError as e:
-        print(json.dumps({"error": f"PyTorch is not installed ({e})"}))
+    modules = torch_timing.import_torch(a.threads)
+    if modules is None:
         return
-    torch.set_num_threads(a.threads)
+    np, torch, torchvision = modules
     tensors = load(np, torch, a.tensors)
     if a.model == "vit-b16":
-        model = vit(torch, torchvision, tensors, a.classes)
+        model, inputs = vit(torch, torchvision, tensors, a.classes)
     else:
         large = a.model == "bert-large"
-        model = bert_encoder(torch, tensors, 1024 if large else 768, 16 if large else 12, 24 if large else 12)
-    y, first, samples = timed(torch, model.eval(), tensors["input"], a)
-    y.detach().numpy().astype(np.float32).tofile(a.output)
-    ordered = sorted(samples)
-    print(json.dumps({
-        "median_s": statistics.median(samples),
-        "min_s": ordered[0],
-        "p90_s": ordered[max(0, -(-9 * len(ordered) // 10) - 1)],
-        "samples": len(samples),
-        "first_run_s": first,
-        "version": f"torch {torch.__version__}, torchvision {torchvision.__version__}, {a.threads} threads",
-    }))
+        model, inputs = bert(torch, tensors, 1024 if large else 768, 16 if large else 12, 24 if large else 12)
+    model.eval()
+    y, first, samples = torch_timing.timed(torch, lambda: model(*inputs), a)
+    outputs = y if isinstance(y, tuple) else (y,)
+    np.concatenate([o.detach().numpy().astype(np.float32).ravel() for o in outputs]).tofile(a.output)
+    torch_timing.report(torch, torchvision, first, samples, a)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #include "core/compile/compile.hpp"
 
 #include "core/compile/assignments.hpp"
+#include "core/compile/decompose.hpp"
 #include "core/compile/memory_plan.hpp"
 #include "core/compile/optimize.hpp"
 #include "core/graph/hash.hpp"
@@ -37,12 +38,15 @@ std::shared_ptr<const CompiledGraph> compile_graph(const Graph& graph, const Dev
     throw Error(ErrorCode::InvalidArgument,
                 "the graph has no outputs: mark its results with Graph::output(name, tensor) or Graph::assign");
 
-  const std::vector<std::int32_t> order = live_nodes_in_order(graph);
+  // A composite op the device refuses is spelt out first: its parts may still run there.
+  const std::optional<Graph> decomposed = decompose_refused(graph, live_nodes_in_order(graph), device, options);
+  const Graph& source = decomposed ? *decomposed : graph;
+  const std::vector<std::int32_t> order = live_nodes_in_order(source);
   std::string unsupported;
   int count = 0;
   for (const std::int32_t index : order) {
-    const Node& node = graph.nodes()[static_cast<std::size_t>(index)];
-    const std::string reason = device.unsupported_reason(graph, node, options);
+    const Node& node = source.nodes()[static_cast<std::size_t>(index)];
+    const std::string reason = device.unsupported_reason(source, node, options);
     if (reason.empty()) continue;
     ++count;
     unsupported += "\n  " + std::string(to_string(node.op)) + " '" + node.name + "': " + reason;
@@ -54,7 +58,7 @@ std::shared_ptr<const CompiledGraph> compile_graph(const Graph& graph, const Dev
   auto compiled = std::make_shared<CompiledGraph>();
   compiled->options = options;
   // Fused nodes are only formed where the device accepts them, so the check above still holds.
-  compiled->graph = options.optimize ? optimize(graph, order, device, options) : graph;
+  compiled->graph = options.optimize ? optimize(source, order, device, options) : source;
   compiled->writes = lower_assignments(compiled->graph, live_nodes_in_order(compiled->graph));
   compiled->order = live_nodes_in_order(compiled->graph, compiled->writes);
   compiled->plan = plan_memory(compiled->graph, compiled->order, device.alignment(), options.optimize, compiled->writes);

@@ -1,6 +1,7 @@
 // porta::Graph -> ONNX (opset 13): one node per porta node, plus the nodes ONNX spells separately
 // (a conv's residual add and fused activation, SiLU as x * sigmoid(x), MatMul's transposes). Values
 // keep the graph's tensor names; a graph output under another name gets an Identity.
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -99,9 +100,29 @@ class Exporter {
         emit("Mul", {x, gate}, out, node_name);
         return;
       }
-      case Activation::Gelu: break;
+      case Activation::Gelu: return gelu(x, false, g_.dtype(n.output), out, node_name);
     }
-    unsupported(n, "GELU");
+  }
+  // GELU as opset 13 spells it (opset 20's Gelu is its function): 0.5 x (1 + erf(x / sqrt 2)), or with
+  // the tanh approximation 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), in x's dtype.
+  void gelu(const std::string& x, bool tanh, DType dtype, const std::string& out, const std::string& node_name) {
+    const auto constant = [&](const std::string& what, float v) { return typed_scalar(node_name + what, v, dtype); };
+    const auto step = [&](const std::string& op, const std::vector<std::string>& inputs, const std::string& what) {
+      const std::string value = fresh(node_name + "." + what);
+      emit(op, inputs, value, value);
+      return value;
+    };
+    std::string gate;
+    if (tanh) {
+      const std::string cube = step("Mul", {step("Mul", {x, x}, "square"), x}, "cube");
+      const std::string inner = step("Add", {x, step("Mul", {cube, constant(".c", 0.044715f)}, "cubic")}, "inner");
+      const std::string k = constant(".k", std::sqrt(2.0f / 3.14159265358979f));
+      gate = step("Tanh", {step("Mul", {inner, k}, "scaled")}, "tanh");
+    } else {
+      gate = step("Erf", {step("Div", {x, constant(".sqrt2", std::sqrt(2.0f))}, "scaled")}, "erf");
+    }
+    const std::string half = step("Mul", {x, constant(".half", 0.5f)}, "half");
+    emit("Mul", {half, step("Add", {gate, constant(".one", 1.0f)}, "one_plus")}, out, node_name);
   }
   void clip(const std::string& x, float lo, float hi, const std::string& out, const std::string& node_name) {
     emit("Clip", {x, scalar(node_name + ".min", lo), scalar(node_name + ".max", hi)}, out, node_name);
@@ -317,7 +338,8 @@ class Exporter {
       case OpKind::Pad: return pad(n, in[0], y);
       case OpKind::Expand:
         return emit("Expand", {in[0], ints(n.name + ".shape", std::get<ExpandParams>(n.params).shape)}, y, n.name);
-      case OpKind::Gelu: unsupported(n, "GELU");
+      case OpKind::Gelu:
+        return gelu(in[0], std::get<GeluParams>(n.params).tanh_approximation, g_.dtype(n.output), y, n.name);
       case OpKind::Erf: return emit("Erf", in, y, n.name);
       case OpKind::Sqrt: return emit("Sqrt", in, y, n.name);
       case OpKind::Reciprocal: return emit("Reciprocal", in, y, n.name);

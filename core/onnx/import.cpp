@@ -10,6 +10,7 @@
 
 #include "core/onnx/attrs.hpp"
 #include "core/onnx/attention_pattern.hpp"
+#include "core/onnx/einsum.hpp"
 #include "core/onnx/fold.hpp"
 #include "core/onnx/literal.hpp"
 #include "core/onnx/model.hpp"
@@ -20,8 +21,9 @@ namespace porta::onnx {
 namespace {
 
 // Default-domain opsets whose semantics for the supported ops are handled below and tested (18 moved
-// the reductions' axes to inputs); the changes of 19 on (new types, attributes) are not.
-constexpr std::int64_t min_opset = 7, max_opset = 18;
+// the reductions' axes to inputs). 19 to 23 gave those ops new element types, which the dtype check
+// refuses, and Pad its wrap mode, refused; they added Gelu (20) and RMSNormalization (23).
+constexpr std::int64_t min_opset = 7, max_opset = 23;
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
@@ -549,6 +551,25 @@ class Importer {
     }
     define(n, g_.reduce(tensor(n, 0), std::move(p), unique(base_name(n))));
   }
+  void einsum(const NodeProto& n, const Attrs& a) {
+    const Attribute* equation = a.find("equation", AttrType::String);
+    if (!equation) invalid("attribute 'equation' is required");
+    std::vector<Tensor> xs;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) xs.push_back(tensor(n, i));
+    define(n, detail::einsum(g_, equation->s, xs, unique(base_name(n))));
+  }
+  // Opset 20's Gelu: `approximate` "none" (erf) or "tanh".
+  void gelu(const NodeProto& n, const Attrs& a) {
+    const std::string form = a.string("approximate", "none");
+    if (form != "none" && form != "tanh") invalid("attribute 'approximate' is '" + form + "', not 'none' or 'tanh'");
+    define(n, g_.gelu(tensor(n, 0), {.tanh_approximation = form == "tanh"}, unique(base_name(n))));
+  }
+  // Opset 23's RMSNormalization: x / sqrt(mean(x^2 over the axes from `axis`) + epsilon) * scale.
+  void rms_norm(const NodeProto& n, const Attrs& a) {
+    if (a.int64("stash_type", 1) != 1) unsupported("stash_type other than 1 (float): porta normalises in f32");
+    const NormParams p{.axis = a.int64("axis", -1), .epsilon = a.float32("epsilon", 1e-5f)};
+    define(n, g_.rms_norm(tensor(n, 0), tensor(n, 1), p, unique(base_name(n))));
+  }
   void layer_norm(const NodeProto& n, const Attrs& a) {
     no_extra_outputs(n);  // Mean and InvStdDev are for training
     const NormParams p{.axis = a.int64("axis", -1), .epsilon = a.float32("epsilon", 1e-5f)};
@@ -700,6 +721,9 @@ const std::unordered_map<std::string_view, Importer::Handler>& Importer::handler
       {"And", &Importer::logical<LogicalOp::And>},
       {"Or", &Importer::logical<LogicalOp::Or>},
       {"Where", &Importer::where},
+      {"Einsum", &Importer::einsum},
+      {"Gelu", &Importer::gelu},
+      {"RMSNormalization", &Importer::rms_norm},
   };
   return table;
 }

@@ -14,6 +14,9 @@ namespace porta::autodiff {
 // gradients, each with its tensor's shape and dtype. Without a seed, the seed is all ones (the
 // gradient of the sum of `loss`). A tensor of `wrt` that `loss` does not depend on gets zeros.
 // Throws Unsupported naming the op and node where a node on the way has no backward rule yet.
+// Gradients flow only through float tensors: integer and bool tensors on the way (gather's indices,
+// compare and where conditions, casts to an integer dtype) stop them, and a `loss` or a tensor of
+// `wrt` that is not float is an InvalidArgument.
 std::vector<Tensor> gradients(Graph& graph, Tensor loss, std::span<const Tensor> wrt, Tensor seed = {});
 
 // Mean squared error: mean((prediction - target)^2) over every element, shape [1].
@@ -22,6 +25,9 @@ Tensor mean_squared_error(Graph& graph, Tensor prediction, Tensor target, std::s
 // Softmax cross-entropy of `logits` against float `labels` of the same shape (one-hot or soft; the
 // class axis last), averaged over the rows, shape [1]: one fused, numerically stable op per row
 // (log-sum-exp with the maximum taken out), whose gradient is softmax(logits) sum(labels) - labels.
+// Integer `labels` (i64 or i32) are class indices, one per row (logits' shape without its last
+// axis), made one-hot by a gather; a label out of range is an error at run time, a negative one
+// counts from the end as in gather.
 Tensor softmax_cross_entropy(Graph& graph, Tensor logits, Tensor labels, std::string name = {});
 
 // The gradients of y = conv2d(x, w, p) (before any bias, residual or activation) with respect to x

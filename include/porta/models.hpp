@@ -27,10 +27,13 @@ Graph resnet50(const ModelOptions& options = {});
 Graph efficientnet(int variant, const ModelOptions& options = {});
 // MobileNet-V2 (width 1.0) at 224 px.
 Graph mobilenet_v2(const ModelOptions& options = {});
-// BERT's encoder stack as Devlin et al. (2019) define it: post-LN layers, GELU (erf), FFN 4x hidden;
-// base: 12 layers, hidden 768, 12 heads; large: 24, 1024, 16. Input "input" [batch, seq, hidden], the
-// summed token, position and segment embeddings (their table lookups are not part of the graph),
-// normalised by the embeddings' LayerNorm; output "hidden" [batch, seq, hidden]. No padding mask.
+// BERT as Devlin et al. (2019) define it, from token ids: the embeddings (word, position and segment
+// tables, 30522, 512 and 2 rows, summed and normalised), post-LN layers with GELU (erf) and a
+// feed-forward of 4x hidden, and the pooler; base: 12 layers, hidden 768, 12 heads; large: 24, 1024,
+// 16. Inputs "input_ids" and "token_type_ids" (i64 [batch, seq], seq at most 512) and
+// "attention_mask" ([batch, seq] in the model's dtype: 1 for a token, 0 for padding, which no token
+// attends to); outputs "hidden" [batch, seq, hidden] and "pooled" [batch, hidden] (tanh of a dense
+// layer on the first token).
 Graph bert(bool large, const ModelOptions& options = {});
 // ViT-B/16 as torchvision's vit_b_16: 16x16 patches of 224 px, class token, position embedding,
 // 12 pre-LN layers of hidden 768 and 12 heads, the head on the class token.

@@ -33,7 +33,7 @@ Graph load_bytes(std::span<const std::byte> bytes, const LoadOptions& options = 
 
 // Export: the graph as an opset-13 model that porta's import and other runtimes (ONNX Runtime) run
 // as the same computation, constants as initializers, inputs dense whatever their strides. What
-// opset 13 cannot say the way porta writes it (GELU, NHWC convs and pools, a dilated average pool)
+// opset 13 cannot say the way porta writes it (backward ops, NHWC convs and pools, a dilated average pool)
 // is Unsupported, naming the node; IoError when the file cannot be written.
 std::vector<std::byte> save_bytes(const Graph& graph);
 void save(const Graph& graph, const std::filesystem::path& path);

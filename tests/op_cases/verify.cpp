@@ -1,5 +1,6 @@
 #include "op_cases/verify.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -147,8 +148,31 @@ void set_random_inputs(Executable& exe, const Graph& graph, std::uint64_t seed) 
     exe.set_input(graph.info(inputs[i]).name, random_input_values(graph, i, seed));
 }
 
+namespace {
+
+// The rows an integer input may pick where gathers read it as indices: the smallest extent they
+// index; 0 where none does.
+std::int64_t gathered_rows(const Graph& graph, Tensor input) {
+  std::int64_t rows = 0;
+  for (const Node& n : graph.nodes()) {
+    if (n.op != OpKind::Gather || n.inputs[1].id != input.id) continue;
+    const auto axis = static_cast<std::size_t>(std::get<GatherParams>(n.params).axis);
+    const std::int64_t extent = graph.shape(n.inputs[0])[axis];
+    rows = rows == 0 ? extent : std::min(rows, extent);
+  }
+  return rows;
+}
+
+}  // namespace
+
 std::vector<float> random_input_values(const Graph& graph, std::size_t index, std::uint64_t seed) {
-  return random_values(buffer_elements(graph.info(graph.inputs().at(index))), seed + index);
+  const Tensor input = graph.inputs().at(index);
+  const std::size_t count = buffer_elements(graph.info(input));
+  const std::int64_t rows = is_float(graph.dtype(input)) ? 0 : gathered_rows(graph, input);
+  if (rows == 0) return random_values(count, seed + index);
+  std::vector<float> values = random_values(count, seed + index, 0.0f, static_cast<float>(rows));
+  for (float& v : values) v = std::floor(v);
+  return values;
 }
 
 Limits limits_of(OpKind op, DType dtype, bool tf32) {

@@ -36,7 +36,8 @@ double max_abs_tolerance(OpKind op, DType dtype, bool tf32 = false);
 // Seeded uniform values in [lo, hi): never zeros-only, reproducible across platforms.
 std::vector<float> random_values(std::size_t count, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f);
 
-// Sets every input of `exe` to seeded random values in [-1, 1) (input i uses seed + i). A strided
+// Sets every input of `exe` to seeded random values in [-1, 1) (input i uses seed + i), but an
+// integer input that gathers read as indices to valid rows (an embedding's token ids). A strided
 // input gets a buffer covering everything its strides address.
 void set_random_inputs(Executable& exe, const Graph& graph, std::uint64_t seed);
 // The values set_random_inputs gives input `index` (in Graph::inputs() order).

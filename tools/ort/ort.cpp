@@ -68,6 +68,19 @@ std::string node() {
   return chosen && *chosen ? chosen : "node";
 }
 
+// ONNX Runtime's name for a tensor type of the inputs it is fed.
+std::string type_name(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return "float32";
+    case DType::i64: return "int64";
+    case DType::i32: return "int32";
+    case DType::boolean: return "bool";
+    case DType::f16: case DType::bf16: break;
+  }
+  throw Error(ErrorCode::Unsupported, "ONNX Runtime is fed float32, int64, int32 or bool inputs here, not " +
+                                          std::string(to_string(dtype)));
+}
+
 std::string command_for(const std::filesystem::path& model, const std::vector<Input>& inputs, const Options& o,
                         const TempDir& dir) {
   std::string command = fmt::format(
@@ -79,7 +92,9 @@ std::string command_for(const std::filesystem::path& model, const std::vector<In
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::string file = fmt::format("in{}.bin", i);
     write_file(dir.path / file, inputs[i].values.data(), inputs[i].values.size() * sizeof(float));
-    command += " --input " + quoted(fmt::format("{}={}:{}", inputs[i].name, file, dims(inputs[i].shape)));
+    const std::string input =
+        fmt::format("{}={}:{}:{}", inputs[i].name, file, dims(inputs[i].shape), type_name(inputs[i].dtype));
+    command += " --input " + quoted(input);
   }
   return command + " 2>&1";
 }

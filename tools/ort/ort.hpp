@@ -16,6 +16,7 @@ struct Input {
   std::string name;
   Shape shape;
   std::vector<float> values;
+  DType dtype = DType::f32;  // the model input's: f32, i64, i32 or bool (the values are converted)
 };
 
 struct Options {

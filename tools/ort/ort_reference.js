@@ -16,7 +16,7 @@ function parseArgs(argv) {
     if (key === '--model') a.model = value;
     else if (key === '--ort') a.ort = value;
     else if (key === '--dir') a.dir = value;
-    else if (key === '--input') a.inputs.push(value);  // NAME=FILE:D0xD1x...
+    else if (key === '--input') a.inputs.push(value);  // NAME=FILE:D0xD1x...:TYPE
     else if (key === '--threads') a.threads = Number(value);
     else if (key === '--warmup') a.warmup = Number(value);
     else if (key === '--min-samples') a.minSamples = Number(value);
@@ -28,13 +28,22 @@ function parseArgs(argv) {
   return a;
 }
 
+// The float32 values of an input file as the tensor type the model takes.
+const convert = {
+  float32: values => values,
+  int64: values => BigInt64Array.from(values, v => BigInt(Math.trunc(v))),
+  int32: values => Int32Array.from(values, Math.trunc),
+  bool: values => Uint8Array.from(values, v => (v !== 0 ? 1 : 0)),
+};
+
 function readFeeds(ort, a) {
   const feeds = {};
   for (const text of a.inputs) {
-    const eq = text.indexOf('='), colon = text.lastIndexOf(':');
-    const bytes = fs.readFileSync(path.join(a.dir, text.slice(eq + 1, colon)));
+    const eq = text.indexOf('=');
+    const [file, dims, type] = text.slice(eq + 1).split(':');
+    const bytes = fs.readFileSync(path.join(a.dir, file));
     const values = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-    feeds[text.slice(0, eq)] = new ort.Tensor('float32', values, text.slice(colon + 1).split('x').map(Number));
+    feeds[text.slice(0, eq)] = new ort.Tensor(type, convert[type](values), dims.split('x').map(Number));
   }
   return feeds;
 }
