@@ -19,6 +19,7 @@ struct TrainSettings {
   std::int64_t images = 2048;  // per epoch, rounded down to whole batches (at least one)
   int epochs = 2;
   bool torch = true;  // PyTorch's training step beside each cpu device (train_with_references)
+  bool profile = false;  // print the heaviest nodes of the last step (CompileOptions::profile)
 };
 
 // "mlp" (a small network of ops that train today, defined in train.cpp) and porta::models' networks.

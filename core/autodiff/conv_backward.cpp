@@ -2,10 +2,12 @@
 // backend runs them with its own convolution kernels:
 // - the data gradient is a transposed convolution: dy with stride - 1 zeros between its pixels,
 //   convolved at stride 1 with the filters flipped in space and with their in and out channels
-//   swapped within each group;
-// - the filter gradient correlates x with dy over N, P and Q: a convolution whose batch is the
-//   channels of a group, whose input channels are the images, whose filters are dy's channels,
-//   with stride and dilation trading places.
+//   swapped within each group (a 1x1 filter convolves dy first and spreads the result);
+// - the filter gradient correlates x with dy over N, P and Q. Ungrouped, it is one GEMM,
+//   dyᵀ [K, N P Q] times im2col(x) [N P Q, R S C], which every backend's GEMM runs at full speed;
+//   grouped, a convolution whose batch is the channels of a group, whose input channels are the
+//   images, whose filters are dy's channels, with stride and dilation trading places (the forward
+//   kernels tile that tiny-output, huge-filter shape poorly, so it is kept for groups > 1 only).
 #include <algorithm>
 #include <string>
 
@@ -33,6 +35,12 @@ Tensor spread(Graph& g, Tensor dy, const std::array<std::int64_t, 2>& stride) {
   return g.reshape(padded, {s[0], s[1], s[2] * stride[0], s[3] * stride[1]});
 }
 
+// t [N, C, H, W] padded (or, where negative, cropped) by pad {top, left, bottom, right}.
+Tensor pad_hw(Graph& g, Tensor t, const std::array<std::int64_t, 4>& pad) {
+  if (std::all_of(pad.begin(), pad.end(), [](std::int64_t v) { return v == 0; })) return t;
+  return g.pad(t, {.pads = {0, 0, pad[0], pad[1], 0, 0, pad[2], pad[3]}});
+}
+
 // [K, C/G, R, S] filters as a transposed convolution reads them: flipped in R and S, [C, K/G, R, S].
 Tensor transposed_filters(Graph& g, Tensor w, std::int64_t groups) {
   const Shape s = g.shape(w);
@@ -57,30 +65,62 @@ void check_conv(const Graph& g, const Conv2dParams& p, const Shape& x, const Sha
                                               " must be the conv2d's output shape " + to_string(want));
 }
 
+Tensor to_nhwc(Graph& g, Tensor t, Layout layout) { return layout == Layout::NCHW ? g.transpose(t, {0, 2, 3, 1}) : t; }
+
+// x [N, H, W, C] as the convolution's patches [N P Q, R S C]: one strided slice of the padded x per
+// filter tap, concatenated along the channels.
+Tensor im2col(Graph& g, Tensor x, const Conv2dParams& p, const Shape& w_shape, std::int64_t out_h,
+              std::int64_t out_w) {
+  const bool padded = std::any_of(p.pad.begin(), p.pad.end(), [](std::int64_t v) { return v != 0; });
+  const Tensor xp = padded ? g.pad(x, {.pads = {0, p.pad[0], p.pad[1], 0, 0, p.pad[2], p.pad[3], 0}}) : x;
+  const Shape s = g.shape(xp);
+  std::vector<Tensor> taps;
+  for (std::int64_t r = 0; r < w_shape[2]; ++r)
+    for (std::int64_t c = 0; c < w_shape[3]; ++c) {
+      const std::int64_t top = r * p.dilation[0], left = c * p.dilation[1];
+      const std::int64_t bottom = top + (out_h - 1) * p.stride[0] + 1, right = left + (out_w - 1) * p.stride[1] + 1;
+      const bool whole = top == 0 && left == 0 && bottom == s[1] && right == s[2] && p.stride[0] == 1 &&
+                         p.stride[1] == 1;
+      taps.push_back(whole ? xp : g.slice(xp, {.starts = {top, left}, .ends = {bottom, right}, .axes = {1, 2},
+                                               .steps = {p.stride[0], p.stride[1]}}));
+    }
+  const Tensor cols = taps.size() == 1 ? taps[0] : g.concat(taps, 3);
+  return g.reshape(cols, {s[0] * out_h * out_w, static_cast<std::int64_t>(taps.size()) * s[3]});
+}
+
+// The ungrouped filter gradient as one GEMM: dyᵀ im2col(x) is [K, R S C], reordered to [K, C, R, S].
+Tensor filter_gradient_gemm(Graph& g, Tensor x, Tensor dy, const Conv2dParams& p, const Shape& w_shape) {
+  const Tensor dh = to_nhwc(g, dy, p.layout);
+  const Shape sd = g.shape(dh);
+  const Tensor cols = im2col(g, to_nhwc(g, x, p.layout), p, w_shape, sd[1], sd[2]);
+  const Tensor dw = g.gemm(g.reshape(dh, {sd[0] * sd[1] * sd[2], sd[3]}), cols, {.trans_a = true});
+  return g.transpose(g.reshape(dw, {w_shape[0], w_shape[2], w_shape[3], w_shape[1]}), {0, 3, 1, 2});
+}
+
 }  // namespace
 
 namespace detail {
 
 Tensor transposed_conv(Graph& g, Tensor dy, Tensor w, const Conv2dParams& p, std::int64_t h, std::int64_t wd) {
   const Shape sw = g.shape(w);
-  const Tensor up = spread(g, to_nchw(g, dy, p.layout), p.stride);
+  const Tensor dn = to_nchw(g, dy, p.layout), wt = transposed_filters(g, w, p.groups);
   // Output row h reads spread rows h + r' dh - ((R - 1) dh - pad_top); the bottom pad makes H rows.
   std::array<std::int64_t, 4> pad{};
   pad[0] = (sw[2] - 1) * p.dilation[0] - p.pad[0];
   pad[1] = (sw[3] - 1) * p.dilation[1] - p.pad[1];
-  pad[2] = h + p.pad[0] - g.shape(up)[2];
-  pad[3] = wd + p.pad[1] - g.shape(up)[3];
+  pad[2] = h + p.pad[0] - g.shape(dn)[2] * p.stride[0];
+  pad[3] = wd + p.pad[1] - g.shape(dn)[3] * p.stride[1];
+  // A 1x1 filter commutes with the spreading: convolve the P x Q pixels, not s² times as many.
+  if (sw[2] == 1 && sw[3] == 1)
+    return from_nchw(g, pad_hw(g, spread(g, g.conv2d(dn, wt, {.groups = p.groups}), p.stride), pad), p.layout);
   // Negative pads crop, which the convolution cannot: a pad node does it first.
-  Tensor in = up;
-  if (std::any_of(pad.begin(), pad.end(), [](std::int64_t v) { return v < 0; })) {
-    std::vector<std::int64_t> crop(8, 0);  // ONNX order: begins of N, C, H, W, then ends
-    crop[2] = std::min<std::int64_t>(pad[0], 0), crop[3] = std::min<std::int64_t>(pad[1], 0);
-    crop[6] = std::min<std::int64_t>(pad[2], 0), crop[7] = std::min<std::int64_t>(pad[3], 0);
-    in = g.pad(up, {.pads = crop});
-    for (auto& v : pad) v = std::max<std::int64_t>(v, 0);
+  std::array<std::int64_t, 4> crop{}, grow{};
+  for (std::size_t i = 0; i < 4; ++i) {
+    crop[i] = std::min<std::int64_t>(pad[i], 0);
+    grow[i] = std::max<std::int64_t>(pad[i], 0);
   }
-  const Conv2dParams t{.stride = {1, 1}, .pad = pad, .dilation = p.dilation, .groups = p.groups};
-  return from_nchw(g, g.conv2d(in, transposed_filters(g, w, p.groups), t), p.layout);
+  const Conv2dParams t{.stride = {1, 1}, .pad = grow, .dilation = p.dilation, .groups = p.groups};
+  return from_nchw(g, g.conv2d(pad_hw(g, spread(g, dn, p.stride), crop), wt, t), p.layout);
 }
 
 }  // namespace detail
@@ -93,6 +133,7 @@ Tensor conv2d_backward_data(Graph& g, Tensor dy, Tensor w, const Conv2dParams& p
 
 Tensor conv2d_backward_filter(Graph& g, Tensor x, Tensor dy, const Conv2dParams& p, const Shape& w_shape) {
   check_conv(g, p, g.shape(x), w_shape, dy, "conv2d_backward_filter");
+  if (p.groups == 1) return filter_gradient_gemm(g, x, dy, p, w_shape);
   const Tensor xn = to_nchw(g, x, p.layout), dn = to_nchw(g, dy, p.layout);
   const Shape sx = g.shape(xn), sd = g.shape(dn);
   const std::int64_t groups = p.groups, cg = sx[1] / groups, kg = sd[1] / groups;
@@ -104,9 +145,9 @@ Tensor conv2d_backward_filter(Graph& g, Tensor x, Tensor dy, const Conv2dParams&
                               {sd[1], sd[0], sd[2], sd[3]});
   const Conv2dParams t{.stride = p.dilation, .pad = p.pad, .dilation = p.stride, .groups = groups};
   const Tensor full = g.conv2d(xs, ds, t);  // [C/G, K, R', S'], R' >= R where the stride left rows over
-  const Tensor cut = g.shape(full)[2] == w_shape[2] && g.shape(full)[3] == w_shape[3]
-                         ? full
-                         : g.slice(full, {.starts = {0, 0}, .ends = {w_shape[2], w_shape[3]}, .axes = {2, 3}, .steps = {}});
+  const bool exact = g.shape(full)[2] == w_shape[2] && g.shape(full)[3] == w_shape[3];
+  const Tensor cut =
+      exact ? full : g.slice(full, {.starts = {0, 0}, .ends = {w_shape[2], w_shape[3]}, .axes = {2, 3}, .steps = {}});
   return g.transpose(cut, {1, 0, 2, 3});
 }
 
