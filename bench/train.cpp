@@ -147,6 +147,7 @@ void print_step_profile(std::FILE* out, const Graph& step, const Executable& exe
       shapes += fmt::format("-> {}", fmt::join(step.shape(it->second->output), "x"));
       gflop = node_gflop(step, *it->second);
     }
+    if (shapes.size() > 100) shapes = shapes.substr(0, 97) + "...";
     fmt::print(out, "  {:8.2f} ms {:>7} {:<14} {:<24} {}\n", t.seconds * 1e3,
                gflop > 0 ? fmt::format("{:.1f}", gflop / t.seconds) : "", to_string(t.op), t.name, shapes);
   }
