@@ -44,8 +44,9 @@ Tensor pad_hw(Graph& g, Tensor t, const std::array<std::int64_t, 4>& pad) {
 // [K, C/G, R, S] filters as a transposed convolution reads them: flipped in R and S, [C, K/G, R, S].
 Tensor transposed_filters(Graph& g, Tensor w, std::int64_t groups) {
   const Shape s = g.shape(w);
-  const Tensor flipped = g.slice(w, {.starts = {s[2] - 1, s[3] - 1}, .ends = {-s[2] - 1, -s[3] - 1}, .axes = {2, 3},
-                                     .steps = {-1, -1}});
+  const SliceParams flip{.starts = {s[2] - 1, s[3] - 1}, .ends = {-s[2] - 1, -s[3] - 1}, .axes = {2, 3},
+                         .steps = {-1, -1}};
+  const Tensor flipped = s[2] == 1 && s[3] == 1 ? w : g.slice(w, flip);  // a 1x1 filter has nothing to flip
   const Tensor grouped = g.reshape(flipped, {groups, s[0] / groups, s[1], s[2], s[3]});
   return g.reshape(g.transpose(grouped, {0, 2, 1, 3, 4}), {s[1] * groups, s[0] / groups, s[2], s[3]});
 }
@@ -65,35 +66,43 @@ void check_conv(const Graph& g, const Conv2dParams& p, const Shape& x, const Sha
                                               " must be the conv2d's output shape " + to_string(want));
 }
 
-Tensor to_nhwc(Graph& g, Tensor t, Layout layout) { return layout == Layout::NCHW ? g.transpose(t, {0, 2, 3, 1}) : t; }
-
-// x [N, H, W, C] as the convolution's patches [N P Q, R S C]: one strided slice of the padded x per
-// filter tap, concatenated along the channels.
+// x as the convolution's patches, R S C values per output pixel: one strided slice of the padded x
+// per filter tap, concatenated along the channels. NHWC gives [N P Q, R S C], NCHW [N, R S C, P Q].
 Tensor im2col(Graph& g, Tensor x, const Conv2dParams& p, const Shape& w_shape, std::int64_t out_h,
               std::int64_t out_w) {
+  const bool nhwc = p.layout == Layout::NHWC;
+  const std::int64_t h_axis = nhwc ? 1 : 2, c_axis = nhwc ? 3 : 1;
   const bool padded = std::any_of(p.pad.begin(), p.pad.end(), [](std::int64_t v) { return v != 0; });
-  const Tensor xp = padded ? g.pad(x, {.pads = {0, p.pad[0], p.pad[1], 0, 0, p.pad[2], p.pad[3], 0}}) : x;
+  std::vector<std::int64_t> pads(8, 0);
+  pads[h_axis] = p.pad[0], pads[h_axis + 1] = p.pad[1], pads[h_axis + 4] = p.pad[2], pads[h_axis + 5] = p.pad[3];
+  const Tensor xp = padded ? g.pad(x, {.pads = pads}) : x;
   const Shape s = g.shape(xp);
+  const bool unit_stride = p.stride[0] == 1 && p.stride[1] == 1;
   std::vector<Tensor> taps;
   for (std::int64_t r = 0; r < w_shape[2]; ++r)
     for (std::int64_t c = 0; c < w_shape[3]; ++c) {
       const std::int64_t top = r * p.dilation[0], left = c * p.dilation[1];
       const std::int64_t bottom = top + (out_h - 1) * p.stride[0] + 1, right = left + (out_w - 1) * p.stride[1] + 1;
-      const bool whole = top == 0 && left == 0 && bottom == s[1] && right == s[2] && p.stride[0] == 1 &&
-                         p.stride[1] == 1;
-      taps.push_back(whole ? xp : g.slice(xp, {.starts = {top, left}, .ends = {bottom, right}, .axes = {1, 2},
-                                               .steps = {p.stride[0], p.stride[1]}}));
+      const bool whole = unit_stride && top == 0 && left == 0 && bottom == s[h_axis] && right == s[h_axis + 1];
+      taps.push_back(whole ? xp : g.slice(xp, {.starts = {top, left}, .ends = {bottom, right},
+                                               .axes = {h_axis, h_axis + 1}, .steps = {p.stride[0], p.stride[1]}}));
     }
-  const Tensor cols = taps.size() == 1 ? taps[0] : g.concat(taps, 3);
-  return g.reshape(cols, {s[0] * out_h * out_w, static_cast<std::int64_t>(taps.size()) * s[3]});
+  const Tensor cols = taps.size() == 1 ? taps[0] : g.concat(taps, c_axis);
+  const std::int64_t patch = static_cast<std::int64_t>(taps.size()) * s[c_axis];
+  return nhwc ? g.reshape(cols, {s[0] * out_h * out_w, patch}) : g.reshape(cols, {s[0], patch, out_h * out_w});
 }
 
-// The ungrouped filter gradient as one GEMM: dyᵀ im2col(x) is [K, R S C], reordered to [K, C, R, S].
+// The ungrouped filter gradient as GEMMs: dyᵀ im2col(x) is [K, R S C], reordered to [K, C, R, S].
+// NHWC makes it one GEMM over N P Q; NCHW one per image (over P Q), summed, so that neither x nor
+// dy is transposed.
 Tensor filter_gradient_gemm(Graph& g, Tensor x, Tensor dy, const Conv2dParams& p, const Shape& w_shape) {
-  const Tensor dh = to_nhwc(g, dy, p.layout);
-  const Shape sd = g.shape(dh);
-  const Tensor cols = im2col(g, to_nhwc(g, x, p.layout), p, w_shape, sd[1], sd[2]);
-  const Tensor dw = g.gemm(g.reshape(dh, {sd[0] * sd[1] * sd[2], sd[3]}), cols, {.trans_a = true});
+  const Shape sd = g.shape(dy);
+  const bool nhwc = p.layout == Layout::NHWC;
+  const std::int64_t k = sd[nhwc ? 3 : 1], out_h = sd[nhwc ? 1 : 2], out_w = sd[nhwc ? 2 : 3];
+  const Tensor cols = im2col(g, x, p, w_shape, out_h, out_w);
+  const Tensor dw = nhwc ? g.gemm(g.reshape(dy, {sd[0] * out_h * out_w, k}), cols, {.trans_a = true})
+                         : g.reduce(g.matmul(g.reshape(dy, {sd[0], k, out_h * out_w}), cols, {.trans_b = true}),
+                                    {.axes = {0}, .keepdims = false});
   return g.transpose(g.reshape(dw, {w_shape[0], w_shape[2], w_shape[3], w_shape[1]}), {0, 3, 1, 2});
 }
 
