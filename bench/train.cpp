@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 
 #include <fmt/core.h>
@@ -117,6 +118,50 @@ void time_epochs(Row& row, Executable& exe, const Graph& step, std::int64_t step
   row.median_s = row.min_s = row.host_median_s = row.host_min_s = last;
 }
 
+// A node's arithmetic in GFLOP where it is a convolution or a matrix product (0 otherwise).
+double node_gflop(const Graph& g, const Node& n) {
+  const Shape& y = g.shape(n.output);
+  if (n.op == OpKind::Conv2d) {
+    const Shape& w = g.shape(n.inputs.at(1));
+    return 2e-9 * static_cast<double>(TensorDesc{DType::f32, y}.numel() * w[1] * w[2] * w[3]);
+  }
+  if (n.op == OpKind::MatMul || n.op == OpKind::Gemm) {
+    const Shape& a = g.shape(n.inputs.at(0));
+    const bool trans_a = n.op == OpKind::Gemm && std::get<GemmParams>(n.params).trans_a;
+    return 2e-9 * static_cast<double>(TensorDesc{DType::f32, y}.numel() * (trans_a ? a[a.size() - 2] : a.back()));
+  }
+  return 0.0;
+}
+
+// The last run's heaviest nodes: op, shapes, ms and GFLOP/s, then the time by kind of node.
+void print_step_profile(std::FILE* out, const Graph& step, const Executable& exe) {
+  std::vector<NodeTiming> times = exe.node_timings();
+  std::map<std::string, const Node*> by_name;
+  for (const Node& n : step.nodes()) by_name[n.name] = &n;
+  std::map<std::string, double> by_kind;
+  double total = 0;
+  for (const NodeTiming& t : times) by_kind[std::string(to_string(t.op))] += t.seconds, total += t.seconds;
+  std::ranges::sort(times, [](const NodeTiming& a, const NodeTiming& b) { return a.seconds > b.seconds; });
+  fmt::print(out, "\nthe step's heaviest nodes (of {:.1f} ms):\n", total * 1e3);
+  for (std::size_t i = 0; i < std::min<std::size_t>(times.size(), 30); ++i) {
+    const NodeTiming& t = times[i];
+    const auto it = by_name.find(t.name);
+    std::string shapes;
+    double gflop = 0;
+    if (it != by_name.end()) {
+      for (const Tensor in : it->second->inputs) shapes += fmt::format("{} ", fmt::join(step.shape(in), "x"));
+      shapes += fmt::format("-> {}", fmt::join(step.shape(it->second->output), "x"));
+      gflop = node_gflop(step, *it->second);
+    }
+    if (shapes.size() > 100) shapes = shapes.substr(0, 97) + "...";
+    fmt::print(out, "  {:8.2f} ms {:>7} {:<14} {:<24} {}\n", t.seconds * 1e3,
+               gflop > 0 ? fmt::format("{:.1f}", gflop / t.seconds) : "", to_string(t.op), t.name, shapes);
+  }
+  fmt::print(out, "by kind:");
+  for (const auto& [kind, s] : by_kind) fmt::print(out, " {} {:.1f} ms;", kind, s * 1e3);
+  fmt::print(out, "\n");
+}
+
 }  // namespace
 
 std::vector<std::string> train_model_names() {
@@ -151,11 +196,14 @@ Row run_training(const Problem& problem, const Target& target, const RunSettings
   try {
     const double start = steady_seconds();
     const Graph step = training_step(problem.graph);  // Unsupported where an op has no backward rule
-    Executable exe = target.device->compile(step, settings.compile);
+    CompileOptions options = settings.compile;
+    options.profile = train.profile;
+    Executable exe = target.device->compile(step, options);
     row.compile_s = steady_seconds() - start;
     row.params["planned_peak_bytes"] = exe.planned_peak_bytes();
     row.params["steps_per_epoch"] = steps;
     time_epochs(row, exe, step, steps, batch, settings, train);
+    if (train.profile) print_step_profile(stdout, step, exe);
     row.reason = "not verified: tests/test_training.cpp checks training steps on each device against ref";
   } catch (...) {
     record_exception(row, std::current_exception());
@@ -227,6 +275,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   cmd->add_option("--epochs", a.train.epochs, "Epochs; the last one is timed")->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_flag("--no-torch", a.no_torch, "Skip PyTorch's training step beside each cpu device");
+  cmd->add_flag("--profile", a.train.profile, "Print the heaviest nodes of each network's last step");
   cmd->add_option("--seed", a.seed, "Seed of the weights and the synthetic data")->capture_default_str();
   cmd->add_option("--json", a.json, "Write the results as JSON (schema porta-bench/1)");
   cmd->add_option("--csv", a.csv, "Write the results as CSV");
@@ -283,7 +332,8 @@ int run_train(const TrainArgs& a, const std::string& command_line) {
     if (target.device) infos.push_back(target.device->info());
     for (const Problem& problem : problems_on(a, target)) {
       ++done;
-      for (Row& row : train_with_references(problem, target, settings, {a.train.images, a.train.epochs, !a.no_torch})) {
+      const TrainSettings train{a.train.images, a.train.epochs, !a.no_torch, a.train.profile};
+      for (Row& row : train_with_references(problem, target, settings, train)) {
         rows.push_back(std::move(row));
         print_progress(rows.back(), done, total);
       }

@@ -21,6 +21,7 @@ struct TrainSettings {
   std::int64_t images = 2048;  // per epoch, rounded down to whole batches (at least one)
   int epochs = 2;
   bool torch = true;  // PyTorch's training step beside each cpu device (train_with_references)
+  bool profile = false;  // print the heaviest nodes of the last step (CompileOptions::profile)
 };
 
 inline constexpr autodiff::SgdOptions train_sgd{.learning_rate = 0.01f, .momentum = 0.9f, .weight_decay = 5e-4f};

@@ -2,10 +2,12 @@
 // backend runs them with its own convolution kernels:
 // - the data gradient is a transposed convolution: dy with stride - 1 zeros between its pixels,
 //   convolved at stride 1 with the filters flipped in space and with their in and out channels
-//   swapped within each group;
-// - the filter gradient correlates x with dy over N, P and Q: a convolution whose batch is the
-//   channels of a group, whose input channels are the images, whose filters are dy's channels,
-//   with stride and dilation trading places.
+//   swapped within each group (a 1x1 filter convolves dy first and spreads the result);
+// - the filter gradient correlates x with dy over N, P and Q. Ungrouped, it is one GEMM,
+//   dyᵀ [K, N P Q] times im2col(x) [N P Q, R S C], which every backend's GEMM runs at full speed;
+//   grouped, a convolution whose batch is the channels of a group, whose input channels are the
+//   images, whose filters are dy's channels, with stride and dilation trading places (the forward
+//   kernels tile that tiny-output, huge-filter shape poorly, so it is kept for groups > 1 only).
 #include <algorithm>
 #include <string>
 
@@ -33,11 +35,18 @@ Tensor spread(Graph& g, Tensor dy, const std::array<std::int64_t, 2>& stride) {
   return g.reshape(padded, {s[0], s[1], s[2] * stride[0], s[3] * stride[1]});
 }
 
+// t [N, C, H, W] padded (or, where negative, cropped) by pad {top, left, bottom, right}.
+Tensor pad_hw(Graph& g, Tensor t, const std::array<std::int64_t, 4>& pad) {
+  if (std::all_of(pad.begin(), pad.end(), [](std::int64_t v) { return v == 0; })) return t;
+  return g.pad(t, {.pads = {0, 0, pad[0], pad[1], 0, 0, pad[2], pad[3]}});
+}
+
 // [K, C/G, R, S] filters as a transposed convolution reads them: flipped in R and S, [C, K/G, R, S].
 Tensor transposed_filters(Graph& g, Tensor w, std::int64_t groups) {
   const Shape s = g.shape(w);
-  const Tensor flipped = g.slice(w, {.starts = {s[2] - 1, s[3] - 1}, .ends = {-s[2] - 1, -s[3] - 1}, .axes = {2, 3},
-                                     .steps = {-1, -1}});
+  const SliceParams flip{.starts = {s[2] - 1, s[3] - 1}, .ends = {-s[2] - 1, -s[3] - 1}, .axes = {2, 3},
+                         .steps = {-1, -1}};
+  const Tensor flipped = s[2] == 1 && s[3] == 1 ? w : g.slice(w, flip);  // a 1x1 filter has nothing to flip
   const Tensor grouped = g.reshape(flipped, {groups, s[0] / groups, s[1], s[2], s[3]});
   return g.reshape(g.transpose(grouped, {0, 2, 1, 3, 4}), {s[1] * groups, s[0] / groups, s[2], s[3]});
 }
@@ -57,30 +66,70 @@ void check_conv(const Graph& g, const Conv2dParams& p, const Shape& x, const Sha
                                               " must be the conv2d's output shape " + to_string(want));
 }
 
+// x as the convolution's patches, R S C values per output pixel: one strided slice of the padded x
+// per filter tap, concatenated along the channels. NHWC gives [N P Q, R S C], NCHW [N, R S C, P Q].
+Tensor im2col(Graph& g, Tensor x, const Conv2dParams& p, const Shape& w_shape, std::int64_t out_h,
+              std::int64_t out_w) {
+  const bool nhwc = p.layout == Layout::NHWC;
+  const std::int64_t h_axis = nhwc ? 1 : 2, c_axis = nhwc ? 3 : 1;
+  const bool padded = std::any_of(p.pad.begin(), p.pad.end(), [](std::int64_t v) { return v != 0; });
+  std::vector<std::int64_t> pads(8, 0);
+  pads[h_axis] = p.pad[0], pads[h_axis + 1] = p.pad[1], pads[h_axis + 4] = p.pad[2], pads[h_axis + 5] = p.pad[3];
+  const Tensor xp = padded ? g.pad(x, {.pads = pads}) : x;
+  const Shape s = g.shape(xp);
+  const bool unit_stride = p.stride[0] == 1 && p.stride[1] == 1;
+  std::vector<Tensor> taps;
+  for (std::int64_t r = 0; r < w_shape[2]; ++r)
+    for (std::int64_t c = 0; c < w_shape[3]; ++c) {
+      const std::int64_t top = r * p.dilation[0], left = c * p.dilation[1];
+      const std::int64_t bottom = top + (out_h - 1) * p.stride[0] + 1, right = left + (out_w - 1) * p.stride[1] + 1;
+      const bool whole = unit_stride && top == 0 && left == 0 && bottom == s[h_axis] && right == s[h_axis + 1];
+      taps.push_back(whole ? xp : g.slice(xp, {.starts = {top, left}, .ends = {bottom, right},
+                                               .axes = {h_axis, h_axis + 1}, .steps = {p.stride[0], p.stride[1]}}));
+    }
+  const Tensor cols = taps.size() == 1 ? taps[0] : g.concat(taps, c_axis);
+  const std::int64_t patch = static_cast<std::int64_t>(taps.size()) * s[c_axis];
+  return nhwc ? g.reshape(cols, {s[0] * out_h * out_w, patch}) : g.reshape(cols, {s[0], patch, out_h * out_w});
+}
+
+// The ungrouped filter gradient as GEMMs: dyᵀ im2col(x) is [K, R S C], reordered to [K, C, R, S].
+// NHWC makes it one GEMM over N P Q; NCHW one per image (over P Q), summed, so that neither x nor
+// dy is transposed.
+Tensor filter_gradient_gemm(Graph& g, Tensor x, Tensor dy, const Conv2dParams& p, const Shape& w_shape) {
+  const Shape sd = g.shape(dy);
+  const bool nhwc = p.layout == Layout::NHWC;
+  const std::int64_t k = sd[nhwc ? 3 : 1], out_h = sd[nhwc ? 1 : 2], out_w = sd[nhwc ? 2 : 3];
+  const Tensor cols = im2col(g, x, p, w_shape, out_h, out_w);
+  const Tensor dw = nhwc ? g.gemm(g.reshape(dy, {sd[0] * out_h * out_w, k}), cols, {.trans_a = true})
+                         : g.reduce(g.matmul(g.reshape(dy, {sd[0], k, out_h * out_w}), cols, {.trans_b = true}),
+                                    {.axes = {0}, .keepdims = false});
+  return g.transpose(g.reshape(dw, {w_shape[0], w_shape[2], w_shape[3], w_shape[1]}), {0, 3, 1, 2});
+}
+
 }  // namespace
 
 namespace detail {
 
 Tensor transposed_conv(Graph& g, Tensor dy, Tensor w, const Conv2dParams& p, std::int64_t h, std::int64_t wd) {
   const Shape sw = g.shape(w);
-  const Tensor up = spread(g, to_nchw(g, dy, p.layout), p.stride);
+  const Tensor dn = to_nchw(g, dy, p.layout), wt = transposed_filters(g, w, p.groups);
   // Output row h reads spread rows h + r' dh - ((R - 1) dh - pad_top); the bottom pad makes H rows.
   std::array<std::int64_t, 4> pad{};
   pad[0] = (sw[2] - 1) * p.dilation[0] - p.pad[0];
   pad[1] = (sw[3] - 1) * p.dilation[1] - p.pad[1];
-  pad[2] = h + p.pad[0] - g.shape(up)[2];
-  pad[3] = wd + p.pad[1] - g.shape(up)[3];
+  pad[2] = h + p.pad[0] - g.shape(dn)[2] * p.stride[0];
+  pad[3] = wd + p.pad[1] - g.shape(dn)[3] * p.stride[1];
+  // A 1x1 filter commutes with the spreading: convolve the P x Q pixels, not s² times as many.
+  if (sw[2] == 1 && sw[3] == 1)
+    return from_nchw(g, pad_hw(g, spread(g, g.conv2d(dn, wt, {.groups = p.groups}), p.stride), pad), p.layout);
   // Negative pads crop, which the convolution cannot: a pad node does it first.
-  Tensor in = up;
-  if (std::any_of(pad.begin(), pad.end(), [](std::int64_t v) { return v < 0; })) {
-    std::vector<std::int64_t> crop(8, 0);  // ONNX order: begins of N, C, H, W, then ends
-    crop[2] = std::min<std::int64_t>(pad[0], 0), crop[3] = std::min<std::int64_t>(pad[1], 0);
-    crop[6] = std::min<std::int64_t>(pad[2], 0), crop[7] = std::min<std::int64_t>(pad[3], 0);
-    in = g.pad(up, {.pads = crop});
-    for (auto& v : pad) v = std::max<std::int64_t>(v, 0);
+  std::array<std::int64_t, 4> crop{}, grow{};
+  for (std::size_t i = 0; i < 4; ++i) {
+    crop[i] = std::min<std::int64_t>(pad[i], 0);
+    grow[i] = std::max<std::int64_t>(pad[i], 0);
   }
-  const Conv2dParams t{.stride = {1, 1}, .pad = pad, .dilation = p.dilation, .groups = p.groups};
-  return from_nchw(g, g.conv2d(in, transposed_filters(g, w, p.groups), t), p.layout);
+  const Conv2dParams t{.stride = {1, 1}, .pad = grow, .dilation = p.dilation, .groups = p.groups};
+  return from_nchw(g, g.conv2d(pad_hw(g, spread(g, dn, p.stride), crop), wt, t), p.layout);
 }
 
 }  // namespace detail
@@ -93,6 +142,7 @@ Tensor conv2d_backward_data(Graph& g, Tensor dy, Tensor w, const Conv2dParams& p
 
 Tensor conv2d_backward_filter(Graph& g, Tensor x, Tensor dy, const Conv2dParams& p, const Shape& w_shape) {
   check_conv(g, p, g.shape(x), w_shape, dy, "conv2d_backward_filter");
+  if (p.groups == 1) return filter_gradient_gemm(g, x, dy, p, w_shape);
   const Tensor xn = to_nchw(g, x, p.layout), dn = to_nchw(g, dy, p.layout);
   const Shape sx = g.shape(xn), sd = g.shape(dn);
   const std::int64_t groups = p.groups, cg = sx[1] / groups, kg = sd[1] / groups;
@@ -104,9 +154,9 @@ Tensor conv2d_backward_filter(Graph& g, Tensor x, Tensor dy, const Conv2dParams&
                               {sd[1], sd[0], sd[2], sd[3]});
   const Conv2dParams t{.stride = p.dilation, .pad = p.pad, .dilation = p.stride, .groups = groups};
   const Tensor full = g.conv2d(xs, ds, t);  // [C/G, K, R', S'], R' >= R where the stride left rows over
-  const Tensor cut = g.shape(full)[2] == w_shape[2] && g.shape(full)[3] == w_shape[3]
-                         ? full
-                         : g.slice(full, {.starts = {0, 0}, .ends = {w_shape[2], w_shape[3]}, .axes = {2, 3}, .steps = {}});
+  const bool exact = g.shape(full)[2] == w_shape[2] && g.shape(full)[3] == w_shape[3];
+  const Tensor cut =
+      exact ? full : g.slice(full, {.starts = {0, 0}, .ends = {w_shape[2], w_shape[3]}, .axes = {2, 3}, .steps = {}});
   return g.transpose(cut, {1, 0, 2, 3});
 }
 
