@@ -292,4 +292,16 @@ struct AttentionArgs {
   void* y = nullptr;
 };
 
+// Gather (ops/index_ops.cu): y[outer, j, inner] = data[outer, indices[j], inner] over `count` output
+// elements, the indices (i64 or i32) wrapped from the end where negative. The runtime checks
+// their range on the host before the launch.
+struct IndexGatherArgs {
+  int element_bytes = 4;
+  bool index64 = true;
+  std::int64_t count = 0, index_count = 0, axis = 1, inner = 1;
+  const void* data = nullptr;
+  const void* indices = nullptr;
+  void* y = nullptr;
+};
+
 }  // namespace porta::detail::gpu
