@@ -20,23 +20,21 @@ template <class Bits, class Index> __global__ void index_gather_kernel(gpu::Inde
   }
 }
 
-template <class Index>
-void launch_for_index(const gpu::IndexGatherArgs& args, dim3 grid, dim3 block, gpuStream_t stream) {
-  switch (args.element_bytes) {
-    case 1: gpu_launch(index_gather_kernel<unsigned char, Index>, grid, block, stream, args); break;
-    case 2: gpu_launch(index_gather_kernel<unsigned short, Index>, grid, block, stream, args); break;
-    case 4: gpu_launch(index_gather_kernel<unsigned, Index>, grid, block, stream, args); break;
-    default: gpu_launch(index_gather_kernel<unsigned long long, Index>, grid, block, stream, args); break;
-  }
-}
-
 }  // namespace
 
 void launch_index_gather(const gpu::IndexGatherArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
-  const gpu::LaunchGeometry g = gpu::elementwise_launch(args.count, limits);
-  if (g.empty()) return;
-  if (args.index64) launch_for_index<std::int64_t>(args, grid_of(g), block_of(g), stream);
-  else launch_for_index<std::int32_t>(args, grid_of(g), block_of(g), stream);
+  if (args.index64)
+    launch_by_size<gpu::IndexGatherArgs>({index_gather_kernel<unsigned char, std::int64_t>,
+                                          index_gather_kernel<unsigned short, std::int64_t>,
+                                          index_gather_kernel<unsigned, std::int64_t>,
+                                          index_gather_kernel<unsigned long long, std::int64_t>},
+                                         args, limits, stream);
+  else
+    launch_by_size<gpu::IndexGatherArgs>({index_gather_kernel<unsigned char, std::int32_t>,
+                                          index_gather_kernel<unsigned short, std::int32_t>,
+                                          index_gather_kernel<unsigned, std::int32_t>,
+                                          index_gather_kernel<unsigned long long, std::int32_t>},
+                                         args, limits, stream);
 }
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

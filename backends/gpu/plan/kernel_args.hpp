@@ -128,7 +128,7 @@ struct PadArgs {
   std::int64_t count = 0;
   std::int64_t y_extent[max_dims] = {}, x_extent[max_dims] = {}, begin[max_dims] = {};
   PadMode mode = PadMode::Constant;
-  std::uint32_t value = 0;  // the constant's storage bits
+  std::uint64_t value = 0;  // the constant's storage bits
   const void* x = nullptr;
   void* y = nullptr;
 };

@@ -168,8 +168,11 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Sqrt:
     case OpKind::Reciprocal:
     case OpKind::HardSigmoid:
-    case OpKind::HardSwish:
-    case OpKind::Cast: return unary_like(gpu::unary_args(graph, node), node, limits, launch_unary);
+    case OpKind::HardSwish: return unary_like(gpu::unary_args(graph, node), node, limits, launch_unary);
+    case OpKind::Cast:
+      if (is_float(graph.dtype(node.inputs[0])) && is_float(graph.dtype(node.output)))
+        return unary_like(gpu::unary_args(graph, node), node, limits, launch_unary);
+      return unary_like(gpu::unary_args(graph, node), node, limits, launch_integer_cast);
     case OpKind::BatchNorm:
       return [args = gpu::batchnorm_args(graph, node), in = node.inputs, y = node.output, limits](
                  const Bindings& b, gpuStream_t stream) mutable {
