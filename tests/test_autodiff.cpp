@@ -261,6 +261,28 @@ TEST_SUITE("autodiff") {
     CHECK_THROWS_AS(autodiff::gradients(g, y, foreign), Error);
   }
 
+  TEST_CASE("no gradient flows to or through integer and bool tensors; asking for one is an error") {
+    Graph g;
+    const Tensor x = g.input("x", {4});
+    const Tensor mask = g.cast(g.greater(x, g.constant("zero", {1}, std::vector<float>{0.0f})), DType::f32);
+    const Tensor truncated = g.cast(g.cast(x, DType::i32), DType::f32);  // piecewise constant: no gradient
+    const Tensor table = g.constant("table", {5}, std::vector<float>{10, 20, 30, 40, 50});
+    const Tensor looked_up = g.gather(table, g.cast(x, DType::i64));  // nor through its indices
+    const Tensor y = g.add(g.add(g.mul(x, mask), truncated), looked_up);
+    const Tensor wrt[] = {x};
+    g.output("d", autodiff::gradients(g, y, wrt)[0]);
+    Executable exe = Device::open("ref").compile(g);
+    exe.set_input("x", std::vector<float>{-1.5f, 0.5f, 2.7f, -0.2f});
+    exe.run();
+    CHECK(exe.output("d") == std::vector<float>{0, 1, 1, 0});  // relu's derivative, from x * (x > 0) alone
+    const Tensor ids = g.input("ids", {4}, DType::i64);
+    const Tensor by_ids = g.gather(table, ids);
+    const Tensor wrt_ids[] = {ids};
+    check_error([&] { autodiff::gradients(g, by_ids, wrt_ids); }, ErrorCode::InvalidArgument,
+                {"'ids'", "i64", "only f32, f16 and bf16"});
+    check_error([&] { autodiff::gradients(g, ids, wrt); }, ErrorCode::InvalidArgument, {"loss 'ids'", "i64"});
+  }
+
   TEST_CASE("an op without a backward rule is Unsupported, naming the op and node") {
     Graph g;
     const Tensor x = g.input("x", {2, 4}), scale = g.input("scale", {4});

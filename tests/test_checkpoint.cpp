@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <memory>
 #include <random>
 
 #include "checkpoint.hpp"
@@ -47,6 +49,37 @@ std::vector<float> train(Executable& exe, int steps) {
   }
   return losses;
 }
+
+// Each variable of `values` (name -> dtype and little-endian bytes, 4 elements), read as an output too.
+struct Stored {
+  std::string name;
+  DType dtype;
+  std::vector<std::byte> bytes;
+};
+
+template <class T>
+Stored stored(std::string name, DType dtype, std::vector<T> values) {
+  const auto bytes = std::as_bytes(std::span(values));
+  return {std::move(name), dtype, {bytes.begin(), bytes.end()}};
+}
+
+Graph variables_graph(const std::vector<Stored>& values) {
+  Graph g;
+  for (const Stored& v : values) {
+    const auto bytes = std::make_shared<const std::vector<std::byte>>(v.bytes);
+    g.output(v.name + ".out", g.variable_bytes(v.name, {4}, v.dtype, bytes));
+  }
+  return g;
+}
+
+// A folder under the temporary directory, empty, removed again at the end of the scope.
+struct TempFolder {
+  std::filesystem::path path;
+  explicit TempFolder(const std::string& name) : path(std::filesystem::temp_directory_path() / name) {
+    std::filesystem::remove_all(path);
+  }
+  ~TempFolder() { std::filesystem::remove_all(path); }
+};
 
 }  // namespace
 
@@ -127,6 +160,45 @@ TEST_SUITE("autodiff") {
     checkpoint::save(Device::open("ref").compile(other), folder);
     check_error([&] { checkpoint::load(exe, folder); }, ErrorCode::ShapeMismatch, {"[3]", "variable 'v' [2]"});
     std::filesystem::remove_all(folder);
+  }
+
+  TEST_CASE("checkpoint: every dtype saves and loads bit for bit; another dtype converts only where exact") {
+    using Limits64 = std::numeric_limits<std::int64_t>;
+    // What a float in between would change: i64 past 2^24 and 2^53, NaN payloads, subnormals, -0.
+    const std::vector<Stored> values = {
+        stored<std::uint32_t>("f32", DType::f32, {0x3f800000u, 0x7fa00001u, 0x00000001u, 0x80000000u}),
+        stored<std::uint16_t>("f16", DType::f16, {0x7d01, 0x0001, 0xfc00, 0x3c00}),
+        stored<std::uint16_t>("bf16", DType::bf16, {0x7f81, 0xffa1, 0x0001, 0x8000}),
+        stored<std::int64_t>("i64", DType::i64, {(std::int64_t{1} << 53) + 1, -(1 << 24) - 1, Limits64::max(),
+                                                 Limits64::min()}),
+        stored<std::int32_t>("i32", DType::i32, {(1 << 24) + 1, std::numeric_limits<std::int32_t>::min(), -1, 7}),
+        stored<std::uint8_t>("bool", DType::boolean, {0, 1, 1, 0})};
+    std::vector<Stored> zeros = values;
+    for (Stored& z : zeros) std::fill(z.bytes.begin(), z.bytes.end(), std::byte{0});
+    const TempFolder folder("porta-checkpoint-dtypes");
+    const Device ref = Device::open("ref");
+    checkpoint::save(ref.compile(variables_graph(values)), folder.path);
+    Executable loaded = ref.compile(variables_graph(zeros));
+    checkpoint::load(loaded, folder.path);
+    for (const Stored& v : values) CHECK_MESSAGE(loaded.variable_bytes(v.name) == v.bytes, "variable " << v.name);
+
+    // An i64 file into an i32 variable: exact, and out of range an error; floats into integers refused.
+    const auto load_as = [&](Stored target) {
+      target.name = "i64";
+      Executable exe = ref.compile(variables_graph({target}));
+      checkpoint::load(exe, folder.path);
+      return exe.variable_bytes("i64");
+    };
+    const TempFolder small("porta-checkpoint-narrow");
+    checkpoint::save(ref.compile(variables_graph({stored<std::int64_t>("i64", DType::i64, {16777217, -3, 0, 1})})),
+                     small.path);
+    Executable narrow = ref.compile(variables_graph({stored<std::int32_t>("i64", DType::i32, {0, 0, 0, 0})}));
+    checkpoint::load(narrow, small.path);
+    CHECK(narrow.variable_bytes("i64") == stored<std::int32_t>("", DType::i32, {16777217, -3, 0, 1}).bytes);
+    check_error([&] { load_as(stored<std::int32_t>("", DType::i32, {0, 0, 0, 0})); }, ErrorCode::InvalidArgument,
+                {"i64.npy", "element 0", "9007199254740993", "does not fit i32"});
+    check_error([&] { load_as(stored<float>("", DType::f32, {0, 0, 0, 0})); }, ErrorCode::DTypeMismatch,
+                {"i64.npy", "i64 data for a f32 tensor"});
   }
 }
 

@@ -258,6 +258,31 @@ TEST_SUITE("runtime") {
     CHECK(Device::open("cpu").compile(g).graph_hash() != base);  // the cpu moves convs to NHWC
   }
 
+  TEST_CASE("graph_hash: two graphs that differ only in their assignments hash differently") {
+    // u and v each take one of a and b after the run: swapped, the same nodes compute other state.
+    const auto net = [](bool swapped) {
+      Graph g;
+      const Tensor u = g.variable("u", {4}), v = g.variable("v", {4}), x = g.input("x", {4});
+      const Tensor a = g.add(u, x), b = g.mul(v, x);
+      g.output("a", a);
+      g.output("b", b);
+      g.assign(u, swapped ? b : a);
+      g.assign(v, swapped ? a : b);
+      return g;
+    };
+    const Device ref = Device::open("ref");
+    CHECK(ref.compile(net(false)).graph_hash() == ref.compile(net(false)).graph_hash());
+    CHECK(ref.compile(net(false)).graph_hash() != ref.compile(net(true)).graph_hash());
+    Graph unassigned;
+    unassigned.output("y", unassigned.add(unassigned.variable("u", {4}), unassigned.input("x", {4})));
+    Graph assigned;
+    const Tensor u = assigned.variable("u", {4});
+    const Tensor y = assigned.add(u, assigned.input("x", {4}));
+    assigned.output("y", y);
+    assigned.assign(u, y);
+    CHECK(ref.compile(unassigned).graph_hash() != ref.compile(assigned).graph_hash());
+  }
+
   TEST_CASE("cpu results are bitwise identical run to run and across thread counts") {
     const Graph g = conv_gemm_graph(7);
     const Device cpu = Device::open("cpu"), one = Device::open("cpu:threads=1"), two = Device::open("cpu:threads=2");

@@ -18,9 +18,11 @@ constexpr std::int64_t batch = 24, features = 4, hidden = 12, classes = 3;
 constexpr autodiff::SgdOptions sgd{.learning_rate = 1.0f, .momentum = 0.5f, .weight_decay = 1e-4f};
 
 // Inputs "x" and "target"; each parameter P an input with an input "P.velocity" and outputs "P.next"
-// and "P.velocity.next"; outputs "loss" and "logits".
+// and "P.velocity.next", or, with `variables`, a variable that apply_sgd updates on the device;
+// outputs "loss" and "logits".
 struct Net {
   Graph graph;
+  bool variables = false;
   std::vector<std::string> names;
   std::vector<Tensor> params;
   std::vector<std::vector<float>> values;  // the parameters' initial values
@@ -28,15 +30,20 @@ struct Net {
   Tensor param(const std::string& name, Shape shape, std::vector<float> init) {
     names.push_back(name);
     values.push_back(std::move(init));
-    params.push_back(graph.input(name, std::move(shape)));
+    params.push_back(variables ? graph.variable(name, std::move(shape), values.back())
+                               : graph.input(name, std::move(shape)));
     return params.back();
   }
 
-  // The loss, its gradients and one SGD step per parameter, as outputs.
+  // The loss, its gradients and one SGD step per parameter, as outputs or assignments.
   void train_with(Tensor logits, Tensor loss, const autodiff::SgdOptions& options) {
     graph.output("logits", logits);
     graph.output("loss", loss);
     const std::vector<Tensor> grads = autodiff::gradients(graph, loss, params);
+    if (variables) {
+      autodiff::apply_sgd(graph, params, grads, options);
+      return;
+    }
     for (std::size_t i = 0; i < grads.size(); ++i) {
       const Tensor velocity = graph.input(names[i] + ".velocity", graph.shape(params[i]));
       const autodiff::SgdUpdate next = autodiff::sgd_update(graph, params[i], grads[i], velocity, options);
@@ -80,9 +87,10 @@ Data points() {
 }
 
 // gemm -> batchnorm (batch statistics) -> tanh -> gemm -> softmax -> mean squared error to one-hot;
-// each parameter P has an input "P.velocity" and outputs "P.next" and "P.velocity.next".
-Net build_mlp() {
+// the parameters as Net::param makes them.
+Net build_mlp(bool variables = false) {
   Net net;
+  net.variables = variables;
   std::mt19937 rng(3);
   Graph& g = net.graph;
   const Tensor x = g.input("x", {batch, features}), target = g.input("target", {batch, classes});
@@ -157,6 +165,14 @@ Run train(const Net& net, const Device& device, int steps, const Data& data) {
   exe.set_input("x", data.x);
   exe.set_input("target", data.onehot);
   Run run{{}, net.values};
+  if (net.variables) {  // the parameters and velocities stay on the device
+    for (int step = 0; step < steps; ++step) {
+      exe.run();
+      run.curve.push_back(exe.output("loss")[0]);
+    }
+    for (std::size_t i = 0; i < run.params.size(); ++i) run.params[i] = exe.variable(net.names[i]);
+    return run;
+  }
   std::vector<std::vector<float>> velocities;
   for (const auto& p : run.params) velocities.emplace_back(p.size(), 0.0f);
   for (int step = 0; step < steps; ++step) {
@@ -248,6 +264,16 @@ TEST_SUITE("autodiff") {
 
   TEST_CASE("an MLP with batchnorm learns under SGD with momentum, with the same loss curve on ref and every device") {
     check_curves(build_mlp(), points(), 40, 0.3f, 1e-3f);
+  }
+
+  TEST_CASE("the MLP with its parameters as variables that apply_sgd updates: the same steps as through the host") {
+    const Net on_device = build_mlp(true);
+    const Device ref = Device::open("ref");
+    const Run host = train(build_mlp(), ref, 40, points());
+    const Run kept = train(on_device, ref, 40, points());
+    CHECK(kept.curve == host.curve);  // the same arithmetic on ref, bit for bit
+    CHECK(kept.params == host.params);
+    check_curves(on_device, points(), 40, 0.3f, 1e-3f);
   }
 
   TEST_CASE("a CNN learns bar orientations to 95 % on held-out images, with the same loss curve on ref and every device") {

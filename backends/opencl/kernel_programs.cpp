@@ -31,6 +31,7 @@ bool uses_gemm_block(std::string_view stem) { return stem == "matmul" || stem ==
 std::string KernelPrograms::source(std::string_view stem) {
   std::string text = std::string(embedded("common")) + "\n";
   if (uses_gemm_block(stem)) text += std::string(embedded("gemm_block")) + "\n";
+  if (stem == "attention") text += std::string(embedded("online_softmax")) + "\n";  // shared with attention.cu
   return text + std::string(embedded(stem));
 }
 

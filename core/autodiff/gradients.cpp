@@ -12,15 +12,27 @@ namespace {
 
 using detail::Grads;
 
-// Which tensors depend on some tensor of `wrt`: nodes are stored in topological order, so one
-// forward pass marks them all.
+// Which float tensors depend on some tensor of `wrt` through float tensors alone: nodes are stored
+// in topological order, so one forward pass marks them all. Integer and bool tensors (indices,
+// masks, comparisons, integer casts) are piecewise constant, so no gradient flows to or through
+// them: they are never marked, no rule is asked for their gradient, and none reaches them.
 std::vector<bool> depends_on(const Graph& g, std::span<const Tensor> wrt) {
   std::vector<bool> marked(g.tensors().size(), false);
   for (const Tensor t : wrt) marked[static_cast<std::size_t>(t.id)] = true;
-  for (const Node& n : g.nodes())
+  for (const Node& n : g.nodes()) {
+    if (!is_float(g.dtype(n.output))) continue;
     for (const Tensor in : n.inputs)
       if (marked[static_cast<std::size_t>(in.id)]) marked[static_cast<std::size_t>(n.output.id)] = true;
+  }
   return marked;
+}
+
+// The loss and every tensor of `wrt` must be float: an integer or bool tensor has no gradient.
+void check_float(const Graph& g, Tensor t, const char* what) {
+  if (is_float(g.dtype(t))) return;
+  throw Error(ErrorCode::InvalidArgument, "autodiff::gradients: " + std::string(what) + " '" + g.info(t).name +
+                                              "' is " + std::string(to_string(g.dtype(t))) +
+                                              ": only f32, f16 and bf16 tensors have gradients");
 }
 
 void check_seed(const Graph& g, Tensor loss, Tensor seed) {
@@ -35,6 +47,8 @@ void check_seed(const Graph& g, Tensor loss, Tensor seed) {
 std::vector<Tensor> gradients(Graph& g, Tensor loss, std::span<const Tensor> wrt, Tensor seed) {
   g.info(loss);  // throws NotFound for a foreign handle
   for (const Tensor t : wrt) g.info(t);
+  check_float(g, loss, "loss");
+  for (const Tensor t : wrt) check_float(g, t, "tensor");
   if (seed) check_seed(g, loss, seed);
   const std::vector<bool> marked = depends_on(g, wrt);
   std::vector<Tensor> grad(g.tensors().size());

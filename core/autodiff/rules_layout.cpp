@@ -17,6 +17,7 @@ Grads transpose_backward(Graph& g, const Node& node, Tensor dy, const std::vecto
   return {g.transpose(dy, inverse(std::get<TransposeParams>(node.params).perm))};
 }
 
+// Between float dtypes only: gradients.cpp stops gradients at integer and bool tensors.
 Grads cast_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>&) {
   return {g.cast(dy, g.dtype(node.inputs[0]))};
 }

@@ -83,6 +83,13 @@ std::uint64_t structural_hash(const Graph& graph, std::span<const std::int32_t> 
     add_tensor(h, graph.info(node.output));
   }
   for (const auto& [name, t] : graph.outputs()) h.add(t.id);
+  // Which value each variable takes after the run is part of the computation: two graphs that
+  // differ only there must not share an executable.
+  for (const auto& [variable, value] : graph.assignments()) {
+    h.add(variable.id);
+    add_tensor(h, graph.info(variable));
+    h.add(value.id);
+  }
   return h.value();
 }
 

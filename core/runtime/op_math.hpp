@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/runtime/backward_math.hpp"
 #include "porta/graph.hpp"
 
 namespace porta::detail {
@@ -41,29 +42,11 @@ template <class T> T activate(Activation a, T x) {
   return x;
 }
 
-// f'(x) for ActivationBackward's forward activation. At a kink the derivative is PyTorch's: relu'(0)
-// = 0, clip and hard_sigmoid pass gradient only strictly inside their linear range, hard_swish
-// takes the middle piece's slope on [-3, 3].
+// activation_derivative (core/runtime/backward_math.hpp) with a node's parameters.
 template <class T> T activation_derivative(const ActivationBackwardParams& p, T x) {
-  switch (p.activation) {
-    case OpKind::Relu: return x > T(0) ? T(1) : T(0);
-    case OpKind::Clip: return x > T(p.clip.min) && x < T(p.clip.max) ? T(1) : T(0);
-    case OpKind::HardSigmoid: {
-      const T v = T(p.hard_sigmoid.alpha) * x + T(p.hard_sigmoid.beta);
-      return v > T(0) && v < T(1) ? T(p.hard_sigmoid.alpha) : T(0);
-    }
-    case OpKind::HardSwish: return x < T(-3) ? T(0) : (x <= T(3) ? x / T(3) + T(0.5) : T(1));
-    case OpKind::Gelu: {
-      if (p.gelu.tanh_approximation) {
-        const T c = std::sqrt(T(2) / std::numbers::pi_v<T>), k = T(0.044715);
-        const T t = std::tanh(c * (x + k * x * x * x));
-        return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * c * (T(1) + T(3) * k * x * x);
-      }
-      const T cdf = T(0.5) * (T(1) + std::erf(x / std::numbers::sqrt2_v<T>));
-      return cdf + x * std::exp(T(-0.5) * x * x) / std::sqrt(T(2) * std::numbers::pi_v<T>);
-    }
-    default: return T(0);  // the builder admits no other
-  }
+  const bool clip = p.activation == OpKind::Clip;
+  return activation_derivative(p.activation, x, T(clip ? p.clip.min : p.hard_sigmoid.alpha),
+                               T(clip ? p.clip.max : p.hard_sigmoid.beta), p.gelu.tanh_approximation);
 }
 
 // Maps a linear index of a broadcast result to the linear index of one operand.
@@ -142,29 +125,6 @@ struct PoolDims {
   ActivationIndex y_index() const { return {c, p, q, layout == Layout::NHWC}; }
 };
 PoolDims pool_dims(const Shape& x, const Pool2dParams& p);
-// Where max pooling's window (oh, ow) of one channel finds its first maximum in row-major window order
-// (PyTorch's choice among ties): the input (h, w), or h = -1 where the window covers no input element.
-// value(h, w) loads the channel's element.
-struct WindowPosition {
-  std::int64_t h = -1, w = -1;
-};
-template <class Value>
-WindowPosition window_argmax(const Pool2dParams& p, const PoolDims& d, std::int64_t oh, std::int64_t ow, Value value) {
-  WindowPosition best;
-  std::decay_t<decltype(value(oh, ow))> best_value{};
-  const std::int64_t h0 = oh * p.stride[0] - p.pad[0], w0 = ow * p.stride[1] - p.pad[1];
-  for (std::int64_t i = 0; i < p.kernel[0]; ++i) {
-    const std::int64_t h = h0 + i * p.dilation[0];
-    if (h < 0 || h >= d.h) continue;
-    for (std::int64_t j = 0; j < p.kernel[1]; ++j) {
-      const std::int64_t w = w0 + j * p.dilation[1];
-      if (w < 0 || w >= d.w) continue;
-      const auto v = value(h, w);
-      if (best.h < 0 || v > best_value) best = {h, w}, best_value = v;
-    }
-  }
-  return best;
-}
 // A global pool's: the output is 1 x 1.
 PoolDims global_pool_dims(const Shape& x, const GlobalPoolParams& p);
 

@@ -14,6 +14,9 @@ namespace porta::autodiff {
 // gradients, each with its tensor's shape and dtype. Without a seed, the seed is all ones (the
 // gradient of the sum of `loss`). A tensor of `wrt` that `loss` does not depend on gets zeros.
 // Throws Unsupported naming the op and node where a node on the way has no backward rule yet.
+// Gradients flow only through float tensors: integer and bool tensors on the way (gather's indices,
+// compare and where conditions, casts to an integer dtype) stop them, and a `loss` or a tensor of
+// `wrt` that is not float is an InvalidArgument.
 std::vector<Tensor> gradients(Graph& graph, Tensor loss, std::span<const Tensor> wrt, Tensor seed = {});
 
 // Mean squared error: mean((prediction - target)^2) over every element, shape [1].

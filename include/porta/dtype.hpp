@@ -72,8 +72,8 @@ constexpr float bf16_to_f32(std::uint16_t b) noexcept {
   return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
 }
 
-// A float converted to an integer as ONNX Cast does: truncated toward zero; NaN gives 0 and
-// values past the range saturate (where C++ leaves the conversion undefined).
+// A float converted to i64 as ONNX Cast does: truncated toward zero, NaN gives 0, past i64's range it
+// saturates (C++ leaves that undefined). i32 keeps the low 32 bits of it: it wraps (3e9 -> -1294967296).
 constexpr std::int64_t truncate_to_i64(double v) noexcept {
   if (!(v == v)) return 0;
   if (v >= 0x1p63) return INT64_MAX;
@@ -82,8 +82,8 @@ constexpr std::int64_t truncate_to_i64(double v) noexcept {
 }
 
 // The bits that store `value` in dtype t, in the low size_of(t) bytes (little-endian): all 32
-// for f32, the low 16 for f16 and bf16, an integer dtype's value truncated toward zero, a bool's
-// value != 0.
+// for f32, the low 16 for f16 and bf16, an integer dtype's value truncated toward zero (i32 wrapping,
+// truncate_to_i64), a bool's value != 0.
 constexpr std::uint64_t storage_bits(float value, DType t) noexcept {
   switch (t) {
     case DType::f16: return f32_to_f16(value);
@@ -117,7 +117,7 @@ inline void store_from_i64(std::byte* data, std::size_t i, DType t, std::int64_t
 }
 
 // Reads or writes element i of a buffer in the given storage dtype, as float (integers round to
-// the nearest float on load and are truncated toward zero on store).
+// the nearest float on load and are truncated toward zero on store, as truncate_to_i64 says).
 inline float load_as_f32(const std::byte* data, std::size_t i, DType t) noexcept {
   switch (t) {
     case DType::f32: return reinterpret_cast<const float*>(data)[i];

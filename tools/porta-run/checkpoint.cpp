@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <cstdio>
-#include <cstring>
 
 #include "npy.hpp"
 #include "porta/error.hpp"
@@ -27,14 +26,7 @@ void save(const Executable& exe, const std::filesystem::path& folder) {
   std::filesystem::create_directories(folder);
   for (const std::string& name : exe.variable_names()) {
     const TensorDesc& desc = exe.variable_desc(name);
-    npy::Array a{desc.dtype, desc.shape, exe.variable_bytes(name)};
-    if (a.dtype == DType::bf16) {  // .npy has no bfloat16
-      const std::vector<float> values = exe.variable(name);
-      a.dtype = DType::f32;
-      a.data.resize(values.size() * sizeof(float));
-      std::memcpy(a.data.data(), values.data(), a.data.size());
-    }
-    npy::write(folder / file_name(name), a);
+    npy::write(folder / file_name(name), npy::storable(desc.dtype, desc.shape, exe.variable_bytes(name)));
   }
 }
 
@@ -49,13 +41,7 @@ void load(Executable& exe, const std::filesystem::path& folder) {
     if (a.shape != desc.shape)
       throw Error(ErrorCode::ShapeMismatch, path.string() + ": shape " + to_string(a.shape) + " does not match variable '" +
                                                 name + "' " + to_string(desc.shape));
-    if (a.dtype == desc.dtype) {
-      exe.set_variable_bytes(name, a.data);
-    } else {
-      std::vector<float> values(static_cast<std::size_t>(desc.numel()));
-      for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_f32(a.data.data(), i, a.dtype);
-      exe.set_variable(name, values);
-    }
+    exe.set_variable_bytes(name, npy::bytes_as(a, desc.dtype, path.string()));
   }
 }
 

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cctype>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -16,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "backward.hpp"
 #include "npy.hpp"
 #include "ort.hpp"
 #include "porta/onnx.hpp"
@@ -88,18 +88,6 @@ std::string file_name(const std::string& name) {
   return out.empty() || out[0] == '.' ? "_" + out : out;
 }
 
-npy::Array output_array(const Executable& exe, const std::string& name) {
-  const TensorDesc& desc = exe.output_desc(name);
-  npy::Array a{desc.dtype, desc.shape, exe.output_bytes(name)};
-  if (a.dtype == DType::bf16) {  // .npy has no bfloat16: widen to float32
-    const std::vector<float> values = exe.output(name);
-    a.dtype = DType::f32;
-    a.data.resize(values.size() * sizeof(float));
-    std::memcpy(a.data.data(), values.data(), a.data.size());
-  }
-  return a;
-}
-
 void write_outputs(const Args& args, const Graph& graph, const Executable& exe) {
   if (!args.output_dir.empty()) std::filesystem::create_directories(args.output_dir);
   for (const auto& [name, t] : graph.outputs()) {
@@ -107,37 +95,11 @@ void write_outputs(const Args& args, const Graph& graph, const Executable& exe) 
     std::string where;
     if (!args.output_dir.empty()) {
       const auto path = std::filesystem::path(args.output_dir) / (file_name(name) + ".npy");
-      npy::write(path, output_array(exe, name));
+      npy::write(path, npy::storable(desc.dtype, desc.shape, exe.output_bytes(name)));
       where = " -> " + path.string();
     }
     fmt::print("output {} {} {}{}\n", name, to_string(desc.shape), to_string(desc.dtype), where);
   }
-}
-
-// The input that holds an output's seed for --backward: a name no ONNX tensor has.
-constexpr std::string_view seed_prefix = "porta-run.seed/";
-std::string seed_name(const std::string& output) { return std::string(seed_prefix) + output; }
-
-// --backward: appends the gradient of sum(output * seed), summed over the model's outputs, with
-// respect to every input and every constant (the initializers), each a new output "NAME.grad".
-// Returns the model's outputs, which have seeds.
-std::vector<std::string> append_backward(Graph& graph) {
-  std::vector<Tensor> wrt;
-  for (std::size_t i = 0; i < graph.tensors().size(); ++i)
-    if (graph.tensors()[i].role == Role::Input || graph.tensors()[i].role == Role::Constant)
-      wrt.push_back(Tensor{static_cast<std::int32_t>(i)});
-  Tensor total;
-  std::vector<std::string> seeded_outputs;
-  const auto outputs = graph.outputs();  // the gradients below become outputs too
-  for (const auto& [name, t] : outputs) {
-    seeded_outputs.push_back(name);
-    const Tensor seeded = graph.mul(t, graph.input(seed_name(name), graph.shape(t), graph.dtype(t)));
-    const Tensor sum = graph.reduce(seeded, {.op = Reduction::Sum, .axes = {}, .keepdims = false});  // [1]
-    total = total ? graph.add(total, sum) : sum;
-  }
-  const std::vector<Tensor> grads = autodiff::gradients(graph, total, wrt);
-  for (std::size_t i = 0; i < grads.size(); ++i) graph.output(graph.info(wrt[i]).name + ".grad", grads[i]);
-  return seeded_outputs;
 }
 
 // Sets each output's seed from its --output-grad file, or to ones.
@@ -146,7 +108,7 @@ void set_seeds(Executable& exe, const std::vector<std::string>& outputs, const s
     if (std::find(outputs.begin(), outputs.end(), name) == outputs.end())
       throw ArgumentError(fmt::format("--output-grad '{}': the model has no such output", name));
   for (const std::string& name : outputs) {
-    const std::string seed = seed_name(name);
+    const std::string seed = cli::seed_name(name);
     const TensorDesc& desc = exe.input_desc(seed);
     std::vector<float> values(static_cast<std::size_t>(desc.numel()), 1.0f);
     if (const auto it = files.find(name); it != files.end()) {
@@ -184,7 +146,7 @@ std::vector<ort::Input> set_inputs(Executable& exe, const Graph& graph, const Ar
   std::mt19937_64 rng(args.seed);
   for (const Tensor t : graph.inputs()) {
     const std::string& name = graph.info(t).name;
-    if (name.starts_with(seed_prefix)) continue;  // set by set_seeds
+    if (name.starts_with(cli::seed_prefix)) continue;  // set by set_seeds
     const TensorDesc& desc = graph.desc(t);
     std::vector<float> values(static_cast<std::size_t>(desc.numel()));
     if (const auto it = files.find(name); it != files.end()) {
@@ -269,7 +231,10 @@ int run(const Args& args) {
 
   auto start = Clock::now();
   Graph graph = onnx::load(args.model, options);
-  const std::vector<std::string> seeded = args.backward ? append_backward(graph) : std::vector<std::string>{};
+  const cli::Backward backward = args.backward ? cli::append_backward(graph) : cli::Backward{};
+  for (const cli::Skipped& t : backward.skipped)
+    fmt::print("backward: no gradient for {} '{}' ({}: only float tensors have gradients)\n",
+               t.output ? "output" : "input or initializer", t.name, to_string(t.dtype));
   const double load_ms = ms_since(start);
   for (const auto& [name, file] : files) {
     const auto inputs = graph.inputs();
@@ -288,7 +253,7 @@ int run(const Args& args) {
   Executable exe = device.compile(graph, compile_options);
   const double compile_ms = ms_since(start);
   const std::vector<ort::Input> inputs = set_inputs(exe, graph, args, files);
-  set_seeds(exe, seeded, seed_files);
+  set_seeds(exe, backward.seeded, seed_files);
 
   start = Clock::now();
   exe.run();
@@ -347,8 +312,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--output-dir", args.output_dir, "Write each output as NAME.npy here");
   app.add_flag("--backward", args.backward,
-               "Also compute the gradient of sum(output * seed), over every output, with respect to every input and "
-               "initializer, each an output NAME.grad (written as NAME.grad.npy; --output-dir defaults to .)");
+               "Also compute the gradient of sum(output * seed), over every float output, with respect to every float "
+               "input and initializer, each an output NAME.grad (written as NAME.grad.npy; --output-dir defaults to "
+               ".); integer and bool tensors have none and are named as skipped");
   app.add_option("--output-grad", args.output_grads,
                  "NAME=FILE.npy: the seed of output NAME for --backward (its shape; default all ones)");
   app.add_option("--compare", args.compare,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -165,6 +166,63 @@ void write(const std::filesystem::path& path, const Array& array) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file || !file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size())))
     throw Error(ErrorCode::IoError, path.string() + ": cannot write the file");
+}
+
+Array storable(DType dtype, Shape shape, std::vector<std::byte> bytes) {
+  if (dtype != DType::bf16) return {dtype, std::move(shape), std::move(bytes)};
+  const std::size_t n = bytes.size() / 2;
+  Array a{DType::f32, std::move(shape), std::vector<std::byte>(n * 4)};
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint16_t half = 0;
+    std::memcpy(&half, bytes.data() + 2 * i, 2);
+    const std::uint32_t widened = std::uint32_t{half} << 16;  // bf16 is the top half of a float32
+    std::memcpy(a.data.data() + 4 * i, &widened, 4);
+  }
+  return a;
+}
+
+namespace {
+
+bool holds(DType dtype, std::int64_t v) {
+  switch (dtype) {
+    case DType::i32: return v >= INT32_MIN && v <= INT32_MAX;
+    case DType::boolean: return v == 0 || v == 1;
+    default: return true;
+  }
+}
+
+// Element i of a float32 array that holds a bf16 exactly, as its bits; false for any other float32.
+bool bf16_bits(const Array& a, std::size_t i, std::uint16_t& bits) {
+  std::uint32_t x = 0;
+  std::memcpy(&x, a.data.data() + 4 * i, 4);
+  bits = static_cast<std::uint16_t>(x >> 16);
+  return (x & 0xffffu) == 0;
+}
+
+}  // namespace
+
+std::vector<std::byte> bytes_as(const Array& array, DType dtype, const std::string& what) {
+  if (array.dtype == dtype) return array.data;
+  if (is_float(array.dtype) != is_float(dtype))
+    throw Error(ErrorCode::DTypeMismatch, what + ": " + std::string(to_string(array.dtype)) + " data for a " +
+                                              std::string(to_string(dtype)) +
+                                              " tensor (integers and floats do not convert exactly; convert it first)");
+  const std::size_t n = array.data.size() / size_of(array.dtype);
+  std::vector<std::byte> out(n * size_of(dtype));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!is_float(dtype)) {
+      const std::int64_t v = load_as_i64(array.data.data(), i, array.dtype);
+      if (!holds(dtype, v))
+        throw Error(ErrorCode::InvalidArgument, what + ": element " + std::to_string(i) + ", " + std::to_string(v) +
+                                                    ", does not fit " + std::string(to_string(dtype)));
+      store_from_i64(out.data(), i, dtype, v);
+    } else if (std::uint16_t bits = 0; dtype == DType::bf16 && array.dtype == DType::f32 && bf16_bits(array, i, bits)) {
+      std::memcpy(out.data() + 2 * i, &bits, 2);
+    } else {
+      store_from_f32(out.data(), i, dtype, load_as_f32(array.data.data(), i, array.dtype));
+    }
+  }
+  return out;
 }
 
 }  // namespace porta::npy

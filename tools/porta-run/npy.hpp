@@ -25,4 +25,13 @@ std::vector<std::byte> serialize(const Array& array);  // format 1.0; bf16 is no
 Array read(const std::filesystem::path& path);  // IoError if unreadable, else as parse
 void write(const std::filesystem::path& path, const Array& array);
 
+// A tensor's bytes as an array that .npy can hold: bf16, which .npy lacks, widens to float32 (exactly).
+Array storable(DType dtype, Shape shape, std::vector<std::byte> bytes);
+// The array's elements as the bytes of a tensor of `dtype`, never through a float where a value could
+// change: as they are in the same dtype; exact between integer dtypes (InvalidArgument, naming `what`,
+// for a value that `dtype` cannot hold); a float32 holding a bf16 (as storable widens it) gives back
+// its bits, NaN payloads included; otherwise between float dtypes rounded to nearest even. Between a
+// float and an integer dtype, a DTypeMismatch.
+std::vector<std::byte> bytes_as(const Array& array, DType dtype, const std::string& what);
+
 }  // namespace porta::npy

@@ -1,9 +1,6 @@
 // The backward ops and the fused loss: elementwise activation gradients in f32 chunks, max pooling's
 // gradient a channel plane per task (its windows scatter only into their own plane), softmax
 // cross-entropy a row per task.
-#include <algorithm>
-#include <cmath>
-#include <limits>
 #include <variant>
 
 #include <tbb/blocked_range.h>
@@ -42,7 +39,8 @@ void cpu_max_pool2d_backward(const HostOpArgs& args) {
         for (std::int64_t w = 0; w < d.w; ++w) dx.data()[at(h, w)] = 0.0f;
       for (std::int64_t oh = 0; oh < d.p; ++oh)
         for (std::int64_t ow = 0; ow < d.q; ++ow) {
-          const WindowPosition m = window_argmax(p, d, oh, ow, [&](auto h, auto w) { return x.data()[at(h, w)]; });
+          const WindowPosition m =
+              window_argmax(p, d.h, d.w, oh, ow, [&](auto h, auto w) { return x.data()[at(h, w)]; });
           if (m.h >= 0) dx.data()[at(m.h, m.w)] += dy.data()[y_at(n, c, oh, ow)];
         }
     }
@@ -57,12 +55,8 @@ void cpu_softmax_cross_entropy(const HostOpArgs& args) {
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows), [&](const auto& range) {
     for (std::int64_t r = range.begin(); r != range.end(); ++r) {
       const float *zr = z.data() + r * classes, *lr = l.data() + r * classes;
-      const float top = *std::max_element(zr, zr + classes);
-      double sum = 0.0;
-      for (std::int64_t c = 0; c < classes; ++c) sum += std::exp(double{zr[c] - top});
-      const double lse = top + std::log(sum);
-      double total = 0.0;
-      for (std::int64_t c = 0; c < classes; ++c) total += double{lr[c]} * (lse - zr[c]);
+      const auto total = cross_entropy_row<double>(classes, [&](std::int64_t c) { return zr[c]; },
+                                                   [&](std::int64_t c) { return lr[c]; });
       loss.data()[r] = static_cast<float>(total);
     }
   });

@@ -2,6 +2,7 @@
 // thread per row. The block stages tiles of attention_keys keys (k and v rows) in shared memory;
 // each thread folds them into its row's online softmax (running max and sum, the partial output
 // rescaled as the max grows), so no score leaves registers and k and v are read once per tile.
+#include "backends/common/online_softmax.h"
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
 
@@ -44,14 +45,7 @@ template <DType T> __device__ void attention_tile(const gpu::AttentionArgs& args
       for (std::int64_t c = 0; c < args.depth; ++c) s += q[c] * k_tile[j][c];
       if (args.mask != nullptr) s += load<T>(args.mask, mask_row + (j0 + j) * args.mask_stride[3]);
       if (s == -INFINITY) continue;  // a hidden key weighs 0
-      if (s > top) {
-        const float rescale = expf(top - s);
-        sum *= rescale;
-        for (std::int64_t c = 0; c < args.width; ++c) out[c] *= rescale;
-        top = s;
-      }
-      const float p = expf(s - top);
-      sum += p;
+      const float p = online_softmax_step(s, &top, &sum, out, args.width);
       for (std::int64_t c = 0; c < args.width; ++c) out[c] += p * v_tile[j][c];
     }
     __syncthreads();  // the tiles are overwritten next

@@ -3,33 +3,14 @@
 // sum order), softmax cross-entropy one thread per row.
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
+#include "core/runtime/backward_math.hpp"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
-__device__ float activation_derivative(const gpu::ActivationBackwardArgs& a, float x) {
-  switch (a.forward) {
-    case OpKind::Relu: return x > 0.0f ? 1.0f : 0.0f;
-    case OpKind::Clip: return x > a.lo && x < a.hi ? 1.0f : 0.0f;
-    case OpKind::HardSigmoid: {
-      const float v = a.lo * x + a.hi;
-      return v > 0.0f && v < 1.0f ? a.lo : 0.0f;
-    }
-    case OpKind::HardSwish: return x < -3.0f ? 0.0f : (x <= 3.0f ? x / 3.0f + 0.5f : 1.0f);
-    default: {  // Gelu
-      if (a.gelu_tanh) {
-        const float c = 0.79788456080286536f, k = 0.044715f;  // sqrt(2 / pi)
-        const float t = tanhf(c * (x + k * x * x * x));
-        return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * k * x * x);
-      }
-      return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) + x * expf(-0.5f * x * x) * 0.39894228040143268f;
-    }
-  }
-}
-
 __global__ void activation_backward_kernel(gpu::ActivationBackwardArgs args) {
   for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
-    const float d = activation_derivative(args, load(args.x, i, args.dtype));
+    const float d = activation_derivative(args.forward, load(args.x, i, args.dtype), args.lo, args.hi, args.gelu_tanh);
     store(args.dx, i, args.dtype, load(args.dy, i, args.dtype) * d);
   }
 }
@@ -37,20 +18,9 @@ __global__ void activation_backward_kernel(gpu::ActivationBackwardArgs args) {
 // Whether window (oh, ow) of the plane at `base` takes its first maximum at (ih, iw).
 __device__ bool window_takes(const gpu::PoolArgs& a, std::int64_t base, std::int64_t oh, std::int64_t ow,
                              std::int64_t ih, std::int64_t iw) {
-  const std::int64_t h0 = oh * a.stride[0] - a.pad[0], w0 = ow * a.stride[1] - a.pad[1];
-  float best = 0.0f;
-  std::int64_t best_h = -1, best_w = -1;
-  for (std::int64_t r = 0; r < a.kernel[0]; ++r) {
-    const std::int64_t h = h0 + r * a.dilation[0];
-    if (h < 0 || h >= a.h) continue;
-    for (std::int64_t s = 0; s < a.kernel[1]; ++s) {
-      const std::int64_t w = w0 + s * a.dilation[1];
-      if (w < 0 || w >= a.w) continue;
-      const float v = load(a.x, base + h * a.w + w, a.dtype);
-      if (best_h < 0 || v > best) best = v, best_h = h, best_w = w;
-    }
-  }
-  return best_h == ih && best_w == iw;
+  const auto x = [&](std::int64_t h, std::int64_t w) { return load(a.x, base + h * a.w + w, a.dtype); };
+  const WindowPosition m = window_argmax(a, a.h, a.w, oh, ow, x);
+  return m.h == ih && m.w == iw;
 }
 
 __global__ void max_pool_backward_kernel(gpu::MaxPoolBackwardArgs args) {
@@ -74,18 +44,12 @@ __global__ void max_pool_backward_kernel(gpu::MaxPoolBackwardArgs args) {
   }
 }
 
-// sum_c l_c (logsumexp(z) - z_c) per row: each term is a non-negative -log softmax.
 __global__ void softmax_cross_entropy_kernel(gpu::SoftmaxCrossEntropyArgs args) {
   for (std::int64_t row = first_thread(); row < args.rows; row += thread_count()) {
     const std::int64_t base = row * args.classes;
-    float top = -INFINITY;
-    for (std::int64_t c = 0; c < args.classes; ++c) top = fmaxf(top, load(args.z, base + c, args.dtype));
-    float sum = 0.0f;
-    for (std::int64_t c = 0; c < args.classes; ++c) sum += expf(load(args.z, base + c, args.dtype) - top);
-    const float lse = top + logf(sum);
-    float total = 0.0f;
-    for (std::int64_t c = 0; c < args.classes; ++c)
-      total += load(args.labels, base + c, args.dtype) * (lse - load(args.z, base + c, args.dtype));
+    const float total = cross_entropy_row<float>(
+        args.classes, [&](std::int64_t c) { return load(args.z, base + c, args.dtype); },
+        [&](std::int64_t c) { return load(args.labels, base + c, args.dtype); });
     store(args.loss, row, args.dtype, total);
   }
 }

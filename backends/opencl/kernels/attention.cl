@@ -1,7 +1,7 @@
 // Attention, a work-item per query row and slice of ATTENTION_SLICE output columns: it walks the keys
-// once with an online softmax (running max and sum, its partial output rescaled when the max grows),
-// so no score is stored. Slices of one row recompute the row's scores: a row's output is too wide
-// for private memory.
+// once with an online softmax (running max and sum, its partial output rescaled when the max grows:
+// online_softmax_step, from backends/common/online_softmax.h), so no score is stored. Slices of one
+// row recompute the row's scores: a row's output is too wide for private memory.
 #define ATTENTION_SLICE 16
 
 __kernel void attention(TENSOR(q), TENSOR(k), TENSOR(v), TENSOR(mask), TENSOR(y), long problems, long heads,
@@ -27,14 +27,7 @@ __kernel void attention(TENSOR(q), TENSOR(k), TENSOR(v), TENSOR(mask), TENSOR(y)
     s *= scale;
     if (has_mask) s += load_value(mp, j * mask_k);
     if (s == -INFINITY) continue;  // a hidden key weighs 0
-    if (s > top) {
-      const float rescale = exp(top - s);
-      sum *= rescale;
-      for (int c = 0; c < ATTENTION_SLICE; ++c) out[c] *= rescale;
-      top = s;
-    }
-    const float p = exp(s - top);
-    sum += p;
+    const float p = online_softmax_step(s, &top, &sum, out, ATTENTION_SLICE);
     for (long c = 0; c < columns; ++c) out[c] += p * load_value(vp, j * width + c);
   }
   for (long c = 0; c < columns; ++c) store_value(TENSOR_PTR(storage_t, y), row * width + c0 + c, out[c] / sum);

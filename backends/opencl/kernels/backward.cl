@@ -1,4 +1,5 @@
-// The backward ops and the fused loss (docs/training.md). Arithmetic in f32.
+// The backward ops and the fused loss (docs/training.md). Arithmetic in f32. The formulas are those
+// of core/runtime/backward_math.hpp, which the C++ and CUDA kernels share and OpenCL C cannot include.
 
 // ACTIVATION_BACKWARD_* codes: the forward activation whose derivative multiplies dy.
 #define GRAD_RELU 0

@@ -24,13 +24,14 @@ void store_bf16(__global ushort* p, long i, float v) {
   p[i] = (ushort)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-// Integers load as the nearest float and store truncated toward zero (saturating; NaN gives 0), as
-// porta::store_from_f32; a bool is 0 or 1, and any value but 0 stores as 1.
+// Integers load as the nearest float and store truncated toward zero as porta::store_from_f32 does:
+// NaN gives 0, i64 saturates, i32 keeps the low 32 bits of that i64 (it wraps); a bool is 0 or 1,
+// and any value but 0 stores as 1.
 float load_i64(__global const long* p, long i) { return (float)p[i]; }
 float load_i32(__global const int* p, long i) { return (float)p[i]; }
 float load_bool(__global const uchar* p, long i) { return p[i] != 0 ? 1.0f : 0.0f; }
 void store_i64(__global long* p, long i, float v) { p[i] = convert_long_sat_rtz(v); }
-void store_i32(__global int* p, long i, float v) { p[i] = (int)convert_long_sat_rtz(v); }  // wraps, as porta's
+void store_i32(__global int* p, long i, float v) { p[i] = (int)convert_long_sat_rtz(v); }
 void store_bool(__global uchar* p, long i, float v) { p[i] = v != 0.0f ? 1 : 0; }
 
 #if defined(STORAGE_F32)
