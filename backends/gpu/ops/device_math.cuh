@@ -1,6 +1,7 @@
 #pragma once
 // Device-side helpers shared by the kernels: storage loads and stores (every dtype computes in
 // f32), activations, index maps, grid-stride loops and block reductions.
+#include <array>
 #include <cstdint>
 #include <type_traits>
 
@@ -133,6 +134,17 @@ template <class Op> __device__ float block_reduce(float value, float* scratch, O
 
 inline dim3 grid_of(const gpu::LaunchGeometry& g) { return dim3(g.grid[0], g.grid[1], g.grid[2]); }
 inline dim3 block_of(const gpu::LaunchGeometry& g) { return dim3(g.block[0], g.block[1], g.block[2]); }
+
+// Launches the kernel for elements of args.element_bytes bytes among `kernels`, one kernel template
+// instantiated for 1, 2, 4 and 8 bytes (moved as bits, so every dtype): one thread per element.
+template <class Args>
+void launch_by_size(const std::array<void (*)(Args), 4>& kernels, const Args& args, const gpu::DeviceLimits& limits,
+                    gpuStream_t stream) {
+  const gpu::LaunchGeometry g = gpu::elementwise_launch(args.count, limits);
+  if (g.empty()) return;
+  const int bytes = args.element_bytes;
+  gpu_launch(kernels[bytes == 1 ? 0 : bytes == 2 ? 1 : bytes == 4 ? 2 : 3], grid_of(g), block_of(g), stream, args);
+}
 
 // Calls f(std::integral_constant<DType, t>{}): turns a run-time dtype into a template argument.
 template <class F> void with_dtype(DType t, F&& f) {

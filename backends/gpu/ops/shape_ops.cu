@@ -24,23 +24,18 @@ template <class Bits> __global__ void pad_kernel(gpu::PadArgs args) {
   }
 }
 
-// Launches kernel<unsigned> or kernel<unsigned short> by element size, one thread per element.
-template <class Args>
-void launch_by_size(void (*wide)(Args), void (*narrow)(Args), const Args& args, const gpu::DeviceLimits& limits,
-                    gpuStream_t stream) {
-  const gpu::LaunchGeometry g = gpu::elementwise_launch(args.count, limits);
-  if (g.empty()) return;
-  gpu_launch(args.element_bytes == 4 ? wide : narrow, grid_of(g), block_of(g), stream, args);
-}
-
 }  // namespace
 
 void launch_gather(const gpu::GatherArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
-  launch_by_size(gather_kernel<unsigned>, gather_kernel<unsigned short>, args, limits, stream);
+  launch_by_size<gpu::GatherArgs>({gather_kernel<unsigned char>, gather_kernel<unsigned short>,
+                                   gather_kernel<unsigned>, gather_kernel<unsigned long long>},
+                                  args, limits, stream);
 }
 
 void launch_pad(const gpu::PadArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
-  launch_by_size(pad_kernel<unsigned>, pad_kernel<unsigned short>, args, limits, stream);
+  launch_by_size<gpu::PadArgs>({pad_kernel<unsigned char>, pad_kernel<unsigned short>, pad_kernel<unsigned>,
+                                pad_kernel<unsigned long long>},
+                               args, limits, stream);
 }
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

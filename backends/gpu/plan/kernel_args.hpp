@@ -128,7 +128,7 @@ struct PadArgs {
   std::int64_t count = 0;
   std::int64_t y_extent[max_dims] = {}, x_extent[max_dims] = {}, begin[max_dims] = {};
   PadMode mode = PadMode::Constant;
-  std::uint32_t value = 0;  // the constant's storage bits
+  std::uint64_t value = 0;  // the constant's storage bits
   const void* x = nullptr;
   void* y = nullptr;
 };
@@ -289,6 +289,18 @@ struct AttentionArgs {
   const void* k = nullptr;
   const void* v = nullptr;
   const void* mask = nullptr;
+  void* y = nullptr;
+};
+
+// Gather (ops/index_ops.cu): y[outer, j, inner] = data[outer, indices[j], inner] over `count` output
+// elements, the indices (i64 or i32) wrapped from the end where negative. The runtime checks
+// their range on the host before the launch.
+struct IndexGatherArgs {
+  int element_bytes = 4;
+  bool index64 = true;
+  std::int64_t count = 0, index_count = 0, axis = 1, inner = 1;
+  const void* data = nullptr;
+  const void* indices = nullptr;
   void* y = nullptr;
 };
 

@@ -332,4 +332,12 @@ std::string attention_unsupported_reason(const Graph& graph, const Node& node) {
          std::to_string(depth) + " or v's " + std::to_string(width);
 }
 
+IndexGatherArgs index_gather_args(const Graph& graph, const Node& node) {
+  const AxisSplit d = split_at_axis(shape_of(graph, node.inputs[0]), std::get<GatherParams>(node.params).axis);
+  return {.element_bytes = static_cast<int>(size_of(dtype_of(graph, node.output))),
+          .index64 = dtype_of(graph, node.inputs[1]) == DType::i64,
+          .count = graph.desc(node.output).numel(), .index_count = graph.desc(node.inputs[1]).numel(),
+          .axis = d.axis, .inner = d.inner};
+}
+
 }  // namespace porta::detail::gpu

@@ -1,8 +1,10 @@
 // Maps each node to its kernel launcher with arguments planned once (plan/op_args); at run time
 // only the device addresses are bound.
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <variant>
+#include <vector>
 
 #include "backends/gpu/ops/ops.hpp"
 #include "backends/gpu/plan/op_args.hpp"
@@ -44,6 +46,25 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
                              gpuMemcpyDeviceToDevice, stream),
             spec, "copying a concat input");
     }
+  };
+}
+
+// A kernel cannot raise an error, so the indices are read back and checked on the host first (a
+// blocking read, in stream order), as on OpenCL: an index out of range throws, naming the node,
+// before any element is gathered. The read cannot be captured, so a program that gathers runs
+// eagerly (reads_indices_back).
+NodeLaunch index_gather_launch(const Graph& graph, const Node& node, const DeviceContext& context) {
+  const TensorDesc& index_desc = graph.desc(node.inputs[1]);
+  return [args = gpu::index_gather_args(graph, node), gather = &node, index_desc, spec = context.spec(),
+          limits = context.limits()](const Bindings& b, gpuStream_t stream) mutable {
+    args.data = b(gather->inputs[0]), args.indices = b(gather->inputs[1]), args.y = b(gather->output);
+    std::vector<std::byte> bytes(index_desc.bytes());
+    check(gpuMemcpyAsync(bytes.data(), args.indices, bytes.size(), gpuMemcpyDeviceToHost, stream), spec,
+          "reading gather indices");
+    check(gpuStreamSynchronize(stream), spec, "reading gather indices");
+    for (std::size_t j = 0; j < static_cast<std::size_t>(index_desc.numel()); ++j)
+      gather_coordinate(load_as_i64(bytes.data(), j, index_desc.dtype), args.axis, *gather);
+    launch_index_gather(args, limits, stream);
   };
 }
 
@@ -147,8 +168,11 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Sqrt:
     case OpKind::Reciprocal:
     case OpKind::HardSigmoid:
-    case OpKind::HardSwish:
-    case OpKind::Cast: return unary_like(gpu::unary_args(graph, node), node, limits, launch_unary);
+    case OpKind::HardSwish: return unary_like(gpu::unary_args(graph, node), node, limits, launch_unary);
+    case OpKind::Cast:
+      if (is_float(graph.dtype(node.inputs[0])) && is_float(graph.dtype(node.output)))
+        return unary_like(gpu::unary_args(graph, node), node, limits, launch_unary);
+      return unary_like(gpu::unary_args(graph, node), node, limits, launch_integer_cast);
     case OpKind::BatchNorm:
       return [args = gpu::batchnorm_args(graph, node), in = node.inputs, y = node.output, limits](
                  const Bindings& b, gpuStream_t stream) mutable {
@@ -188,7 +212,7 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
       };
     case OpKind::Concat: return concat_launch(graph, node, context.spec());
     case OpKind::Pad: return unary_like(gpu::pad_args(graph, node), node, limits, launch_pad);
-    case OpKind::Gather:
+    case OpKind::Gather: return index_gather_launch(graph, node, context);
     case OpKind::Compare:
     case OpKind::Logical:
     case OpKind::Where: break;  // refused by the device's unsupported_reason (float_only_reason)
@@ -210,6 +234,11 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
 }
 
 }  // namespace
+
+bool reads_indices_back(const Graph& graph) {
+  return std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                     [](const Node& node) { return node.op == OpKind::Gather; });
+}
 
 PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceContext& context, VendorSession* vendor) {
   PlannedLaunches planned;

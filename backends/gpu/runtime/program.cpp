@@ -22,7 +22,7 @@ GpuProgram::GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared
       vendor_(graph_->options.impl == Impl::Vendor && vendor != nullptr
                   ? vendor->session(context_, stream_.get(), graph_->options)
                   : nullptr),
-      policy_(graphs),
+      policy_(graphs && !reads_indices_back(graph_->graph)),
       run_start_(make_event(*context_)),
       run_end_(make_event(*context_)) {
   PlannedLaunches planned = plan_node_launches(*graph_, *context_, vendor_.get());

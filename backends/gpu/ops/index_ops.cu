@@ -1,0 +1,40 @@
+// Gather: the element of the row that each index names, moved as bits so that it is exact for
+// every dtype. The indices were range-checked on the host (runtime/node_launches.cpp); a negative
+// one counts from the end, as on ref (core/ref/index_ops.cpp).
+#include "backends/gpu/ops/device_math.cuh"
+#include "backends/gpu/ops/ops.hpp"
+
+namespace porta::detail::PORTA_GPU_NAMESPACE {
+namespace {
+
+template <class Bits, class Index> __global__ void index_gather_kernel(gpu::IndexGatherArgs args) {
+  const auto* data = static_cast<const Bits*>(args.data);
+  const auto* indices = static_cast<const Index*>(args.indices);
+  auto* y = static_cast<Bits*>(args.y);
+  for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
+    const std::int64_t inner = i % args.inner, row = i / args.inner;
+    const std::int64_t j = row % args.index_count, outer = row / args.index_count;
+    const auto index = static_cast<std::int64_t>(indices[j]);
+    const std::int64_t at = index < 0 ? index + args.axis : index;
+    y[i] = data[(outer * args.axis + at) * args.inner + inner];
+  }
+}
+
+}  // namespace
+
+void launch_index_gather(const gpu::IndexGatherArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream) {
+  if (args.index64)
+    launch_by_size<gpu::IndexGatherArgs>({index_gather_kernel<unsigned char, std::int64_t>,
+                                          index_gather_kernel<unsigned short, std::int64_t>,
+                                          index_gather_kernel<unsigned, std::int64_t>,
+                                          index_gather_kernel<unsigned long long, std::int64_t>},
+                                         args, limits, stream);
+  else
+    launch_by_size<gpu::IndexGatherArgs>({index_gather_kernel<unsigned char, std::int32_t>,
+                                          index_gather_kernel<unsigned short, std::int32_t>,
+                                          index_gather_kernel<unsigned, std::int32_t>,
+                                          index_gather_kernel<unsigned long long, std::int32_t>},
+                                         args, limits, stream);
+}
+
+}  // namespace porta::detail::PORTA_GPU_NAMESPACE
