@@ -109,7 +109,7 @@ std::optional<gpu::GemmTile> forced_tile() {
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options, std::string& plan) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -228,6 +228,12 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
         args.mask = in.size() > 3 ? b(in[3]) : nullptr;
         args.y = b(y);
         launch_attention(args, limits, stream);
+      };
+    case OpKind::Dropout:
+      return [args = gpu::dropout_args(graph, node), x = node.inputs[0], step = node.inputs[1], y = node.output,
+              limits](const Bindings& b, gpuStream_t stream) mutable {
+        args.x = b(x), args.step = reinterpret_cast<const float*>(b(step)), args.y = b(y);
+        launch_dropout(args, limits, stream);
       };
   }
   throw Error(ErrorCode::Unsupported, context.spec() + ": no kernel for " + std::string(to_string(node.op)));
