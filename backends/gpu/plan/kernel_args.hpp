@@ -304,4 +304,37 @@ struct IndexGatherArgs {
   void* y = nullptr;
 };
 
+// Comparisons, logical ops and where (ops/logic.cu), over operands broadcast to the result.
+// Compare: a and b of `dtype` (integers compared exactly, floats as f32) to a bool.
+struct CompareArgs {
+  Comparison op = Comparison::Equal;
+  DType dtype = DType::f32;
+  std::int64_t count = 0;
+  IndexMap a, b;
+  const void* a_data = nullptr;
+  const void* b_data = nullptr;
+  void* y = nullptr;
+};
+
+// Not, and, or of bool tensors; not reads a only.
+struct LogicalArgs {
+  LogicalOp op = LogicalOp::Not;
+  std::int64_t count = 0;
+  IndexMap a, b;
+  const void* a_data = nullptr;
+  const void* b_data = nullptr;
+  void* y = nullptr;
+};
+
+// y = cond ? x : other, elements of element_bytes moved as bits.
+struct WhereArgs {
+  int element_bytes = 4;
+  std::int64_t count = 0;
+  IndexMap cond, x, other;
+  const void* cond_data = nullptr;
+  const void* x_data = nullptr;
+  const void* other_data = nullptr;
+  void* y = nullptr;
+};
+
 }  // namespace porta::detail::gpu
