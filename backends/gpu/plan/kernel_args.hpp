@@ -292,9 +292,17 @@ struct AttentionArgs {
   void* y = nullptr;
 };
 
+// How a gather kernel reports an index out of range, since a kernel cannot throw: the first thread
+// to find one sets `raised` (0 to 1, atomically) and writes the index; the runtime clears the record
+// before each run and reads it after.
+struct IndexError {
+  unsigned long long raised = 0;
+  long long index = 0;
+};
+
 // Gather (ops/index_ops.cu): y[outer, j, inner] = data[outer, indices[j], inner] over `count` output
-// elements, the indices (i64 or i32) wrapped from the end where negative. The runtime checks
-// their range on the host before the launch.
+// elements, the indices (i64 or i32) wrapped from the end where negative. An index out of range
+// gathers zeros and is reported in *error.
 struct IndexGatherArgs {
   int element_bytes = 4;
   bool index64 = true;
@@ -302,6 +310,7 @@ struct IndexGatherArgs {
   const void* data = nullptr;
   const void* indices = nullptr;
   void* y = nullptr;
+  IndexError* error = nullptr;
 };
 
 // Comparisons, logical ops and where (ops/logic.cu), over operands broadcast to the result.

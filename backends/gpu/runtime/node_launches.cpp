@@ -1,6 +1,5 @@
 // Maps each node to its kernel launcher with arguments planned once (plan/op_args); at run time
 // only the device addresses are bound.
-#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <variant>
@@ -64,21 +63,12 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
   };
 }
 
-// A kernel cannot raise an error, so the indices are read back and checked on the host first (a
-// blocking read, in stream order), as on OpenCL: an index out of range throws, naming the node,
-// before any element is gathered. The read cannot be captured, so a program that gathers runs
-// eagerly (reads_indices_back).
-NodeLaunch index_gather_launch(const Graph& graph, const Node& node, const DeviceContext& context) {
-  const TensorDesc& index_desc = graph.desc(node.inputs[1]);
-  return [args = gpu::index_gather_args(graph, node), gather = &node, index_desc, spec = context.spec(),
-          limits = context.limits()](const Bindings& b, gpuStream_t stream) mutable {
-    args.data = b(gather->inputs[0]), args.indices = b(gather->inputs[1]), args.y = b(gather->output);
-    std::vector<std::byte> bytes(index_desc.bytes());
-    check(gpuMemcpyAsync(bytes.data(), args.indices, bytes.size(), gpuMemcpyDeviceToHost, stream), spec,
-          "reading gather indices");
-    check(gpuStreamSynchronize(stream), spec, "reading gather indices");
-    for (std::size_t j = 0; j < static_cast<std::size_t>(index_desc.numel()); ++j)
-      gather_coordinate(load_as_i64(bytes.data(), j, index_desc.dtype), args.axis, *gather);
+// Gather reports an index out of range in its error record, slot `record` of the run's.
+NodeLaunch index_gather_launch(const Graph& graph, const Node& node, const gpu::DeviceLimits& limits,
+                               std::size_t record) {
+  return [args = gpu::index_gather_args(graph, node), in = node.inputs, y = node.output, limits, record](
+             const Bindings& b, gpuStream_t stream) mutable {
+    args.data = b(in[0]), args.indices = b(in[1]), args.y = b(y), args.error = b.index_errors + record;
     launch_index_gather(args, limits, stream);
   };
 }
@@ -117,7 +107,7 @@ std::optional<gpu::GemmTile> forced_tile() {
 
 // Sets `plan` to what the GEMM or conv node will run, printed where PORTA_VERBOSE=1.
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
-                       const CompileOptions& options, std::string& plan) {
+                       const CompileOptions& options, std::string& plan, std::vector<const Node*>& gathers) {
   const gpu::DeviceLimits& limits = context.limits();
   static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
@@ -196,7 +186,9 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
                           &gpu::GatherArgs::x_data);
     case OpKind::Concat: return concat_launch(graph, node, context.spec());
     case OpKind::Pad: return unary_like(gpu::pad_args(graph, node), node, limits, launch_pad);
-    case OpKind::Gather: return index_gather_launch(graph, node, context);
+    case OpKind::Gather:
+      gathers.push_back(&node);
+      return index_gather_launch(graph, node, limits, gathers.size() - 1);
     case OpKind::Compare:
       return bound_launch(gpu::compare_args(graph, node), node, with_limits(launch_compare, limits),
                           &gpu::CompareArgs::y, &gpu::CompareArgs::a_data, &gpu::CompareArgs::b_data);
@@ -219,18 +211,14 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
 
 }  // namespace
 
-bool reads_indices_back(const Graph& graph) {
-  return std::any_of(graph.nodes().begin(), graph.nodes().end(),
-                     [](const Node& node) { return node.op == OpKind::Gather; });
-}
-
 PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceContext& context, VendorSession* vendor) {
   PlannedLaunches planned;
   planned.plans.resize(graph.order.size());
   for (std::size_t step = 0; step < graph.order.size(); ++step) {
     const Node& node = graph.graph.nodes()[static_cast<std::size_t>(graph.order[step])];
     NodeLaunch launch = vendor != nullptr ? vendor->node_launch(graph, node) : NodeLaunch{};
-    if (!launch) launch = node_launch(graph.graph, node, context, graph.options, planned.plans[step]);
+    if (!launch)
+      launch = node_launch(graph.graph, node, context, graph.options, planned.plans[step], planned.gathers);
     planned.launches.push_back(std::move(launch));
   }
   return planned;
