@@ -8,7 +8,7 @@ namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
 __global__ void dropout_kernel(gpu::DropoutArgs args) {
-  const philox_u32 step = dropout_step(args.step[0]);
+  const philox_u32 step = dropout_step(*static_cast<const float*>(args.step));
   for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
     const bool keep = dropout_keeps(args.seed, step, static_cast<philox_u64>(i), args.threshold) != 0;
     store(args.y, i, args.dtype, keep ? load(args.x, i, args.dtype) * args.scale : 0.0f);
