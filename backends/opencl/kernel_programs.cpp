@@ -32,6 +32,7 @@ std::string KernelPrograms::source(std::string_view stem) {
   std::string text = std::string(embedded("common")) + "\n";
   if (uses_gemm_block(stem)) text += std::string(embedded("gemm_block")) + "\n";
   if (stem == "attention") text += std::string(embedded("online_softmax")) + "\n";  // shared with attention.cu
+  if (stem == "dropout") text += std::string(embedded("philox")) + "\n";  // shared with the host and dropout.cu
   return text + std::string(embedded(stem));
 }
 

@@ -52,6 +52,7 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::MaxPool2dBackward, ref_max_pool2d_backward},
     {OpKind::SoftmaxCrossEntropy, ref_softmax_cross_entropy},
     {OpKind::Attention, ref_attention},
+    {OpKind::Dropout, ref_dropout},
 };
 
 constexpr bool in_op_kind_order() {

@@ -52,6 +52,7 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::MaxPool2dBackward, cpu_max_pool2d_backward},
     {OpKind::SoftmaxCrossEntropy, cpu_softmax_cross_entropy},
     {OpKind::Attention, cpu_attention},
+    {OpKind::Dropout, cpu_dropout},
 };
 
 constexpr bool in_op_kind_order() {

@@ -28,6 +28,7 @@ void launch_max_pool_backward(const gpu::MaxPoolBackwardArgs& args, const gpu::D
 void launch_softmax_cross_entropy(const gpu::SoftmaxCrossEntropyArgs& args, const gpu::DeviceLimits& limits,
                                   gpuStream_t stream);
 void launch_attention(const gpu::AttentionArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_dropout(const gpu::DropoutArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_index_gather(const gpu::IndexGatherArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 // Cast with an integer or bool operand or result (ops/cast.cu).
 void launch_integer_cast(const gpu::UnaryArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);

@@ -346,4 +346,17 @@ struct WhereArgs {
   void* y = nullptr;
 };
 
+// Dropout (ops/dropout.cu): y = x * scale where backends/common/philox.h keeps element i of the
+// stream (seed, step), else 0; step is read from its one-element f32 tensor at run time.
+struct DropoutArgs {
+  DType dtype = DType::f32;
+  std::int64_t count = 0;
+  std::uint64_t seed = 0;
+  std::uint32_t threshold = 0;
+  float scale = 1.0f;
+  const void* x = nullptr;
+  const void* step = nullptr;  // one f32
+  void* y = nullptr;
+};
+
 }  // namespace porta::detail::gpu

@@ -109,7 +109,7 @@ std::optional<gpu::GemmTile> forced_tile() {
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options, std::string& plan, std::vector<const Node*>& gathers) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -205,6 +205,9 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
       return bound_launch(gpu::attention_args(graph, node), node, with_limits(launch_attention, limits),
                           &gpu::AttentionArgs::y, &gpu::AttentionArgs::q, &gpu::AttentionArgs::k,
                           &gpu::AttentionArgs::v, &gpu::AttentionArgs::mask);
+    case OpKind::Dropout:
+      return bound_launch(gpu::dropout_args(graph, node), node, with_limits(launch_dropout, limits),
+                          &gpu::DropoutArgs::y, &gpu::DropoutArgs::x, &gpu::DropoutArgs::step);
   }
   throw Error(ErrorCode::Unsupported, context.spec() + ": no kernel for " + std::string(to_string(node.op)));
 }

@@ -51,6 +51,7 @@ constexpr std::pair<OpKind, OpenClOp> ops[] = {
     {OpKind::MaxPool2dBackward, opencl_max_pool2d_backward},
     {OpKind::SoftmaxCrossEntropy, opencl_softmax_cross_entropy},
     {OpKind::Attention, opencl_attention},
+    {OpKind::Dropout, opencl_dropout},
 };
 
 constexpr bool in_op_kind_order() {
