@@ -159,11 +159,11 @@ std::string nchw_only_reason(const Node& node, std::string_view backend) {
 std::string float_only_reason(const Graph& graph, const Node& node, std::string_view backend) {
   const std::string prefix = "the " + std::string(backend) + " backend has no kernels for ";
   switch (node.op) {
-    // Element movers (as bits, whatever the dtype; gather's indices i64 or i32) and cast.
+    // Element movers (as bits, whatever the dtype; gather's indices i64 or i32), cast, and the
+    // comparisons, logical ops and where (bool results or conditions, operands of any dtype).
     case OpKind::Gather: case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice: case OpKind::Concat:
-    case OpKind::Pad: case OpKind::Expand: case OpKind::Cast: return {};
-    case OpKind::Compare: case OpKind::Logical: case OpKind::Where:
-      return prefix + std::string(to_string(node.op)) + " yet";
+    case OpKind::Pad: case OpKind::Expand: case OpKind::Cast: case OpKind::Compare: case OpKind::Logical:
+    case OpKind::Where: return {};
     default: break;
   }
   for (const Tensor t : node.inputs)

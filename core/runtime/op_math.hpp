@@ -131,8 +131,8 @@ Layout node_layout(const Node& node);
 // For a backend whose kernels read NCHW only: why it refuses `node`, or empty.
 std::string nchw_only_reason(const Node& node, std::string_view backend);
 // For a backend whose kernels hold float tensors only: why it refuses `node` (an integer or bool
-// operand or result, or an op that makes or reads them; the ops that only move elements, and
-// Cast, hold every dtype), or empty.
+// operand or result; the ops that only move elements, Cast, the comparisons, the logical ops and
+// Where hold every dtype), or empty.
 std::string float_only_reason(const Graph& graph, const Node& node, std::string_view backend);
 
 // Gather: the coordinate along the gathered axis of `extent` that `index` names (a negative one

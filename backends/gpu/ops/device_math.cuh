@@ -60,6 +60,15 @@ __device__ inline void store(void* data, std::int64_t i, DType t, float value) {
   }
 }
 
+__device__ inline bool is_integer(DType t) { return t == DType::i64 || t == DType::i32 || t == DType::boolean; }
+
+// An integer or bool element, exactly (a bool as 0 or 1).
+__device__ inline std::int64_t load_integer(const void* data, std::int64_t i, DType t) {
+  if (t == DType::i64) return static_cast<const std::int64_t*>(data)[i];
+  if (t == DType::i32) return static_cast<const std::int32_t*>(data)[i];
+  return static_cast<const unsigned char*>(data)[i] != 0 ? 1 : 0;
+}
+
 // Four consecutive floats of shared memory in one 16-byte access; p is 16-byte aligned.
 __device__ inline void shared4(const float* p, float* out) {
   const float4 v = *reinterpret_cast<const float4*>(p);

@@ -1,6 +1,7 @@
 // Gather: the element of the row that each index names, moved as bits so that it is exact for
-// every dtype. The indices were range-checked on the host (runtime/node_launches.cpp); a negative
-// one counts from the end, as on ref (core/ref/index_ops.cpp).
+// every dtype. A negative index counts from the end, as on ref (core/ref/index_ops.cpp); one out
+// of range gathers zeros and is reported through args.error, which the runtime turns into ref's
+// error after the run (runtime/program.cpp), so that no read-back stops graph capture.
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
 
@@ -15,6 +16,11 @@ template <class Bits, class Index> __global__ void index_gather_kernel(gpu::Inde
     const std::int64_t inner = i % args.inner, row = i / args.inner;
     const std::int64_t j = row % args.index_count, outer = row / args.index_count;
     const auto index = static_cast<std::int64_t>(indices[j]);
+    if (index < -args.axis || index >= args.axis) {
+      if (atomicCAS(&args.error->raised, 0ull, 1ull) == 0ull) args.error->index = index;
+      y[i] = Bits{};
+      continue;
+    }
     const std::int64_t at = index < 0 ? index + args.axis : index;
     y[i] = data[(outer * args.axis + at) * args.inner + inner];
   }

@@ -290,15 +290,57 @@ struct AttentionArgs {
   void* y = nullptr;
 };
 
+// How a gather kernel reports an index out of range, since a kernel cannot throw: the first thread
+// to find one sets `raised` (0 to 1, atomically) and writes the index; the runtime clears the record
+// before each run and reads it after.
+struct IndexError {
+  unsigned long long raised = 0;
+  long long index = 0;
+};
+
 // Gather (ops/index_ops.cu): y[outer, j, inner] = data[outer, indices[j], inner] over `count` output
-// elements, the indices (i64 or i32) wrapped from the end where negative. The runtime checks
-// their range on the host before the launch.
+// elements, the indices (i64 or i32) wrapped from the end where negative. An index out of range
+// gathers zeros and is reported in *error.
 struct IndexGatherArgs {
   int element_bytes = 4;
   bool index64 = true;
   std::int64_t count = 0, index_count = 0, axis = 1, inner = 1;
   const void* data = nullptr;
   const void* indices = nullptr;
+  void* y = nullptr;
+  IndexError* error = nullptr;
+};
+
+// Comparisons, logical ops and where (ops/logic.cu), over operands broadcast to the result.
+// Compare: a and b of `dtype` (integers compared exactly, floats as f32) to a bool.
+struct CompareArgs {
+  Comparison op = Comparison::Equal;
+  DType dtype = DType::f32;
+  std::int64_t count = 0;
+  IndexMap a, b;
+  const void* a_data = nullptr;
+  const void* b_data = nullptr;
+  void* y = nullptr;
+};
+
+// Not, and, or of bool tensors; not reads a only.
+struct LogicalArgs {
+  LogicalOp op = LogicalOp::Not;
+  std::int64_t count = 0;
+  IndexMap a, b;
+  const void* a_data = nullptr;
+  const void* b_data = nullptr;
+  void* y = nullptr;
+};
+
+// y = cond ? x : other, elements of element_bytes moved as bits.
+struct WhereArgs {
+  int element_bytes = 4;
+  std::int64_t count = 0;
+  IndexMap cond, x, other;
+  const void* cond_data = nullptr;
+  const void* x_data = nullptr;
+  const void* other_data = nullptr;
   void* y = nullptr;
 };
 

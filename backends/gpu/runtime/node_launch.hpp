@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/gpu/plan/kernel_args.hpp"
 #include "backends/gpu/runtime/context.hpp"
 #include "core/runtime/backend.hpp"
 
@@ -12,11 +13,13 @@ namespace porta::detail::PORTA_GPU_NAMESPACE {
 
 class VendorSession;
 
-// Device addresses of the tensors of one run.
+// Device addresses of the tensors of one run, and of the gathers' error records (one per gather,
+// in PlannedLaunches::gathers' order).
 struct Bindings {
   const CompiledGraph* graph = nullptr;
   std::byte* arena = nullptr;
   std::byte* constants = nullptr;
+  gpu::IndexError* index_errors = nullptr;
   std::byte* operator()(Tensor t) const;
 };
 
@@ -25,13 +28,12 @@ using NodeLaunch = std::function<void(const Bindings&, gpuStream_t)>;
 // One launch per node of `graph.order`, with the kernel arguments planned once, here: the vendor
 // library's where `vendor` (impl=vendor) runs the node, porta's kernel otherwise. `plans` says what
 // porta's GEMM and conv kernels chose (Executable::node_plans), one per step; empty for the rest.
+// `gathers` are the Gather nodes, in the order of their error records (Bindings::index_errors).
 struct PlannedLaunches {
   std::vector<NodeLaunch> launches;
   std::vector<std::string> plans;
+  std::vector<const Node*> gathers;
 };
 PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceContext& context, VendorSession* vendor);
-// Whether a launch of `graph` reads indices back to the host to check them (Gather): such a
-// program cannot be captured into a CUDA/HIP graph and runs eagerly.
-bool reads_indices_back(const Graph& graph);
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

@@ -1,6 +1,5 @@
 // Maps each node to its kernel launcher with arguments planned once (plan/op_args); at run time
 // only the device addresses are bound.
-#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <variant>
@@ -18,14 +17,29 @@
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
-// Binds the output and the first input, which every single-input kernel names x and y.
-template <class Args, class Launch>
-NodeLaunch unary_like(Args args, const Node& node, const gpu::DeviceLimits& limits, Launch launch) {
-  return [args, x = node.inputs[0], y = node.output, limits, launch](const Bindings& b, gpuStream_t stream) mutable {
-    args.x = b(x);
-    args.y = b(y);
-    launch(args, limits, stream);
+// A launch that binds the device addresses of the node's inputs to args.*inputs, in order (null for
+// an optional input the node lacks), and its output's to args.*output, then calls launch(args, stream).
+template <class Args, class Launch, class Output, class... Inputs>
+NodeLaunch bound_launch(Args args, const Node& node, Launch launch, Output output, Inputs... inputs) {
+  return [args, in = node.inputs, y = node.output, launch, output, inputs...](const Bindings& b,
+                                                                                gpuStream_t stream) mutable {
+    std::size_t k = 0;
+    ((args.*inputs = k < in.size() ? b(in[k]) : nullptr, ++k), ...);
+    args.*output = b(y);
+    launch(args, stream);
   };
+}
+
+template <class Args>
+auto with_limits(void (*launch)(const Args&, const gpu::DeviceLimits&, gpuStream_t), const gpu::DeviceLimits& limits) {
+  return [launch, limits](const Args& args, gpuStream_t stream) { launch(args, limits, stream); };
+}
+
+// The single-input kernels name their operand x and their result y.
+template <class Args>
+NodeLaunch unary_like(Args args, const Node& node, const gpu::DeviceLimits& limits,
+                      void (*launch)(const Args&, const gpu::DeviceLimits&, gpuStream_t)) {
+  return bound_launch(std::move(args), node, with_limits(launch, limits), &Args::y, &Args::x);
 }
 
 NodeLaunch copy_launch(const Graph& graph, const Node& node, const std::string& spec) {
@@ -49,47 +63,33 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
   };
 }
 
-// A kernel cannot raise an error, so the indices are read back and checked on the host first (a
-// blocking read, in stream order), as on OpenCL: an index out of range throws, naming the node,
-// before any element is gathered. The read cannot be captured, so a program that gathers runs
-// eagerly (reads_indices_back).
-NodeLaunch index_gather_launch(const Graph& graph, const Node& node, const DeviceContext& context) {
-  const TensorDesc& index_desc = graph.desc(node.inputs[1]);
-  return [args = gpu::index_gather_args(graph, node), gather = &node, index_desc, spec = context.spec(),
-          limits = context.limits()](const Bindings& b, gpuStream_t stream) mutable {
-    args.data = b(gather->inputs[0]), args.indices = b(gather->inputs[1]), args.y = b(gather->output);
-    std::vector<std::byte> bytes(index_desc.bytes());
-    check(gpuMemcpyAsync(bytes.data(), args.indices, bytes.size(), gpuMemcpyDeviceToHost, stream), spec,
-          "reading gather indices");
-    check(gpuStreamSynchronize(stream), spec, "reading gather indices");
-    for (std::size_t j = 0; j < static_cast<std::size_t>(index_desc.numel()); ++j)
-      gather_coordinate(load_as_i64(bytes.data(), j, index_desc.dtype), args.axis, *gather);
+// Gather reports an index out of range in its error record, slot `record` of the run's.
+NodeLaunch index_gather_launch(const Graph& graph, const Node& node, const gpu::DeviceLimits& limits,
+                               std::size_t record) {
+  return [args = gpu::index_gather_args(graph, node), in = node.inputs, y = node.output, limits, record](
+             const Bindings& b, gpuStream_t stream) mutable {
+    args.data = b(in[0]), args.indices = b(in[1]), args.y = b(y), args.error = b.index_errors + record;
     launch_index_gather(args, limits, stream);
   };
 }
 
 // The backward ops and the fused loss: two inputs each, bound to the kernels' own names.
 NodeLaunch backward_launch(const Graph& graph, const Node& node, const gpu::DeviceLimits& limits) {
-  const Tensor a = node.inputs[0], b = node.inputs[1], y = node.output;
   switch (node.op) {
     case OpKind::ActivationBackward:
-      return [args = gpu::activation_backward_args(graph, node), a, b, y, limits](const Bindings& bind,
-                                                                                  gpuStream_t stream) mutable {
-        args.x = bind(a), args.dy = bind(b), args.dx = bind(y);
-        launch_activation_backward(args, limits, stream);
-      };
-    case OpKind::MaxPool2dBackward:
-      return [args = gpu::max_pool_backward_args(graph, node), a, b, y, limits](const Bindings& bind,
-                                                                                gpuStream_t stream) mutable {
-        args.window.x = bind(a), args.dy = bind(b), args.dx = bind(y);
+      return bound_launch(gpu::activation_backward_args(graph, node), node,
+                          with_limits(launch_activation_backward, limits), &gpu::ActivationBackwardArgs::dx,
+                          &gpu::ActivationBackwardArgs::x, &gpu::ActivationBackwardArgs::dy);
+    case OpKind::MaxPool2dBackward:  // x sits in the forward pool's arguments
+      return [args = gpu::max_pool_backward_args(graph, node), x = node.inputs[0], dy = node.inputs[1],
+              dx = node.output, limits](const Bindings& b, gpuStream_t stream) mutable {
+        args.window.x = b(x), args.dy = b(dy), args.dx = b(dx);
         launch_max_pool_backward(args, limits, stream);
       };
     default:  // SoftmaxCrossEntropy
-      return [args = gpu::softmax_cross_entropy_args(graph, node), a, b, y, limits](const Bindings& bind,
-                                                                                    gpuStream_t stream) mutable {
-        args.z = bind(a), args.labels = bind(b), args.loss = bind(y);
-        launch_softmax_cross_entropy(args, limits, stream);
-      };
+      return bound_launch(gpu::softmax_cross_entropy_args(graph, node), node,
+                          with_limits(launch_softmax_cross_entropy, limits), &gpu::SoftmaxCrossEntropyArgs::loss,
+                          &gpu::SoftmaxCrossEntropyArgs::z, &gpu::SoftmaxCrossEntropyArgs::labels);
   }
 }
 
@@ -107,7 +107,7 @@ std::optional<gpu::GemmTile> forced_tile() {
 
 // Sets `plan` to what the GEMM or conv node will run, printed where PORTA_VERBOSE=1.
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
-                       const CompileOptions& options, std::string& plan) {
+                       const CompileOptions& options, std::string& plan, std::vector<const Node*>& gathers) {
   const gpu::DeviceLimits& limits = context.limits();
   static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
@@ -120,13 +120,9 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
       const gpu::GemmPlan chosen = gpu::plan_gemm(problem, limits, forced_tile());
       plan = "gemm " + gpu::describe(chosen, limits);
       note_plan(PORTA_GPU_BACKEND_NAME, gpu::describe(problem), plan);
-      return [args, chosen, in = node.inputs, y = node.output](const Bindings& b, gpuStream_t stream) mutable {
-        args.a = b(in[0]);
-        args.b = b(in[1]);
-        args.c = in.size() == 3 ? b(in[2]) : nullptr;
-        args.y = b(y);
-        launch_gemm(args, chosen, stream);
-      };
+      return bound_launch(
+          args, node, [chosen](const gpu::GemmArgs& a, gpuStream_t stream) { launch_gemm(a, chosen, stream); },
+          &gpu::GemmArgs::y, &gpu::GemmArgs::a, &gpu::GemmArgs::b, &gpu::GemmArgs::c);
     }
     case OpKind::Conv2d: {
       gpu::ConvArgs args = gpu::conv_args(graph, node);
@@ -151,13 +147,8 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Mul:
     case OpKind::Div:
     case OpKind::Pow:
-      return [args = gpu::binary_args(graph, node), in = node.inputs, y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
-        args.a_data = b(in[0]);
-        args.b_data = b(in[1]);
-        args.y = b(y);
-        launch_binary(args, limits, stream);
-      };
+      return bound_launch(gpu::binary_args(graph, node), node, with_limits(launch_binary, limits), &gpu::BinaryArgs::y,
+                          &gpu::BinaryArgs::a_data, &gpu::BinaryArgs::b_data);
     case OpKind::Relu:
     case OpKind::Clip:
     case OpKind::Sigmoid:
@@ -174,16 +165,9 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
         return unary_like(gpu::unary_args(graph, node), node, limits, launch_unary);
       return unary_like(gpu::unary_args(graph, node), node, limits, launch_integer_cast);
     case OpKind::BatchNorm:
-      return [args = gpu::batchnorm_args(graph, node), in = node.inputs, y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
-        args.x = b(in[0]);
-        args.scale = b(in[1]);
-        args.bias = b(in[2]);
-        args.mean = b(in[3]);
-        args.var = b(in[4]);
-        args.y = b(y);
-        launch_batchnorm(args, limits, stream);
-      };
+      return bound_launch(gpu::batchnorm_args(graph, node), node, with_limits(launch_batchnorm, limits),
+                          &gpu::BatchNormArgs::y, &gpu::BatchNormArgs::x, &gpu::BatchNormArgs::scale,
+                          &gpu::BatchNormArgs::bias, &gpu::BatchNormArgs::mean, &gpu::BatchNormArgs::var);
     case OpKind::MaxPool2d:
     case OpKind::AvgPool2d: return unary_like(gpu::pool_args(graph, node), node, limits, launch_pool);
     case OpKind::GlobalAvgPool:
@@ -192,53 +176,40 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Reduce: return unary_like(gpu::reduce_args(graph, node), node, limits, launch_reduce);
     case OpKind::LayerNorm:
     case OpKind::RmsNorm:
-      return [args = gpu::norm_args(graph, node), in = node.inputs, y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
-        args.x = b(in[0]);
-        args.scale = b(in[1]);
-        args.bias = in.size() > 2 ? b(in[2]) : nullptr;
-        args.y = b(y);
-        launch_norm(args, limits, stream);
-      };
+      return bound_launch(gpu::norm_args(graph, node), node, with_limits(launch_norm, limits), &gpu::NormArgs::y,
+                          &gpu::NormArgs::x, &gpu::NormArgs::scale, &gpu::NormArgs::bias);
     case OpKind::Reshape: return copy_launch(graph, node, context.spec());
     case OpKind::Transpose:
     case OpKind::Slice:
     case OpKind::Expand:
-      return [args = gpu::gather_args(graph, node), x = node.inputs[0], y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
-        args.x_data = b(x);
-        args.y = b(y);
-        launch_gather(args, limits, stream);
-      };
+      return bound_launch(gpu::gather_args(graph, node), node, with_limits(launch_gather, limits), &gpu::GatherArgs::y,
+                          &gpu::GatherArgs::x_data);
     case OpKind::Concat: return concat_launch(graph, node, context.spec());
     case OpKind::Pad: return unary_like(gpu::pad_args(graph, node), node, limits, launch_pad);
-    case OpKind::Gather: return index_gather_launch(graph, node, context);
+    case OpKind::Gather:
+      gathers.push_back(&node);
+      return index_gather_launch(graph, node, limits, gathers.size() - 1);
     case OpKind::Compare:
-    case OpKind::Logical:
-    case OpKind::Where: break;  // refused by the device's unsupported_reason (float_only_reason)
+      return bound_launch(gpu::compare_args(graph, node), node, with_limits(launch_compare, limits),
+                          &gpu::CompareArgs::y, &gpu::CompareArgs::a_data, &gpu::CompareArgs::b_data);
+    case OpKind::Logical:  // not's second field stays null
+      return bound_launch(gpu::logical_args(graph, node), node, with_limits(launch_logical, limits),
+                          &gpu::LogicalArgs::y, &gpu::LogicalArgs::a_data, &gpu::LogicalArgs::b_data);
+    case OpKind::Where:
+      return bound_launch(gpu::where_args(graph, node), node, with_limits(launch_where, limits), &gpu::WhereArgs::y,
+                          &gpu::WhereArgs::cond_data, &gpu::WhereArgs::x_data, &gpu::WhereArgs::other_data);
     case OpKind::ActivationBackward:
     case OpKind::MaxPool2dBackward:
     case OpKind::SoftmaxCrossEntropy: return backward_launch(graph, node, limits);
     case OpKind::Attention:
-      return [args = gpu::attention_args(graph, node), in = node.inputs, y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
-        args.q = b(in[0]);
-        args.k = b(in[1]);
-        args.v = b(in[2]);
-        args.mask = in.size() > 3 ? b(in[3]) : nullptr;
-        args.y = b(y);
-        launch_attention(args, limits, stream);
-      };
+      return bound_launch(gpu::attention_args(graph, node), node, with_limits(launch_attention, limits),
+                          &gpu::AttentionArgs::y, &gpu::AttentionArgs::q, &gpu::AttentionArgs::k,
+                          &gpu::AttentionArgs::v, &gpu::AttentionArgs::mask);
   }
   throw Error(ErrorCode::Unsupported, context.spec() + ": no kernel for " + std::string(to_string(node.op)));
 }
 
 }  // namespace
-
-bool reads_indices_back(const Graph& graph) {
-  return std::any_of(graph.nodes().begin(), graph.nodes().end(),
-                     [](const Node& node) { return node.op == OpKind::Gather; });
-}
 
 PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceContext& context, VendorSession* vendor) {
   PlannedLaunches planned;
@@ -246,7 +217,8 @@ PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceConte
   for (std::size_t step = 0; step < graph.order.size(); ++step) {
     const Node& node = graph.graph.nodes()[static_cast<std::size_t>(graph.order[step])];
     NodeLaunch launch = vendor != nullptr ? vendor->node_launch(graph, node) : NodeLaunch{};
-    if (!launch) launch = node_launch(graph.graph, node, context, graph.options, planned.plans[step]);
+    if (!launch)
+      launch = node_launch(graph.graph, node, context, graph.options, planned.plans[step], planned.gathers);
     planned.launches.push_back(std::move(launch));
   }
   return planned;
