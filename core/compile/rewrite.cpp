@@ -29,10 +29,15 @@ Tensor GraphRewriter::operator[](Tensor old) {
   return now;
 }
 
+std::vector<Tensor> GraphRewriter::inputs(const Node& node) {
+  std::vector<Tensor> now;
+  now.reserve(node.inputs.size());
+  for (const Tensor t : node.inputs) now.push_back((*this)[t]);
+  return now;
+}
+
 Tensor GraphRewriter::copy(const Node& node) {
-  std::vector<Tensor> inputs;
-  for (const Tensor t : node.inputs) inputs.push_back((*this)[t]);
-  const Tensor out = add(node, node.params, inputs);
+  const Tensor out = add(node, node.params, inputs(node));
   replace(node.output, out);
   return out;
 }

@@ -7,11 +7,11 @@
 namespace porta::detail {
 
 void ref_activation_backward(const HostOpArgs& args) {
-  const auto& p = std::get<ActivationBackwardParams>(args.node.params);
+  const ActivationGradient f = activation_gradient(std::get<ActivationBackwardParams>(args.node.params));
   const HostTensor &x = args.inputs[0], &dy = args.inputs[1];
   for (std::int64_t i = 0; i < args.output.numel(); ++i) {
     const auto at = static_cast<std::size_t>(i);
-    args.output.store(at, static_cast<float>(double{dy.load(at)} * activation_derivative(p, double{x.load(at)})));
+    args.output.store(at, static_cast<float>(double{dy.load(at)} * activation_derivative(f, double{x.load(at)})));
   }
 }
 

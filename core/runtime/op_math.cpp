@@ -9,6 +9,18 @@
 
 namespace porta::detail {
 
+ActivationGradient activation_gradient(const ActivationBackwardParams& p) {
+  ActivationGradient g{.kind = GRAD_RELU, .a = 0.0f, .b = 0.0f, .gelu_tanh = p.gelu.tanh_approximation};
+  switch (p.activation) {
+    case OpKind::Clip: g.kind = GRAD_CLIP, g.a = p.clip.min, g.b = p.clip.max; break;
+    case OpKind::Gelu: g.kind = GRAD_GELU; break;
+    case OpKind::HardSigmoid: g.kind = GRAD_HARD_SIGMOID, g.a = p.hard_sigmoid.alpha, g.b = p.hard_sigmoid.beta; break;
+    case OpKind::HardSwish: g.kind = GRAD_HARD_SWISH; break;
+    default: break;  // Relu, the only other the builder admits
+  }
+  return g;
+}
+
 BroadcastIndex::BroadcastIndex(const Shape& operand, const Shape& result)
     : result_(result), operand_strides_(result.size(), 0), identity_(operand == result) {
   // Align trailing dimensions; a size-1 operand dimension is repeated (stride 0).

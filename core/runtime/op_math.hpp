@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/runtime/backward_math.hpp"
+#include "core/runtime/backward_math.h"
 #include "porta/graph.hpp"
 
 namespace porta::detail {
@@ -42,12 +42,9 @@ template <class T> T activate(Activation a, T x) {
   return x;
 }
 
-// activation_derivative (core/runtime/backward_math.hpp) with a node's parameters.
-template <class T> T activation_derivative(const ActivationBackwardParams& p, T x) {
-  const bool clip = p.activation == OpKind::Clip;
-  return activation_derivative(p.activation, x, T(clip ? p.clip.min : p.hard_sigmoid.alpha),
-                               T(clip ? p.clip.max : p.hard_sigmoid.beta), p.gelu.tanh_approximation);
-}
+// An ActivationBackward node's forward activation as activation_derivative (core/runtime/backward_math.h)
+// takes it.
+ActivationGradient activation_gradient(const ActivationBackwardParams& p);
 
 // Maps a linear index of a broadcast result to the linear index of one operand.
 class BroadcastIndex {

@@ -3,24 +3,16 @@
 // sum order), softmax cross-entropy one thread per row.
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
-#include "core/runtime/backward_math.hpp"
+#include "core/runtime/backward_math.h"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
 __global__ void activation_backward_kernel(gpu::ActivationBackwardArgs args) {
   for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
-    const float d = activation_derivative(args.forward, load(args.x, i, args.dtype), args.lo, args.hi, args.gelu_tanh);
+    const float d = activation_derivative(args.forward, load(args.x, i, args.dtype));
     store(args.dx, i, args.dtype, load(args.dy, i, args.dtype) * d);
   }
-}
-
-// Whether window (oh, ow) of the plane at `base` takes its first maximum at (ih, iw).
-__device__ bool window_takes(const gpu::PoolArgs& a, std::int64_t base, std::int64_t oh, std::int64_t ow,
-                             std::int64_t ih, std::int64_t iw) {
-  const auto x = [&](std::int64_t h, std::int64_t w) { return load(a.x, base + h * a.w + w, a.dtype); };
-  const WindowPosition m = window_argmax(a, a.h, a.w, oh, ow, x);
-  return m.h == ih && m.w == iw;
 }
 
 __global__ void max_pool_backward_kernel(gpu::MaxPoolBackwardArgs args) {
@@ -28,19 +20,9 @@ __global__ void max_pool_backward_kernel(gpu::MaxPoolBackwardArgs args) {
   const std::int64_t count = a.planes * a.h * a.w;
   for (std::int64_t i = first_thread(); i < count; i += thread_count()) {
     const std::int64_t iw = i % a.w, ih = (i / a.w) % a.h, plane = i / (a.h * a.w);
-    float sum = 0.0f;
-    for (std::int64_t r = 0; r < a.kernel[0]; ++r) {
-      const std::int64_t rows = ih + a.pad[0] - r * a.dilation[0];  // oh * stride for the window whose tap r is ih
-      if (rows < 0 || rows % a.stride[0] != 0 || rows / a.stride[0] >= a.p) continue;
-      for (std::int64_t s = 0; s < a.kernel[1]; ++s) {
-        const std::int64_t cols = iw + a.pad[1] - s * a.dilation[1];
-        if (cols < 0 || cols % a.stride[1] != 0 || cols / a.stride[1] >= a.q) continue;
-        const std::int64_t oh = rows / a.stride[0], ow = cols / a.stride[1];
-        if (window_takes(a, plane * a.h * a.w, oh, ow, ih, iw))
-          sum += load(args.dy, (plane * a.p + oh) * a.q + ow, a.dtype);
-      }
-    }
-    store(args.dx, i, a.dtype, sum);
+    const auto x = [&](std::int64_t h, std::int64_t w) { return load(a.x, (plane * a.h + h) * a.w + w, a.dtype); };
+    const auto dy = [&](std::int64_t h, std::int64_t w) { return load(args.dy, (plane * a.p + h) * a.q + w, a.dtype); };
+    store(args.dx, i, a.dtype, max_pool_input_gradient(a, a.h, a.w, a.p, a.q, ih, iw, x, dy));
   }
 }
 

@@ -4,6 +4,7 @@
 // so they hold no vendor types. Device pointers are bound just before each run.
 #include <cstdint>
 
+#include "core/runtime/backward_math.h"
 #include "porta/dtype.hpp"
 #include "porta/ops.hpp"
 
@@ -247,14 +248,11 @@ struct FmaProbeArgs {
   unsigned blocks = 1, threads = 1;
 };
 
-// ActivationBackward: dx = dy * f'(x) for the forward activation `forward` (Relu, Clip with lo/hi,
-// Gelu, HardSigmoid with alpha/beta in lo/hi, HardSwish).
+// ActivationBackward: dx = dy * f'(x) for the forward activation f.
 struct ActivationBackwardArgs {
   DType dtype = DType::f32;
   std::int64_t count = 0;
-  OpKind forward = OpKind::Relu;
-  float lo = 0.0f, hi = 0.0f;
-  bool gelu_tanh = false;
+  ActivationGradient forward{};
   const void* x = nullptr;
   const void* dy = nullptr;
   void* dx = nullptr;

@@ -7,20 +7,11 @@
 namespace porta::detail {
 
 void opencl_activation_backward(LaunchBuilder& b, const Node& node) {
-  const auto& p = std::get<ActivationBackwardParams>(node.params);
-  std::int32_t kind = 0;  // GRAD_* of kernels/backward.cl
-  float lo = 0.0f, hi = 0.0f;
-  switch (p.activation) {
-    case OpKind::Clip: kind = 1, lo = p.clip.min, hi = p.clip.max; break;
-    case OpKind::Gelu: kind = 2; break;
-    case OpKind::HardSigmoid: kind = 3, lo = p.hard_sigmoid.alpha, hi = p.hard_sigmoid.beta; break;
-    case OpKind::HardSwish: kind = 4; break;
-    default: break;  // Relu
-  }
+  const ActivationGradient f = activation_gradient(std::get<ActivationBackwardParams>(node.params));
   const std::int64_t n = b.desc(node.output).numel();
   auto args = b.kernel("backward", "activation_backward", b.desc(node.output).dtype);
-  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(n).i32(kind).f32(lo).f32(hi)
-      .i32(p.gelu.tanh_approximation ? 1 : 0);
+  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(n).i32(f.kind).f32(f.a).f32(f.b)
+      .i32(f.gelu_tanh);
   b.enqueue_1d(std::move(args), n);
 }
 
