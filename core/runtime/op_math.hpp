@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/runtime/backward_math.h"
+#include "core/runtime/logic_math.hpp"
 #include "porta/graph.hpp"
 
 namespace porta::detail {
@@ -138,23 +139,6 @@ std::string float_only_reason(const Graph& graph, const Node& node, std::string_
 // Gather: the coordinate along the gathered axis of `extent` that `index` names (a negative one
 // counts from the end); throws InvalidArgument naming the node for one out of range.
 std::int64_t gather_coordinate(std::int64_t index, std::int64_t extent, const Node& node);
-
-// Whether `op` holds for a and b (a comparison of two values of one type).
-template <class T>
-constexpr bool compare(Comparison op, T a, T b) {
-  switch (op) {
-    case Comparison::Equal: return a == b;
-    case Comparison::Less: return a < b;
-    case Comparison::LessOrEqual: return a <= b;
-    case Comparison::Greater: return a > b;
-    case Comparison::GreaterOrEqual: return a >= b;
-  }
-  return false;
-}
-
-constexpr bool logical(LogicalOp op, bool a, bool b) {
-  return op == LogicalOp::Not ? !a : op == LogicalOp::And ? (a && b) : (a || b);
-}
 
 // The axis split softmax and concat use: outer x axis x inner.
 struct AxisSplit {

@@ -3,28 +3,18 @@
 // where moves its elements as bits, so that it is exact for every dtype.
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
+#include "core/runtime/logic_math.hpp"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
-
-template <class T> __device__ bool holds(Comparison op, T a, T b) {
-  switch (op) {
-    case Comparison::Equal: return a == b;
-    case Comparison::Less: return a < b;
-    case Comparison::LessOrEqual: return a <= b;
-    case Comparison::Greater: return a > b;
-    case Comparison::GreaterOrEqual: return a >= b;
-  }
-  return false;
-}
 
 __global__ void compare_kernel(gpu::CompareArgs args) {
   auto* y = static_cast<unsigned char*>(args.y);
   const bool exact = is_integer(args.dtype);
   for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
     const std::int64_t a = map_index(args.a, i), b = map_index(args.b, i);
-    y[i] = exact ? holds(args.op, load_integer(args.a_data, a, args.dtype), load_integer(args.b_data, b, args.dtype))
-                 : holds(args.op, load(args.a_data, a, args.dtype), load(args.b_data, b, args.dtype));
+    y[i] = exact ? compare(args.op, load_integer(args.a_data, a, args.dtype), load_integer(args.b_data, b, args.dtype))
+                 : compare(args.op, load(args.a_data, a, args.dtype), load(args.b_data, b, args.dtype));
   }
 }
 
@@ -34,12 +24,7 @@ __global__ void logical_kernel(gpu::LogicalArgs args) {
   auto* y = static_cast<unsigned char*>(args.y);
   for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
     const bool x = a[map_index(args.a, i)] != 0;
-    if (args.op == LogicalOp::Not) {
-      y[i] = !x;
-      continue;
-    }
-    const bool z = b[map_index(args.b, i)] != 0;
-    y[i] = args.op == LogicalOp::And ? x && z : x || z;
+    y[i] = logical(args.op, x, args.op != LogicalOp::Not && b[map_index(args.b, i)] != 0);
   }
 }
 
