@@ -20,6 +20,16 @@ std::vector<Tensor> tensors_of(const porta_tensor* ts, std::size_t count, const 
   return result;
 }
 
+// A loss of two operands, as its C function returns it.
+template <class Loss>
+porta_status loss_of(Loss loss, porta_graph* graph, porta_tensor a, porta_tensor b, const char* name,
+                     porta_tensor* out) {
+  return guard([&] {
+    porta_tensor& result = out_ref(out, "out");
+    result = {loss(get(graph, "graph"), tensor_of(a), tensor_of(b), optional_text(name)).id};
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -53,20 +63,12 @@ porta_status porta_gradients(porta_graph* graph, porta_tensor loss, const porta_
 
 porta_status porta_mean_squared_error(porta_graph* graph, porta_tensor prediction, porta_tensor target,
                                       const char* name, porta_tensor* out) {
-  return guard([&] {
-    porta_tensor& result = out_ref(out, "out");
-    result = {porta::autodiff::mean_squared_error(get(graph, "graph"), tensor_of(prediction), tensor_of(target),
-                                                  optional_text(name)).id};
-  });
+  return loss_of(porta::autodiff::mean_squared_error, graph, prediction, target, name, out);
 }
 
 porta_status porta_softmax_cross_entropy_loss(porta_graph* graph, porta_tensor logits, porta_tensor labels,
                                               const char* name, porta_tensor* out) {
-  return guard([&] {
-    porta_tensor& result = out_ref(out, "out");
-    result = {porta::autodiff::softmax_cross_entropy(get(graph, "graph"), tensor_of(logits), tensor_of(labels),
-                                                     optional_text(name)).id};
-  });
+  return loss_of(porta::autodiff::softmax_cross_entropy, graph, logits, labels, name, out);
 }
 
 porta_status porta_training_graph(const porta_graph* inference, porta_graph** out, porta_tensor* params,
