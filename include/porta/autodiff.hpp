@@ -45,10 +45,11 @@ struct BatchStatistics {
 };
 BatchStatistics batchnorm_training(Graph& graph, Tensor x, Tensor scale, Tensor bias, float epsilon = 1e-5f);
 
-// A training copy of an inference graph (porta::models, porta::onnx::load): every constant that a
-// node reads becomes a variable of the same name, value and dtype, and every batchnorm normalises
-// with its batch's statistics (batchnorm_training), its running mean and variance left unread.
-// Inputs, outputs and node names are kept.
+// A training copy of an inference graph (porta::models, porta::onnx::load): every float constant that
+// an output depends on becomes a variable of the same name, value and dtype (a parameter), and every
+// batchnorm normalises with its batch's statistics (batchnorm_training), its running mean and variance
+// left unread. Integer constants and those feeding only variables' updates stay constants. Inputs,
+// outputs, variables and node names are kept.
 struct TrainingGraph {
   Graph graph;
   std::vector<Tensor> params;  // the variables made, in the order of the source's tensors
@@ -100,8 +101,7 @@ void apply_adamw(Graph& graph, std::span<const Tensor> params, std::span<const T
 
 // A run counter for Graph::dropout's step: a [1] f32 variable `name`, 0 before the first run, that
 // each run increments on the device, so each run of the executable draws new masks and a checkpoint
-// resumes the sequence. Returns the variable (this run's step); make one per graph and share it,
-// after training_graph (which would make its increment, a constant, a parameter).
+// resumes the sequence. Returns the variable (this run's step); make one per graph and share it.
 Tensor step_counter(Graph& graph, std::string name = "dropout.step");
 
 }  // namespace porta::autodiff

@@ -283,8 +283,8 @@ porta_status porta_mean_squared_error(porta_graph* graph, porta_tensor predictio
  * indices, one per row. */
 porta_status porta_softmax_cross_entropy_loss(porta_graph* graph, porta_tensor logits, porta_tensor labels,
                                               const char* name, porta_tensor* out);
-/* A new graph (free it with porta_graph_free) copying `inference` with every constant a node reads as a
- * variable of the same name (a parameter) and batchnorms on batch statistics. Writes up to `capacity`
+/* A new graph (free it with porta_graph_free) copying `inference` with every float constant an output depends
+ * on as a variable of the same name (a parameter) and batchnorms on batch statistics. Writes up to `capacity`
  * parameters to `params` (may be NULL with capacity 0) and their number to *count. */
 porta_status porta_training_graph(const porta_graph* inference, porta_graph** out, porta_tensor* params,
                                   size_t capacity, size_t* count);
