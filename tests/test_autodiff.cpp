@@ -327,7 +327,7 @@ TEST_SUITE("autodiff") {
         {"depthwise, stride 2", {1, 3, 6, 5}, {3, 1, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 3}},
         {"depthwise, stride 2 leaving rows over", {2, 4, 8, 7}, {4, 1, 3, 3},
          {.stride = {2, 2}, .pad = {0, 1, 0, 0}, .groups = 4}},
-        {"depthwise nhwc, dilation 2", {2, 3, 7, 6}, {3, 1, 3, 3},
+        {"depthwise nhwc, dilation 2", {2, 7, 6, 3}, {3, 1, 3, 3},
          {.pad = {2, 1, 1, 2}, .dilation = {2, 2}, .groups = 3, .layout = Layout::NHWC}},
         {"depthwise, 2 filters per channel", {1, 3, 5, 5}, {6, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 3}},
         {"1x1", {2, 3, 2, 3}, {5, 3, 1, 1}, {}},
