@@ -8,7 +8,7 @@
 //   depthwise (one filter per channel), the depthwise_filter_gradient op; otherwise grouped, a
 //   convolution whose batch is the channels of a group, whose input channels are the images, whose
 //   filters are dy's channels, with stride and dilation trading places (the forward kernels tile
-//   that tiny-output, huge-filter shape poorly: depthwise, it took 5-10 times the op's time).
+//   that tiny-output, huge-filter shape poorly: depthwise, 14.2 s of a 28 s EfficientNet-B0 step).
 #include <algorithm>
 #include <string>
 
