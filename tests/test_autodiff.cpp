@@ -325,6 +325,11 @@ TEST_SUITE("autodiff") {
         {"dilation 2", {1, 2, 7, 7}, {2, 2, 3, 3}, {.pad = {2, 1, 1, 2}, .dilation = {2, 2}}},
         {"groups 2", {2, 4, 5, 5}, {6, 2, 3, 3}, {.stride = {2, 1}, .pad = {1, 1, 1, 1}, .groups = 2}},
         {"depthwise, stride 2", {1, 3, 6, 5}, {3, 1, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 3}},
+        {"depthwise, stride 2 leaving rows over", {2, 4, 8, 7}, {4, 1, 3, 3},
+         {.stride = {2, 2}, .pad = {0, 1, 0, 0}, .groups = 4}},
+        {"depthwise nhwc, dilation 2", {2, 7, 6, 3}, {3, 1, 3, 3},
+         {.pad = {2, 1, 1, 2}, .dilation = {2, 2}, .groups = 3, .layout = Layout::NHWC}},
+        {"depthwise, 2 filters per channel", {1, 3, 5, 5}, {6, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 3}},
         {"1x1", {2, 3, 2, 3}, {5, 3, 1, 1}, {}},
         {"nhwc, groups 2", {1, 5, 4, 4}, {4, 2, 3, 3}, {.pad = {1, 1, 0, 0}, .groups = 2, .layout = Layout::NHWC}},
     };
@@ -450,6 +455,11 @@ TEST_SUITE("autodiff") {
                 {"[1, 3, 2, 2]"});
     check_error([&] { autodiff::conv2d_backward_filter(g, x, x, {.groups = 2}, {3, 2, 3, 3}); },
                 ErrorCode::ShapeMismatch, {"groups 2"});
+    check_error([&] { g.depthwise_filter_gradient(x, v, {.groups = 2}); }, ErrorCode::ShapeMismatch, {"[2, 3]"});
+    check_error([&] { g.depthwise_filter_gradient(x, x, {.groups = 1}); }, ErrorCode::InvalidArgument,
+                {"groups 1"});
+    check_error([&] { g.depthwise_filter_gradient(x, g.input("big", {1, 2, 6, 6}), {.groups = 2}); },
+                ErrorCode::ShapeMismatch, {"larger"});
   }
 
   TEST_CASE("slice (forwards and backwards), constant pad (growing and cropping) and expand") {

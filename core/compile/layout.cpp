@@ -25,7 +25,7 @@ Shape permuted(const Shape& shape, const std::array<std::int64_t, 4>& perm) {
 // numpy broadcasting): they run in any layout, given every operand in it. Not Dropout: its mask
 // follows the elements' order, so it runs where ref runs it.
 bool is_elementwise(OpKind op) {
-  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
     case OpKind::Relu: case OpKind::Clip: case OpKind::Sigmoid: case OpKind::Silu:
@@ -83,7 +83,7 @@ class LayoutAssigner {
 
   void visit(const Node& node) {
     const bool nchw = node_layout(node) == Layout::NCHW;
-    static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
     switch (node.op) {
       case OpKind::Conv2d: {
         std::vector<bool> permute(node.inputs.size(), false);  // x and the residual; not w or bias
@@ -95,6 +95,13 @@ class LayoutAssigner {
       case OpKind::MaxPool2d: case OpKind::AvgPool2d: case OpKind::GlobalAvgPool:
         // Only where the input is already channels-last: a pool alone is not worth converting for.
         if (nchw && only_channels_last(node.inputs[0]) && try_channels_last(node, {true})) return;
+        break;
+      case OpKind::DepthwiseFilterGradient:
+        // Activations in, a filter out: channels-last where either activation exists so, which
+        // costs no more transposes than NCHW would and runs the vector kernel.
+        if (nchw && (nhwc_[index(node.inputs[0])] || nhwc_[index(node.inputs[1])]) &&
+            try_channels_last(node, {true, true}, false))
+          return;
         break;
       default:
         if (is_elementwise(node.op) && graph_.shape(node.output).size() == 4 && convertible(node) &&
@@ -118,8 +125,8 @@ class LayoutAssigner {
   }
 
   // Emits `node` in NHWC, its inputs marked in `permute` taken channels-last, if the device runs it
-  // so; its output then exists channels-last only.
-  bool try_channels_last(const Node& node, const std::vector<bool>& permute) {
+  // so; its output then exists channels-last only, unless it is no activation (`permute_output`).
+  bool try_channels_last(const Node& node, const std::vector<bool>& permute, bool permute_output = true) {
     OpParams params = node.params;
     if (auto* conv = std::get_if<Conv2dParams>(&params)) conv->layout = Layout::NHWC;
     if (auto* pool = std::get_if<Pool2dParams>(&params)) pool->layout = Layout::NHWC;
@@ -128,7 +135,12 @@ class LayoutAssigner {
     std::vector<Tensor> inputs;
     for (std::size_t i = 0; i < node.inputs.size(); ++i)
       inputs.push_back(permute[i] ? channels_last(node.inputs[i]) : as_built(node.inputs[i]));
-    nhwc_[index(node.output)] = r_.add(node, params, inputs);
+    const Tensor out = r_.add(node, params, inputs);
+    if (permute_output) {
+      nhwc_[index(node.output)] = out;
+    } else {
+      r_.replace(node.output, out);
+    }
     return true;
   }
 

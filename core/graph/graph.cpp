@@ -911,4 +911,30 @@ Tensor Graph::dropout(Tensor x, Tensor step, const DropoutParams& p, std::string
   return add_node(OpKind::Dropout, p, {x, step}, desc(x), std::move(name));
 }
 
+Tensor Graph::depthwise_filter_gradient(Tensor x, Tensor dy, const Conv2dParams& p, std::string name) {
+  name = node_name(OpKind::DepthwiseFilterGradient, std::move(name));
+  const char* op = "depthwise_filter_gradient";
+  const Shape &sx = this->shape(x), &sd = this->shape(dy);
+  check_layout(p.layout, op, name);
+  check_window(op, name, {1, 1}, p.stride, p.pad, p.dilation);
+  const std::int64_t channel = p.layout == Layout::NHWC ? 3 : 1;
+  if (sx.size() != 4 || sd.size() != 4 || sx[0] != sd[0] || sx[channel] != sd[channel])
+    fail(ErrorCode::ShapeMismatch, op, name,
+         "x " + to_string(sx) + " and dy " + to_string(sd) + " must be 4-D " + str(p.layout) +
+             " with one batch and one channel count");
+  if (p.groups != sx[channel] || p.residual || p.activation != Activation::None)
+    fail(ErrorCode::InvalidArgument, op, name,
+         "groups " + str(p.groups) + " must be the channel count " + str(sx[channel]) +
+             ", with no residual or activation");
+  const auto d = detail::depthwise_gradient_dims(sx, sd, p);
+  if (d.r < 1 || d.s < 1)
+    fail(ErrorCode::ShapeMismatch, op, name,
+         "dy " + to_string(sd) + " is larger than any conv2d of x " + to_string(sx) + " with these strides and pads");
+  const Tensor ts[] = {x, dy};
+  check_same_dtype(*this, ts, op, name);
+  const Shape out{d.c, 1, d.r, d.s};
+  check_shape(out, dtype(x), op, name, "output");
+  return add_node(OpKind::DepthwiseFilterGradient, p, {x, dy}, {dtype(x), out}, std::move(name));
+}
+
 }  // namespace porta

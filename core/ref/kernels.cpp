@@ -53,6 +53,7 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::SoftmaxCrossEntropy, ref_softmax_cross_entropy},
     {OpKind::Attention, ref_attention},
     {OpKind::Dropout, ref_dropout},
+    {OpKind::DepthwiseFilterGradient, ref_depthwise_filter_gradient},
 };
 
 constexpr bool in_op_kind_order() {

@@ -18,8 +18,13 @@ typedef float porta_real;
 typedef struct {
   long size[2], stride[2], pad[2], dilation[2];
 } PoolWindow;
+/* A convolution's geometry as porta::Conv2dParams holds it (pad: top, left first). */
+typedef struct {
+  long stride[2], pad[2], dilation[2];
+} ConvWindow;
 #define PORTA_FORMULA /* as common.cl's functions: OpenCL C 1.2's inline is C99's */
 #define PORTA_WINDOW PoolWindow
+#define PORTA_CONV_WINDOW ConvWindow
 #define PORTA_WINDOW_SIZE(window, d) window.size[d]
 #define PORTA_READER __global const storage_t*
 #define PORTA_READ(reader, i) load_value(reader, i)
@@ -34,6 +39,7 @@ typedef struct {
 #endif
 #define PORTA_FORMULA template <class porta_real = float> PORTA_HOST_DEVICE inline
 #define PORTA_WINDOW const auto& /* Pool2dParams, gpu::PoolArgs */
+#define PORTA_CONV_WINDOW const auto& /* Conv2dParams, gpu::DepthwiseGradientArgs */
 #define PORTA_WINDOW_SIZE(window, d) window.kernel[d]
 #define PORTA_READER auto
 #define PORTA_READ(reader, i) reader(i)
@@ -130,6 +136,24 @@ PORTA_FORMULA porta_real max_pool_input_gradient(PORTA_WINDOW window, long h, lo
       const long oh = rows / window.stride[0], ow = cols / window.stride[1];
       const WindowPosition m = window_argmax(window, h, w, oh, ow, x);
       if (m.h == ih && m.w == iw) sum += PORTA_READ_2D(dy, oh, ow, q);
+    }
+  }
+  return sum;
+}
+
+/* A depthwise convolution's filter gradient at tap (r, s) from one image's plane of one channel: dy
+ * times the input the tap read, summed over the p x q outputs in row-major order (the padding reads
+ * zero). x reads the h x w input plane, dy the p x q output gradient plane, at (row, column). */
+PORTA_FORMULA porta_real depthwise_tap_gradient(PORTA_CONV_WINDOW window, long h, long w, long p, long q, long r,
+                                                long s, PORTA_READER x, PORTA_READER dy) {
+  porta_real sum = 0;
+  for (long oh = 0; oh < p; ++oh) {
+    const long ih = oh * window.stride[0] + r * window.dilation[0] - window.pad[0];
+    if (ih < 0 || ih >= h) continue;
+    for (long ow = 0; ow < q; ++ow) {
+      const long iw = ow * window.stride[1] + s * window.dilation[1] - window.pad[1];
+      if (iw < 0 || iw >= w) continue;
+      sum += (porta_real)PORTA_READ_2D(x, ih, iw, w) * (porta_real)PORTA_READ_2D(dy, oh, ow, q);
     }
   }
   return sum;

@@ -112,6 +112,21 @@ ConvDims conv_dims(const Shape& x, const Shape& w, const Conv2dParams& p) {
   return d;
 }
 
+ConvDims depthwise_gradient_dims(const Shape& x, const Shape& dy, const Conv2dParams& p) {
+  ConvDims d = conv_dims(x, {1, 1, 1, 1}, p);
+  const auto e = nchw_extents(dy, p.layout);
+  d.k = d.groups = d.c, d.c_per_group = d.k_per_group = 1;
+  d.p = e[2], d.q = e[3];
+  const auto taps = [](std::int64_t in, std::int64_t out, std::int64_t stride, std::int64_t pads,
+                       std::int64_t dilation) {
+    const std::int64_t room = in + pads - 1 - (out - 1) * stride;
+    return room < 0 ? 0 : room / dilation + 1;
+  };
+  d.r = taps(d.h, d.p, p.stride[0], p.pad[0] + p.pad[2], p.dilation[0]);
+  d.s = taps(d.w, d.q, p.stride[1], p.pad[1] + p.pad[3], p.dilation[1]);
+  return d;
+}
+
 std::string describe(const ConvDims& d, const Conv2dParams& p) {
   std::string line = "conv";
   const auto add = [&line](std::string_view before, std::int64_t v) { (line += before) += std::to_string(v); };

@@ -104,6 +104,9 @@ struct ConvDims {
   ActivationIndex y_index() const { return {k, p, q, layout == Layout::NHWC}; }
 };
 ConvDims conv_dims(const Shape& x, const Shape& w, const Conv2dParams& p);
+// depthwise_filter_gradient's: x's and dy's, with R x S the most taps that give dy's P x Q (a tap
+// count below 1 where dy is too large for x).
+ConvDims depthwise_gradient_dims(const Shape& x, const Shape& dy, const Conv2dParams& p);
 // The layer in a few words: "conv 8x64x56x56 k256 1x1 s1 g1" (N x C x H x W, filters, their size,
 // stride and groups).
 std::string describe(const ConvDims& d, const Conv2dParams& p);

@@ -171,6 +171,12 @@ class Graph {
   // is an InvalidArgument.
   Tensor dropout(Tensor x, Tensor step, const DropoutParams& p, std::string name = {});
 
+  // The filter gradient of a depthwise conv2d (groups == channels, one filter per channel) with
+  // params p, given its input x and its output's gradient dy: dw[c, 0, r, s] = sum over n, p, q of
+  // x[n, c, p sh + r dh - pad_top, q sw + s dw - pad_left] dy[n, c, p, q] (zero outside x). R and S
+  // are the most taps p leaves room for: a caller whose filters are smaller slices them.
+  Tensor depthwise_filter_gradient(Tensor x, Tensor dy, const Conv2dParams& p, std::string name = {});
+
   // --- inspection ---------------------------------------------------------------------------
   const TensorInfo& info(Tensor t) const;  // throws NotFound for a handle of another graph
   const TensorDesc& desc(Tensor t) const { return info(t).desc; }

@@ -44,9 +44,10 @@ enum class OpKind : std::uint8_t {
   SoftmaxCrossEntropy, // per row of the last axis: logsumexp(z) sum(l) - sum(l z); inputs logits z, labels l
   Attention,      // softmax(scale * q kᵀ + mask, causal) v over [batch, heads, seq, head_dim]
   Dropout,        // x * mask / (1 - ratio), the mask drawn from (seed, step, element); inputs x, step
+  DepthwiseFilterGradient,  // depthwise conv2d's dw [C, 1, R, S] from x and dy; inputs x, dy
 };
 
-inline constexpr int op_kind_count = static_cast<int>(OpKind::Dropout) + 1;
+inline constexpr int op_kind_count = static_cast<int>(OpKind::DepthwiseFilterGradient) + 1;
 
 std::string_view to_string(OpKind op) noexcept;
 

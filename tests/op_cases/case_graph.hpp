@@ -144,5 +144,6 @@ void add_index_cases(std::vector<OpCase>& list, DType dtype);  // gather, compar
 void add_backward_cases(std::vector<OpCase>& list, DType dtype);
 void add_attention_cases(std::vector<OpCase>& list, DType dtype);
 void add_dropout_cases(std::vector<OpCase>& list, DType dtype);
+void add_depthwise_gradient_cases(std::vector<OpCase>& list, DType dtype);
 
 }  // namespace porta::cases::detail

@@ -13,7 +13,7 @@ std::vector<OpCase> all_cases() {
                                  detail::add_cast_cases,      detail::add_reduce_cases,
                                  detail::add_norm_cases,      detail::add_slice_pad_cases,
                                  detail::add_backward_cases,  detail::add_attention_cases,
-                                 detail::add_dropout_cases};
+                                 detail::add_dropout_cases, detail::add_depthwise_gradient_cases};
   // The ops that take integer and bool tensors, in those dtypes too.
   constexpr Family any_dtype_families[] = {detail::add_shape_cases, detail::add_cast_cases,
                                            detail::add_slice_pad_cases, detail::add_index_cases};

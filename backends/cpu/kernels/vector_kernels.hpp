@@ -13,6 +13,7 @@
 #include "backends/cpu/kernels/attention_tile.hpp"
 #include "backends/cpu/kernels/depthwise_plane.hpp"
 #include "backends/cpu/kernels/depthwise_rows.hpp"
+#include "backends/cpu/kernels/depthwise_filter_gradient.hpp"
 #include "backends/cpu/kernels/dot_tile.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/f16_run.hpp"
@@ -40,6 +41,7 @@ struct VectorKernels {
   // (all but AVX-512: depthwise_stride2_streamed_avx512.cpp).
   DepthwiseRowsFn depthwise_rows_stride2_streamed = nullptr;
   DepthwisePlaneFn depthwise_plane;
+  FilterGradientRowFn filter_gradient_row;
   ActivationRunFn sigmoid, silu;
   BiasActivateChannelsFn bias_activate_channels;
   BiasActivatePixelsFn bias_activate_pixels;

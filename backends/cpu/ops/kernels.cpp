@@ -53,6 +53,7 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::SoftmaxCrossEntropy, cpu_softmax_cross_entropy},
     {OpKind::Attention, cpu_attention},
     {OpKind::Dropout, cpu_dropout},
+    {OpKind::DepthwiseFilterGradient, cpu_depthwise_filter_gradient},
 };
 
 constexpr bool in_op_kind_order() {

@@ -1,6 +1,7 @@
 // The backward ops and the fused loss: activation gradients one thread per element, max pooling's
 // gradient one thread per input element gathering from the windows that took it (no atomics, one
-// sum order), softmax cross-entropy one thread per row.
+// sum order), depthwise conv2d's filter gradient one thread per tap (the images in order), softmax
+// cross-entropy one thread per row.
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
 #include "core/runtime/backward_math.h"
@@ -26,6 +27,22 @@ __global__ void max_pool_backward_kernel(gpu::MaxPoolBackwardArgs args) {
   }
 }
 
+__global__ void depthwise_gradient_kernel(gpu::DepthwiseGradientArgs args) {
+  const std::int64_t taps = args.r * args.s, count = args.c * taps;
+  for (std::int64_t i = first_thread(); i < count; i += thread_count()) {
+    const std::int64_t channel = i / taps;
+    float sum = 0.0f;
+    for (std::int64_t image = 0; image < args.n; ++image) {
+      const std::int64_t x0 = (image * args.c + channel) * args.h * args.w;
+      const std::int64_t dy0 = (image * args.c + channel) * args.p * args.q;
+      const auto x = [&](std::int64_t h, std::int64_t w) { return load(args.x, x0 + h * args.w + w, args.dtype); };
+      const auto dy = [&](std::int64_t h, std::int64_t w) { return load(args.dy, dy0 + h * args.q + w, args.dtype); };
+      sum += depthwise_tap_gradient(args, args.h, args.w, args.p, args.q, i / args.s % args.r, i % args.s, x, dy);
+    }
+    store(args.dw, i, args.dtype, sum);
+  }
+}
+
 __global__ void softmax_cross_entropy_kernel(gpu::SoftmaxCrossEntropyArgs args) {
   for (std::int64_t row = first_thread(); row < args.rows; row += thread_count()) {
     const std::int64_t base = row * args.classes;
@@ -48,6 +65,12 @@ void launch_max_pool_backward(const gpu::MaxPoolBackwardArgs& args, const gpu::D
                               gpuStream_t stream) {
   const gpu::LaunchGeometry g = gpu::elementwise_launch(args.window.planes * args.window.h * args.window.w, limits);
   if (!g.empty()) gpu_launch(max_pool_backward_kernel, grid_of(g), block_of(g), stream, args);
+}
+
+void launch_depthwise_gradient(const gpu::DepthwiseGradientArgs& args, const gpu::DeviceLimits& limits,
+                               gpuStream_t stream) {
+  const gpu::LaunchGeometry g = gpu::elementwise_launch(args.c * args.r * args.s, limits);
+  if (!g.empty()) gpu_launch(depthwise_gradient_kernel, grid_of(g), block_of(g), stream, args);
 }
 
 void launch_softmax_cross_entropy(const gpu::SoftmaxCrossEntropyArgs& args, const gpu::DeviceLimits& limits,

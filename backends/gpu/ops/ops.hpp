@@ -25,6 +25,8 @@ void launch_conv2d(const gpu::ConvArgs& args, const gpu::ConvPlan& plan, gpuStre
 void launch_activation_backward(const gpu::ActivationBackwardArgs& args, const gpu::DeviceLimits& limits,
                                 gpuStream_t stream);
 void launch_max_pool_backward(const gpu::MaxPoolBackwardArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_depthwise_gradient(const gpu::DepthwiseGradientArgs& args, const gpu::DeviceLimits& limits,
+                               gpuStream_t stream);
 void launch_softmax_cross_entropy(const gpu::SoftmaxCrossEntropyArgs& args, const gpu::DeviceLimits& limits,
                                   gpuStream_t stream);
 void launch_attention(const gpu::AttentionArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);

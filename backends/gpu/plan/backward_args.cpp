@@ -15,6 +15,14 @@ MaxPoolBackwardArgs max_pool_backward_args(const Graph& graph, const Node& node)
   return {.window = pool_args(graph, node)};
 }
 
+DepthwiseGradientArgs depthwise_gradient_args(const Graph& graph, const Node& node) {
+  const auto& p = std::get<Conv2dParams>(node.params);
+  const ConvDims d = depthwise_gradient_dims(graph.shape(node.inputs[0]), graph.shape(node.inputs[1]), p);
+  return {.dtype = graph.dtype(node.output), .n = d.n, .c = d.c, .h = d.h, .w = d.w, .p = d.p, .q = d.q, .r = d.r,
+          .s = d.s, .stride = {p.stride[0], p.stride[1]}, .pad = {p.pad[0], p.pad[1]},
+          .dilation = {p.dilation[0], p.dilation[1]}};
+}
+
 SoftmaxCrossEntropyArgs softmax_cross_entropy_args(const Graph& graph, const Node& node) {
   const Shape& z = graph.shape(node.inputs[0]);
   const std::int64_t classes = z.back();

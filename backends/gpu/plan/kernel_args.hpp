@@ -265,6 +265,17 @@ struct MaxPoolBackwardArgs {
   void* dx = nullptr;
 };
 
+// DepthwiseFilterGradient over NCHW planes: x [n, c, h, w], dy [n, c, p, q], dw [c, 1, r, s]; the
+// geometry as backward_math.h's depthwise_tap_gradient reads it (pad: top, left).
+struct DepthwiseGradientArgs {
+  DType dtype = DType::f32;
+  std::int64_t n = 0, c = 0, h = 0, w = 0, p = 0, q = 0, r = 0, s = 0;
+  std::int64_t stride[2] = {1, 1}, pad[2] = {0, 0}, dilation[2] = {1, 1};
+  const void* x = nullptr;
+  const void* dy = nullptr;
+  void* dw = nullptr;
+};
+
 // SoftmaxCrossEntropy over `rows` rows of `classes` logits and labels.
 struct SoftmaxCrossEntropyArgs {
   DType dtype = DType::f32;

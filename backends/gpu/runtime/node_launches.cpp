@@ -86,6 +86,10 @@ NodeLaunch backward_launch(const Graph& graph, const Node& node, const gpu::Devi
         args.window.x = b(x), args.dy = b(dy), args.dx = b(dx);
         launch_max_pool_backward(args, limits, stream);
       };
+    case OpKind::DepthwiseFilterGradient:
+      return bound_launch(gpu::depthwise_gradient_args(graph, node), node,
+                          with_limits(launch_depthwise_gradient, limits), &gpu::DepthwiseGradientArgs::dw,
+                          &gpu::DepthwiseGradientArgs::x, &gpu::DepthwiseGradientArgs::dy);
     default:  // SoftmaxCrossEntropy
       return bound_launch(gpu::softmax_cross_entropy_args(graph, node), node,
                           with_limits(launch_softmax_cross_entropy, limits), &gpu::SoftmaxCrossEntropyArgs::loss,
@@ -109,7 +113,7 @@ std::optional<gpu::GemmTile> forced_tile() {
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options, std::string& plan, std::vector<const Node*>& gathers) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -200,7 +204,8 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
                           &gpu::WhereArgs::cond_data, &gpu::WhereArgs::x_data, &gpu::WhereArgs::other_data);
     case OpKind::ActivationBackward:
     case OpKind::MaxPool2dBackward:
-    case OpKind::SoftmaxCrossEntropy: return backward_launch(graph, node, limits);
+    case OpKind::SoftmaxCrossEntropy:
+    case OpKind::DepthwiseFilterGradient: return backward_launch(graph, node, limits);
     case OpKind::Attention:
       return bound_launch(gpu::attention_args(graph, node), node, with_limits(launch_attention, limits),
                           &gpu::AttentionArgs::y, &gpu::AttentionArgs::q, &gpu::AttentionArgs::k,

@@ -24,6 +24,24 @@ __kernel void max_pool2d_backward(TENSOR(x), TENSOR(dy), TENSOR(dx), long planes
   store_value(TENSOR_PTR(storage_t, dx), i, sum);
 }
 
+// A work-item per filter tap (channel, r, s) of depthwise_filter_gradient, over NCHW planes, the
+// images in order.
+__kernel void depthwise_filter_gradient(TENSOR(x), TENSOR(dy), TENSOR(dw), long n, long c, long h, long w, long p,
+                                        long q, long r, long s, long sh, long sw, long pt, long pl, long dh,
+                                        long dl) {
+  const long i = get_global_id(0);
+  if (i >= c * r * s) return;
+  const long channel = i / (r * s);
+  const ConvWindow window = {{sh, sw}, {pt, pl}, {dh, dl}};
+  float sum = 0.0f;
+  for (long image = 0; image < n; ++image) {
+    const long plane = image * c + channel;
+    sum += depthwise_tap_gradient(window, h, w, p, q, i / s % r, i % s, TENSOR_PTR(storage_t, x) + plane * h * w,
+                                  TENSOR_PTR(storage_t, dy) + plane * p * q);
+  }
+  store_value(TENSOR_PTR(storage_t, dw), i, sum);
+}
+
 // A work-item per row of `classes` values.
 __kernel void softmax_cross_entropy(TENSOR(z), TENSOR(labels), TENSOR(loss), long rows, long classes) {
   const long row = get_global_id(0);

@@ -25,6 +25,16 @@ void opencl_max_pool2d_backward(LaunchBuilder& b, const Node& node) {
   b.enqueue_1d(std::move(args), d.n * d.c * d.h * d.w);
 }
 
+void opencl_depthwise_filter_gradient(LaunchBuilder& b, const Node& node) {
+  const auto& p = std::get<Conv2dParams>(node.params);
+  const ConvDims d = depthwise_gradient_dims(b.desc(node.inputs[0]).shape, b.desc(node.inputs[1]).shape, p);
+  auto args = b.kernel("backward", "depthwise_filter_gradient", b.desc(node.output).dtype);
+  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(d.n).i64(d.c).i64(d.h).i64(d.w)
+      .i64(d.p).i64(d.q).i64(d.r).i64(d.s).i64(p.stride[0]).i64(p.stride[1]).i64(p.pad[0]).i64(p.pad[1])
+      .i64(p.dilation[0]).i64(p.dilation[1]);
+  b.enqueue_1d(std::move(args), d.c * d.r * d.s);
+}
+
 void opencl_softmax_cross_entropy(LaunchBuilder& b, const Node& node) {
   const TensorDesc& z = b.desc(node.inputs[0]);
   const std::int64_t classes = z.shape.back(), rows = z.numel() / classes;

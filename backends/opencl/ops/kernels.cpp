@@ -52,6 +52,7 @@ constexpr std::pair<OpKind, OpenClOp> ops[] = {
     {OpKind::SoftmaxCrossEntropy, opencl_softmax_cross_entropy},
     {OpKind::Attention, opencl_attention},
     {OpKind::Dropout, opencl_dropout},
+    {OpKind::DepthwiseFilterGradient, opencl_depthwise_filter_gradient},
 };
 
 constexpr bool in_op_kind_order() {

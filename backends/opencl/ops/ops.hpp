@@ -29,6 +29,7 @@ void opencl_strided_gather(LaunchBuilder& b, const Node& node);  // Transpose, S
 void opencl_pad(LaunchBuilder& b, const Node& node);
 void opencl_activation_backward(LaunchBuilder& b, const Node& node);
 void opencl_max_pool2d_backward(LaunchBuilder& b, const Node& node);
+void opencl_depthwise_filter_gradient(LaunchBuilder& b, const Node& node);
 void opencl_softmax_cross_entropy(LaunchBuilder& b, const Node& node);
 void opencl_concat(LaunchBuilder& b, const Node& node);
 void opencl_reduce(LaunchBuilder& b, const Node& node);
