@@ -58,11 +58,13 @@ bool takes_integers(const Graph& g, const Node& node) {
 }
 
 // Whether the GPU source lacks the kernel of a node that reads or makes an integer or bool tensor:
-// it holds gather, cast and the element movers in every dtype, no other op yet (float_only_reason).
+// it holds gather, cast and the element movers in every dtype, and the cross-entropy ops with i64/i32
+// class labels, no other op yet (float_only_reason).
 bool lacks_integer_kernel(const Graph& g, const Node& node) {
   switch (node.op) {
     case OpKind::Gather: case OpKind::Cast: case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice:
     case OpKind::Concat: case OpKind::Pad: case OpKind::Expand: return false;
+    case OpKind::SoftmaxCrossEntropy: case OpKind::SoftmaxCrossEntropyBackward: return false;  // float logits
     default: return takes_integers(g, node);
   }
 }
@@ -254,6 +256,31 @@ TEST_CASE("emulated gpu: a gather index out of range is an error of the run, nam
     for (int run = 0; run < 3; ++run) {  // eager every time: the indices are read back (no capture)
       exe.run();
       CHECK(exe.output("y") == std::vector<float>(6, 1.0f));
+    }
+  }
+}
+
+TEST_CASE("emulated gpu: a class label out of range is an error of the run, naming the node and the range") {
+  const auto device = open_emulated();
+  for (const DType label_dtype : {DType::i64, DType::i32}) {
+    CAPTURE(label_dtype);
+    Graph g;
+    const Tensor z = g.input("z", {3, 4}), labels = g.input("labels", {3}, label_dtype);
+    g.output("loss", g.softmax_cross_entropy(z, labels, "xent"));
+    g.output("dz", g.softmax_cross_entropy_backward(z, labels, g.input("dy", {3}), "xent_grad"));
+    Executable exe = compile_on(device, g);
+    exe.set_input("z", std::vector<float>(12, 0.0f));
+    exe.set_input("dy", std::vector<float>(3, 1.0f));
+    exe.set_input("labels", std::vector<float>{0, 4, 1});  // converted to the label dtype
+    check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {"'xent", "label 4", "[-4, 4)"});
+    exe.set_input("labels", std::vector<float>{0, -5, 1});
+    check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {"label -5"});
+    exe.set_input("labels", std::vector<float>{3, -4, 1});  // -4 is class 0
+    for (int run = 0; run < 3; ++run) {  // eager every time: the labels are read back (no capture)
+      exe.run();
+      CHECK(exe.output("loss")[0] == doctest::Approx(std::log(4.0)));
+      CHECK(exe.output("dz") == std::vector<float>{0.25f, 0.25f, 0.25f, -0.75f, -0.75f, 0.25f, 0.25f, 0.25f,
+                                                   0.25f, -0.75f, 0.25f, 0.25f});  // quarters: exact
     }
   }
 }

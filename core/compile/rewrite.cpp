@@ -41,7 +41,7 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
   Graph& g = graph;
   const std::string& name = node.name;
   const auto opt = [&](std::size_t i) { return i < in.size() ? in[i] : Tensor{}; };
-  static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul: return g.matmul(in[0], in[1], std::get<MatMulParams>(params), name);
     case OpKind::Gemm: return g.gemm(in[0], in[1], std::get<GemmParams>(params), opt(2), name);
@@ -94,6 +94,7 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
       return g.activation_backward(in[0], in[1], std::get<ActivationBackwardParams>(params), name);
     case OpKind::MaxPool2dBackward: return g.max_pool2d_backward(in[0], in[1], std::get<Pool2dParams>(params), name);
     case OpKind::SoftmaxCrossEntropy: return g.softmax_cross_entropy(in[0], in[1], name);
+    case OpKind::SoftmaxCrossEntropyBackward: return g.softmax_cross_entropy_backward(in[0], in[1], in[2], name);
     case OpKind::Attention: return g.attention(in[0], in[1], in[2], std::get<AttentionParams>(params), opt(3), name);
   }
   throw Error(ErrorCode::Internal, "graph rewrite: op " + std::string(to_string(node.op)) + " has no builder");

@@ -82,19 +82,50 @@ PORTA_HOST_DEVICE WindowPosition window_argmax(const Window& window, std::int64_
   return best;
 }
 
-// Softmax cross-entropy of one row of `classes` (at least one): sum_c l_c (logsumexp(z) - z_c). Each
-// term is a non-negative -log softmax, so nothing cancels, and the maximum taken out first keeps exp
-// in range. z(c) and l(c) load the row's elements; T is the precision of the sums.
-template <class T, class Z, class L>
-PORTA_HOST_DEVICE T cross_entropy_row(std::int64_t classes, Z z, L l) {
+// log(sum_c exp(z_c)) of one row of `classes` (at least one), the maximum taken out first to keep exp
+// in range. z(c) loads the row's elements; T is the precision of the sums.
+template <class T, class Z>
+PORTA_HOST_DEVICE T log_sum_exp_row(std::int64_t classes, Z z) {
   T top = z(0);
   for (std::int64_t c = 1; c < classes; ++c) top = T(z(c)) > top ? T(z(c)) : top;
   T sum = 0;
   for (std::int64_t c = 0; c < classes; ++c) sum += math::exp(T(z(c)) - top);
-  const T lse = top + math::log(sum);
+  return top + math::log(sum);
+}
+
+// Softmax cross-entropy of one row of `classes` (at least one): sum_c l_c (logsumexp(z) - z_c). Each
+// term is a non-negative -log softmax, so nothing cancels. z(c) and l(c) load the row's elements.
+template <class T, class Z, class L>
+PORTA_HOST_DEVICE T cross_entropy_row(std::int64_t classes, Z z, L l) {
+  const T lse = log_sum_exp_row<T>(classes, z);
   T total = 0;
   for (std::int64_t c = 0; c < classes; ++c) total += T(l(c)) * (lse - T(z(c)));
   return total;
+}
+
+// The class an integer label names among `classes`: a negative one counts from the end, as gather's
+// indices do. The label is in [-classes, classes): the kernels' callers check that first.
+PORTA_HOST_DEVICE inline std::int64_t label_class(std::int64_t label, std::int64_t classes) {
+  return label < 0 ? label + classes : label;
+}
+
+// The same against a class index (in [0, classes)): logsumexp(z) - z[label], what the one-hot row's
+// sum gives, read from one element instead of a row of labels.
+template <class T, class Z>
+PORTA_HOST_DEVICE T cross_entropy_index_row(std::int64_t classes, Z z, std::int64_t label) {
+  return log_sum_exp_row<T>(classes, z) - T(z(label));
+}
+
+// The gradient of cross_entropy_index_row with respect to the row's logits, times dy: calls
+// out(c, dy (softmax(z)_c - [c == label])) for every class c in order.
+template <class T, class Z, class Out>
+PORTA_HOST_DEVICE void cross_entropy_index_grad_row(std::int64_t classes, Z z, std::int64_t label, T dy, Out out) {
+  T top = z(0);
+  for (std::int64_t c = 1; c < classes; ++c) top = T(z(c)) > top ? T(z(c)) : top;
+  T sum = 0;
+  for (std::int64_t c = 0; c < classes; ++c) sum += math::exp(T(z(c)) - top);
+  for (std::int64_t c = 0; c < classes; ++c)
+    out(c, dy * (math::exp(T(z(c)) - top) / sum - (c == label ? T(1) : T(0))));
 }
 
 }  // namespace porta::detail

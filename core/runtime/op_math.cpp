@@ -154,8 +154,10 @@ std::string float_only_reason(const Graph& graph, const Node& node, std::string_
       return prefix + std::string(to_string(node.op)) + " yet";
     default: break;
   }
-  for (const Tensor t : node.inputs)
-    if (!is_float(graph.dtype(t))) return prefix + std::string(to_string(graph.dtype(t))) + " tensors yet";
+  const bool class_labels = reads_class_labels(graph, node);  // i64/i32 labels, float logits
+  for (std::size_t i = 0; i < node.inputs.size(); ++i)
+    if (const Tensor t = node.inputs[i]; !is_float(graph.dtype(t)) && !(class_labels && i == 1))
+      return prefix + std::string(to_string(graph.dtype(t))) + " tensors yet";
   if (!is_float(graph.dtype(node.output)))
     return prefix + std::string(to_string(graph.dtype(node.output))) + " tensors yet";
   return {};
@@ -168,6 +170,25 @@ std::int64_t gather_coordinate(std::int64_t index, std::int64_t extent, const No
                     std::to_string(-extent) + ", " + std::to_string(extent) + ") along axis " +
                     std::to_string(std::get<GatherParams>(node.params).axis));
   return index < 0 ? index + extent : index;
+}
+
+std::int64_t label_coordinate(std::int64_t label, std::int64_t classes, const Node& node) {
+  if (label < -classes || label >= classes)
+    throw Error(ErrorCode::InvalidArgument, std::string(to_string(node.op)) + " '" + node.name + "': label " +
+                                                std::to_string(label) + " is out of range [" + std::to_string(-classes) +
+                                                ", " + std::to_string(classes) + ") for " + std::to_string(classes) +
+                                                " classes");
+  return label < 0 ? label + classes : label;
+}
+
+void check_labels(const std::byte* labels, std::int64_t count, DType t, std::int64_t classes, const Node& node) {
+  for (std::size_t j = 0; j < static_cast<std::size_t>(count); ++j)
+    label_coordinate(load_as_i64(labels, j, t), classes, node);
+}
+
+bool reads_class_labels(const Graph& graph, const Node& node) {
+  return (node.op == OpKind::SoftmaxCrossEntropy || node.op == OpKind::SoftmaxCrossEntropyBackward) &&
+         !is_float(graph.dtype(node.inputs[1]));
 }
 
 AxisSplit split_at_axis(const Shape& shape, std::int64_t axis) {

@@ -135,12 +135,22 @@ Layout node_layout(const Node& node);
 std::string nchw_only_reason(const Node& node, std::string_view backend);
 // For a backend whose kernels hold float tensors only: why it refuses `node` (an integer or bool
 // operand or result, or an op that makes or reads them; the ops that only move elements, and
-// Cast, hold every dtype), or empty.
+// Cast, hold every dtype, and the cross-entropy ops take i64/i32 class labels), or empty.
 std::string float_only_reason(const Graph& graph, const Node& node, std::string_view backend);
 
 // Gather: the coordinate along the gathered axis of `extent` that `index` names (a negative one
 // counts from the end); throws InvalidArgument naming the node for one out of range.
 std::int64_t gather_coordinate(std::int64_t index, std::int64_t extent, const Node& node);
+
+// SoftmaxCrossEntropy and SoftmaxCrossEntropyBackward with i64/i32 labels: the class in [0, classes)
+// that `label` names (a negative one counts from the end, as gather's); throws InvalidArgument naming
+// the node, the label and the range for one out of range.
+std::int64_t label_coordinate(std::int64_t label, std::int64_t classes, const Node& node);
+// The same check of `count` labels of dtype `t` at `labels` (read back from a device), before a
+// kernel that trusts them runs.
+void check_labels(const std::byte* labels, std::int64_t count, DType t, std::int64_t classes, const Node& node);
+// Whether `node` reads integer class labels (its operand 1): a cross-entropy node whose labels are i64/i32.
+bool reads_class_labels(const Graph& graph, const Node& node);
 
 // Whether `op` holds for a and b (a comparison of two values of one type).
 template <class T>

@@ -42,6 +42,8 @@ enum class OpKind : std::uint8_t {
   ActivationBackward,  // dy * f'(x) for the forward activation its params name; inputs x, dy
   MaxPool2dBackward,   // dy routed to each window's first maximum of x; inputs x, dy; dx has x's shape
   SoftmaxCrossEntropy, // per row of the last axis: logsumexp(z) sum(l) - sum(l z); inputs logits z, labels l
+                       // (float, z's shape), or logsumexp(z) - z[label] for i64/i32 class indices, one per row
+  SoftmaxCrossEntropyBackward,  // dy (softmax(z) - one_hot(label)) per row; inputs z, i64/i32 labels, dy
   Attention,      // softmax(scale * q kᵀ + mask, causal) v over [batch, heads, seq, head_dim]
 };
 

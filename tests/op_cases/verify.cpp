@@ -14,7 +14,7 @@ enum class Precision { Exact, Elementwise, Accumulating };
 // Elementwise ops round once into the output dtype; accumulating ops also sum in f32 where ref
 // sums in f64.
 Precision precision_of(OpKind op) {
-  static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Relu:
     case OpKind::Clip:
@@ -41,6 +41,7 @@ Precision precision_of(OpKind op) {
     case OpKind::RmsNorm:
     case OpKind::MaxPool2dBackward:
     case OpKind::SoftmaxCrossEntropy:
+    case OpKind::SoftmaxCrossEntropyBackward:
     case OpKind::Attention: return Precision::Accumulating;
     default: return Precision::Elementwise;
   }

@@ -1,6 +1,7 @@
 // The backward ops and the fused loss: activation gradients one thread per element, max pooling's
 // gradient one thread per input element gathering from the windows that took it (no atomics, one
-// sum order), softmax cross-entropy one thread per row.
+// sum order), softmax cross-entropy one thread per row, and its gradient (integer labels) a thread
+// per row for short rows, a block per row for long ones.
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
 #include "core/runtime/backward_math.hpp"
@@ -44,13 +45,53 @@ __global__ void max_pool_backward_kernel(gpu::MaxPoolBackwardArgs args) {
   }
 }
 
+// The class of `row`'s i64 or i32 label, a negative one counted from the end (the host checked the range).
+__device__ std::int64_t label_of(const void* labels, std::int64_t row, bool index64, std::int64_t classes) {
+  const std::int64_t label = index64 ? static_cast<const std::int64_t*>(labels)[row]
+                                     : std::int64_t{static_cast<const std::int32_t*>(labels)[row]};
+  return label_class(label, classes);
+}
+
 __global__ void softmax_cross_entropy_kernel(gpu::SoftmaxCrossEntropyArgs args) {
   for (std::int64_t row = first_thread(); row < args.rows; row += thread_count()) {
     const std::int64_t base = row * args.classes;
-    const float total = cross_entropy_row<float>(
-        args.classes, [&](std::int64_t c) { return load(args.z, base + c, args.dtype); },
-        [&](std::int64_t c) { return load(args.labels, base + c, args.dtype); });
+    const auto z = [&](std::int64_t c) { return load(args.z, base + c, args.dtype); };
+    const float total =
+        args.index_labels
+            ? cross_entropy_index_row<float>(args.classes, z, label_of(args.labels, row, args.index64, args.classes))
+            : cross_entropy_row<float>(args.classes, z,
+                                       [&](std::int64_t c) { return load(args.labels, base + c, args.dtype); });
     store(args.loss, row, args.dtype, total);
+  }
+}
+
+// The gradient for short rows: a thread per row.
+__global__ void softmax_cross_entropy_backward_row_per_thread_kernel(gpu::SoftmaxCrossEntropyBackwardArgs args) {
+  for (std::int64_t row = first_thread(); row < args.rows; row += thread_count()) {
+    const std::int64_t base = row * args.classes;
+    cross_entropy_index_grad_row<float>(
+        args.classes, [&](std::int64_t c) { return load(args.z, base + c, args.dtype); },
+        label_of(args.labels, row, args.index64, args.classes), load(args.dy, row, args.dtype),
+        [&](std::int64_t c, float v) { store(args.dz, base + c, args.dtype, v); });
+  }
+}
+
+// The gradient for long rows: a block per row, as softmax's kernel, the label's class less dy.
+__global__ void softmax_cross_entropy_backward_kernel(gpu::SoftmaxCrossEntropyBackwardArgs args) {
+  __shared__ float scratch[256];
+  for (std::int64_t row = blockIdx.x; row < args.rows; row += gridDim.x) {
+    const std::int64_t base = row * args.classes;
+    const auto z = [&](std::int64_t c) { return load(args.z, base + c, args.dtype); };
+    float max = -INFINITY;
+    for (std::int64_t c = threadIdx.x; c < args.classes; c += blockDim.x) max = fmaxf(max, z(c));
+    max = block_reduce(max, scratch, [](float a, float b) { return fmaxf(a, b); });
+    float sum = 0.0f;
+    for (std::int64_t c = threadIdx.x; c < args.classes; c += blockDim.x) sum += expf(z(c) - max);
+    sum = block_reduce(sum, scratch, [](float a, float b) { return a + b; });
+    const std::int64_t label = label_of(args.labels, row, args.index64, args.classes);
+    const float dy = load(args.dy, row, args.dtype);
+    for (std::int64_t c = threadIdx.x; c < args.classes; c += blockDim.x)
+      store(args.dz, base + c, args.dtype, dy * (expf(z(c) - max) / sum - (c == label ? 1.0f : 0.0f)));
   }
 }
 
@@ -72,6 +113,18 @@ void launch_softmax_cross_entropy(const gpu::SoftmaxCrossEntropyArgs& args, cons
                                   gpuStream_t stream) {
   const gpu::LaunchGeometry g = gpu::elementwise_launch(args.rows, limits);
   if (!g.empty()) gpu_launch(softmax_cross_entropy_kernel, grid_of(g), block_of(g), stream, args);
+}
+
+void launch_softmax_cross_entropy_backward(const gpu::SoftmaxCrossEntropyBackwardArgs& args,
+                                           const gpu::DeviceLimits& limits, gpuStream_t stream) {
+  if (gpu::thread_per_row(args.classes)) {
+    const gpu::LaunchGeometry g = gpu::elementwise_launch(args.rows, limits);
+    if (!g.empty())
+      gpu_launch(softmax_cross_entropy_backward_row_per_thread_kernel, grid_of(g), block_of(g), stream, args);
+    return;
+  }
+  const gpu::LaunchGeometry g = gpu::row_launch(args.rows, args.classes, limits);
+  if (!g.empty()) gpu_launch(softmax_cross_entropy_backward_kernel, grid_of(g), block_of(g), stream, args);
 }
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

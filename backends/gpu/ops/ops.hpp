@@ -27,6 +27,8 @@ void launch_activation_backward(const gpu::ActivationBackwardArgs& args, const g
 void launch_max_pool_backward(const gpu::MaxPoolBackwardArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_softmax_cross_entropy(const gpu::SoftmaxCrossEntropyArgs& args, const gpu::DeviceLimits& limits,
                                   gpuStream_t stream);
+void launch_softmax_cross_entropy_backward(const gpu::SoftmaxCrossEntropyBackwardArgs& args,
+                                           const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_attention(const gpu::AttentionArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_index_gather(const gpu::IndexGatherArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 // Cast with an integer or bool operand or result (ops/cast.cu).

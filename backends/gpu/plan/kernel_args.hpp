@@ -267,13 +267,28 @@ struct MaxPoolBackwardArgs {
   void* dx = nullptr;
 };
 
-// SoftmaxCrossEntropy over `rows` rows of `classes` logits and labels.
+// SoftmaxCrossEntropy over `rows` rows of `classes` logits: float labels of the logits' shape, or
+// (index_labels) one class index per row, i64 (index64) or i32, negative ones counted from the end;
+// the runtime checks their range on the host before the launch.
 struct SoftmaxCrossEntropyArgs {
   DType dtype = DType::f32;
   std::int64_t rows = 0, classes = 1;
+  bool index_labels = false, index64 = true;
   const void* z = nullptr;
   const void* labels = nullptr;
   void* loss = nullptr;
+};
+
+// SoftmaxCrossEntropyBackward: dz = dy (softmax(z) - one_hot(label)) over `rows` rows of `classes`
+// logits, one dy and one i64 (index64) or i32 class index per row, checked as above.
+struct SoftmaxCrossEntropyBackwardArgs {
+  DType dtype = DType::f32;
+  std::int64_t rows = 0, classes = 1;
+  bool index64 = true;
+  const void* z = nullptr;
+  const void* labels = nullptr;
+  const void* dy = nullptr;
+  void* dz = nullptr;
 };
 
 // Attention (ops/attention.cu): the node's sizes, and q, k, v, an optional mask (null when none), y.

@@ -27,6 +27,7 @@ ConvArgs conv_args(const Graph& graph, const Node& node);
 ActivationBackwardArgs activation_backward_args(const Graph& graph, const Node& node);
 MaxPoolBackwardArgs max_pool_backward_args(const Graph& graph, const Node& node);
 SoftmaxCrossEntropyArgs softmax_cross_entropy_args(const Graph& graph, const Node& node);
+SoftmaxCrossEntropyBackwardArgs softmax_cross_entropy_backward_args(const Graph& graph, const Node& node);
 AttentionArgs attention_args(const Graph& graph, const Node& node);
 IndexGatherArgs index_gather_args(const Graph& graph, const Node& node);  // Gather
 // Why ops/attention.cu cannot run `node` (a head wider than its tiles), or empty.

@@ -30,8 +30,9 @@ struct PlannedLaunches {
   std::vector<std::string> plans;
 };
 PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceContext& context, VendorSession* vendor);
-// Whether a launch of `graph` reads indices back to the host to check them (Gather): such a
-// program cannot be captured into a CUDA/HIP graph and runs eagerly.
+// Whether a launch of `graph` reads indices back to the host to check them (Gather, and the
+// cross-entropy ops with i64/i32 class labels): such a program cannot be captured into a CUDA/HIP
+// graph and runs eagerly.
 bool reads_indices_back(const Graph& graph);
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

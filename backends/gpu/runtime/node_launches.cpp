@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <set>
 #include <variant>
 #include <vector>
 
@@ -68,7 +69,7 @@ NodeLaunch index_gather_launch(const Graph& graph, const Node& node, const Devic
   };
 }
 
-// The backward ops and the fused loss: two inputs each, bound to the kernels' own names.
+// The backward ops: two inputs each, bound to the kernels' own names.
 NodeLaunch backward_launch(const Graph& graph, const Node& node, const gpu::DeviceLimits& limits) {
   const Tensor a = node.inputs[0], b = node.inputs[1], y = node.output;
   switch (node.op) {
@@ -84,13 +85,44 @@ NodeLaunch backward_launch(const Graph& graph, const Node& node, const gpu::Devi
         args.window.x = bind(a), args.dy = bind(b), args.dx = bind(y);
         launch_max_pool_backward(args, limits, stream);
       };
-    default:  // SoftmaxCrossEntropy
-      return [args = gpu::softmax_cross_entropy_args(graph, node), a, b, y, limits](const Bindings& bind,
-                                                                                    gpuStream_t stream) mutable {
-        args.z = bind(a), args.labels = bind(b), args.loss = bind(y);
-        launch_softmax_cross_entropy(args, limits, stream);
-      };
+    default: throw Error(ErrorCode::Internal, "backward_launch: " + std::string(to_string(node.op)));
   }
+}
+
+// Reads `node`'s i64/i32 class labels (`desc`, at `labels` on the device) back and checks them on the host:
+// a blocking read, in stream order, as index_gather_launch's.
+void check_labels_on_host(const Node& node, const TensorDesc& desc, const std::byte* labels, std::int64_t classes,
+                          const std::string& spec, gpuStream_t stream) {
+  std::vector<std::byte> bytes(desc.bytes());
+  check(gpuMemcpyAsync(bytes.data(), labels, bytes.size(), gpuMemcpyDeviceToHost, stream), spec,
+        "reading class labels");
+  check(gpuStreamSynchronize(stream), spec, "reading class labels");
+  check_labels(bytes.data(), desc.numel(), desc.dtype, classes, node);
+}
+
+// The fused loss and its gradient. A kernel cannot raise an error, so i64/i32 labels are read back and
+// checked on the host first, as gather's indices are (so the program runs eagerly: reads_indices_back):
+// a label out of range throws, naming the node, before the kernel runs. Only the first node of the order
+// that reads a labels tensor checks it (`check_labels`): a tensor does not change within a run.
+NodeLaunch cross_entropy_launch(const Graph& graph, const Node& node, const DeviceContext& context, bool check_labels) {
+  const Tensor z = node.inputs[0], labels = node.inputs[1], y = node.output;
+  const auto checked = [node = &node, desc = graph.desc(labels), classes = graph.shape(z).back(), labels,
+                        spec = context.spec(), check_labels](const Bindings& b, gpuStream_t stream) {
+    if (check_labels) check_labels_on_host(*node, desc, b(labels), classes, spec, stream);
+  };
+  if (node.op == OpKind::SoftmaxCrossEntropy)
+    return [args = gpu::softmax_cross_entropy_args(graph, node), z, labels, y, limits = context.limits(), checked](
+               const Bindings& b, gpuStream_t stream) mutable {
+      checked(b, stream);
+      args.z = b(z), args.labels = b(labels), args.loss = b(y);
+      launch_softmax_cross_entropy(args, limits, stream);
+    };
+  return [args = gpu::softmax_cross_entropy_backward_args(graph, node), z, labels, dy = node.inputs[2], y,
+          limits = context.limits(), checked](const Bindings& b, gpuStream_t stream) mutable {
+    checked(b, stream);
+    args.z = b(z), args.labels = b(labels), args.dy = b(dy), args.dz = b(y);
+    launch_softmax_cross_entropy_backward(args, limits, stream);
+  };
 }
 
 // PORTA_GPU_TILE=<tile name> (gpu::tile_name) runs every GEMM and conv prepared from then on that
@@ -105,11 +137,12 @@ std::optional<gpu::GemmTile> forced_tile() {
   throw Error(ErrorCode::InvalidArgument, "PORTA_GPU_TILE=" + std::string(value) + ": expected one of " + known);
 }
 
-// Sets `plan` to what the GEMM or conv node will run, printed where PORTA_VERBOSE=1.
+// Sets `plan` to what the GEMM or conv node will run, printed where PORTA_VERBOSE=1. `check_labels`:
+// whether a cross-entropy node checks its class labels (cross_entropy_launch).
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
-                       const CompileOptions& options, std::string& plan) {
+                       const CompileOptions& options, std::string& plan, bool check_labels) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 42, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -217,8 +250,9 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Logical:
     case OpKind::Where: break;  // refused by the device's unsupported_reason (float_only_reason)
     case OpKind::ActivationBackward:
-    case OpKind::MaxPool2dBackward:
-    case OpKind::SoftmaxCrossEntropy: return backward_launch(graph, node, limits);
+    case OpKind::MaxPool2dBackward: return backward_launch(graph, node, limits);
+    case OpKind::SoftmaxCrossEntropy:
+    case OpKind::SoftmaxCrossEntropyBackward: return cross_entropy_launch(graph, node, context, check_labels);
     case OpKind::Attention:
       return [args = gpu::attention_args(graph, node), in = node.inputs, y = node.output, limits](
                  const Bindings& b, gpuStream_t stream) mutable {
@@ -236,17 +270,21 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
 }  // namespace
 
 bool reads_indices_back(const Graph& graph) {
-  return std::any_of(graph.nodes().begin(), graph.nodes().end(),
-                     [](const Node& node) { return node.op == OpKind::Gather; });
+  return std::any_of(graph.nodes().begin(), graph.nodes().end(), [&](const Node& node) {
+    return node.op == OpKind::Gather || reads_class_labels(graph, node);
+  });
 }
 
 PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceContext& context, VendorSession* vendor) {
   PlannedLaunches planned;
   planned.plans.resize(graph.order.size());
+  std::set<std::int32_t> checked_labels;  // the class labels a node earlier in the order checks
   for (std::size_t step = 0; step < graph.order.size(); ++step) {
     const Node& node = graph.graph.nodes()[static_cast<std::size_t>(graph.order[step])];
+    const bool check_labels =
+        reads_class_labels(graph.graph, node) && checked_labels.insert(node.inputs[1].id).second;
     NodeLaunch launch = vendor != nullptr ? vendor->node_launch(graph, node) : NodeLaunch{};
-    if (!launch) launch = node_launch(graph.graph, node, context, graph.options, planned.plans[step]);
+    if (!launch) launch = node_launch(graph.graph, node, context, graph.options, planned.plans[step], check_labels);
     planned.launches.push_back(std::move(launch));
   }
   return planned;

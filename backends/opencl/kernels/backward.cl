@@ -94,3 +94,47 @@ __kernel void softmax_cross_entropy(TENSOR(z), TENSOR(labels), TENSOR(loss), lon
   for (long c = 0; c < classes; ++c) total += load_value(lp, c) * (lse - load_value(zp, c));
   store_value(TENSOR_PTR(storage_t, loss), row, total);
 }
+
+// The class a row's i64 (wide) or i32 label names, a negative one counted from the end; the host has
+// checked every label is in [-classes, classes) before the launch.
+long label_class(__global const uchar* labels_base, ulong labels_offset, long row, long classes, int wide) {
+  const __global uchar* at = labels_base + labels_offset;
+  const long label = wide ? ((const __global long*)at)[row] : (long)((const __global int*)at)[row];
+  return label < 0 ? label + classes : label;
+}
+
+// log(sum_c exp(z_c)) of a row of `classes` values, the maximum taken out first.
+float log_sum_exp_row(__global const storage_t* zp, long classes) {
+  float top = -INFINITY;
+  for (long c = 0; c < classes; ++c) top = fmax(top, load_value(zp, c));
+  float sum = 0.0f;
+  for (long c = 0; c < classes; ++c) sum += exp(load_value(zp, c) - top);
+  return top + log(sum);
+}
+
+// logsumexp(z) - z[label] per row: the cross-entropy against i64/i32 class labels, one per row.
+__kernel void softmax_cross_entropy_index(TENSOR(z), TENSOR(labels), TENSOR(loss), long rows, long classes,
+                                          int wide) {
+  const long row = get_global_id(0);
+  if (row >= rows) return;
+  __global const storage_t* zp = TENSOR_PTR(storage_t, z) + row * classes;
+  const long label = label_class(labels_base, labels_offset, row, classes, wide);
+  store_value(TENSOR_PTR(storage_t, loss), row, log_sum_exp_row(zp, classes) - load_value(zp, label));
+}
+
+// dy (softmax(z) - one_hot(label)) per row of `classes` logits: the gradient of the above.
+__kernel void softmax_cross_entropy_backward(TENSOR(z), TENSOR(labels), TENSOR(dy), TENSOR(dz), long rows,
+                                             long classes, int wide) {
+  const long row = get_global_id(0);
+  if (row >= rows) return;
+  __global const storage_t* zp = TENSOR_PTR(storage_t, z) + row * classes;
+  __global storage_t* dzp = TENSOR_PTR(storage_t, dz) + row * classes;
+  const long label = label_class(labels_base, labels_offset, row, classes, wide);
+  const float d = load_value(TENSOR_PTR(storage_t, dy), row);
+  float top = -INFINITY;
+  for (long c = 0; c < classes; ++c) top = fmax(top, load_value(zp, c));
+  float sum = 0.0f;
+  for (long c = 0; c < classes; ++c) sum += exp(load_value(zp, c) - top);
+  for (long c = 0; c < classes; ++c)
+    store_value(dzp, c, d * (exp(load_value(zp, c) - top) / sum - (c == label ? 1.0f : 0.0f)));
+}

@@ -1,6 +1,8 @@
 // Launchers of kernels/backward.cl.
 #include <variant>
+#include <vector>
 
+#include "backends/opencl/cl_error.hpp"
 #include "backends/opencl/ops/ops.hpp"
 #include "core/runtime/op_math.hpp"
 
@@ -34,11 +36,51 @@ void opencl_max_pool2d_backward(LaunchBuilder& b, const Node& node) {
   b.enqueue_1d(std::move(args), d.n * d.c * d.h * d.w);
 }
 
+namespace {
+
+// A kernel cannot raise an error, so i64/i32 labels are read back and checked on the host first (a
+// blocking read, in queue order), as gather's indices are: a label out of range throws, naming the
+// node, before the kernel runs. Labels are one per row: few. The first node of the order that reads
+// a labels tensor checks it; the loss and its gradient share one.
+void check_labels_on_host(LaunchBuilder& b, const Node& node, std::int64_t classes) {
+  const Tensor labels = node.inputs[1];
+  if (!b.claim_host_check(labels)) return;
+  b.library({[&node, labels, desc = b.desc(labels), classes](cl_command_queue queue, const LocateTensor& locate,
+                                                              cl_event*) {
+    std::vector<std::byte> bytes(desc.bytes());
+    const ClTensorRef at = locate(labels);
+    check_cl(clEnqueueReadBuffer(queue, at.mem, CL_TRUE, at.offset, bytes.size(), bytes.data(), 0, nullptr, nullptr),
+             "clEnqueueReadBuffer");
+    check_labels(bytes.data(), desc.numel(), desc.dtype, classes, node);
+  }});
+}
+
+}  // namespace
+
 void opencl_softmax_cross_entropy(LaunchBuilder& b, const Node& node) {
   const TensorDesc& z = b.desc(node.inputs[0]);
   const std::int64_t classes = z.shape.back(), rows = z.numel() / classes;
-  auto args = b.kernel("backward", "softmax_cross_entropy", b.desc(node.output).dtype);
-  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(rows).i64(classes);
+  const DType labels = b.desc(node.inputs[1]).dtype;
+  if (is_float(labels)) {
+    auto args = b.kernel("backward", "softmax_cross_entropy", b.desc(node.output).dtype);
+    args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(rows).i64(classes);
+    b.enqueue_1d(std::move(args), rows);
+    return;
+  }
+  check_labels_on_host(b, node, classes);
+  auto args = b.kernel("backward", "softmax_cross_entropy_index", b.desc(node.output).dtype);
+  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(rows).i64(classes)
+      .i32(labels == DType::i64 ? 1 : 0);
+  b.enqueue_1d(std::move(args), rows);
+}
+
+void opencl_softmax_cross_entropy_backward(LaunchBuilder& b, const Node& node) {
+  const TensorDesc& z = b.desc(node.inputs[0]);
+  const std::int64_t classes = z.shape.back(), rows = z.numel() / classes;
+  check_labels_on_host(b, node, classes);
+  auto args = b.kernel("backward", "softmax_cross_entropy_backward", b.desc(node.output).dtype);
+  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.inputs[2]).tensor(node.output).i64(rows)
+      .i64(classes).i32(b.desc(node.inputs[1]).dtype == DType::i64 ? 1 : 0);
   b.enqueue_1d(std::move(args), rows);
 }
 
