@@ -239,6 +239,13 @@ TEST_SUITE("autodiff") {
     });
   }
 
+  TEST_CASE("dropout: the gradient applies the forward's mask and scale, recomputed") {
+    check_gradients({{"x", {3, 7, 5}}}, [](Graph& g, const auto& t) {
+      const float step[] = {5.0f};
+      return g.dropout(t[0], g.constant("step", {1}, step), {.ratio = 0.4f, .seed = 11});
+    });
+  }
+
   TEST_CASE("mean squared error") {
     check_gradients({{"p", {3, 2}}, {"t", {3, 2}}},
                     [](Graph& g, const auto& t) { return autodiff::mean_squared_error(g, t[0], t[1]); });

@@ -152,7 +152,7 @@ TEST_CASE("the shrinker reduces a failing graph to its core and prints builder c
   const auto [pasted, text] = PASTED_GRAPH(
       Graph g;
       const Tensor t0 = g.input("x0", {1, 1, 1, 1});
-      const Tensor t1 = g.constant("c1", {1, 1, 1, 1}, std::vector<float>{0.662373662f});
+      const Tensor t1 = g.constant("c1", {1, 1, 1, 1}, std::vector<float>{0.802104592f});
       const Tensor t2 = g.conv2d(t0, t1);
       const Tensor t3 = g.sigmoid(t2);
       g.output("y0", t3);

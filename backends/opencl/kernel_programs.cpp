@@ -32,6 +32,8 @@ std::string KernelPrograms::source(std::string_view stem) {
   std::string text = std::string(embedded("common")) + "\n";
   if (uses_gemm_block(stem)) text += std::string(embedded("gemm_block")) + "\n";
   if (stem == "attention") text += std::string(embedded("online_softmax")) + "\n";  // shared with attention.cu
+  if (stem == "dropout") text += std::string(embedded("philox")) + "\n";  // shared with the host and dropout.cu
+  if (stem == "backward") text += std::string(embedded("backward_math")) + "\n";  // shared with C++ and CUDA
   return text + std::string(embedded(stem));
 }
 

@@ -4,7 +4,7 @@
 namespace porta::autodiff::detail {
 
 Rule backward_rule(OpKind op) {
-  static_assert(op_kind_count == 43, "a new OpKind: give it its rule (or nullptr) here, then count it");
+  static_assert(op_kind_count == 44, "a new OpKind: give it its rule (or nullptr) here, then count it");
   switch (op) {
     case OpKind::MatMul: return matmul_backward;
     case OpKind::Gemm: return gemm_backward;
@@ -51,6 +51,7 @@ Rule backward_rule(OpKind op) {
     case OpKind::Logical:
     case OpKind::Where: return nullptr;
     case OpKind::Attention: return nullptr;  // not written yet
+    case OpKind::Dropout: return dropout_backward;
   }
   return nullptr;
 }

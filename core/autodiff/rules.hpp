@@ -1,7 +1,7 @@
 #pragma once
 // Backward rules: given a forward node and the gradient dy of its output, each appends the nodes
 // computing the gradients of the node's inputs. One file per family: rules_linear.cpp (MatMul,
-// Gemm), rules_elementwise.cpp (arithmetic, activations, Softmax, SoftmaxCrossEntropy),
+// Gemm), rules_elementwise.cpp (arithmetic, activations, Softmax, SoftmaxCrossEntropy, Dropout),
 // rules_layout.cpp (Reshape, Transpose, Concat, Cast, GlobalAvgPool), rules_batchnorm.cpp,
 // rules_conv_pool.cpp (Conv2d, MaxPool2d, AvgPool2d), rules_math.cpp (Erf, Sqrt, Reciprocal, Pow,
 // LayerNorm, Slice, Pad, Expand).
@@ -35,6 +35,7 @@ Grads global_avg_pool_backward(Graph& g, const Node& node, Tensor dy, const std:
 Grads reduce_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 Grads batchnorm_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 Grads softmax_cross_entropy_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
+Grads dropout_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 // rules_conv_pool.cpp
 Grads conv2d_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 Grads max_pool_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);

@@ -1,6 +1,7 @@
 // Backward of the broadcasting arithmetic ops, the activations and Softmax, built from the forward
 // ops themselves.
 #include <string>
+#include <variant>
 
 #include "core/autodiff/graph_math.hpp"
 #include "core/autodiff/rules.hpp"
@@ -111,6 +112,15 @@ Grads softmax_backward(Graph& g, const Node& node, Tensor dy, const std::vector<
   const auto axis = static_cast<std::size_t>(std::get<SoftmaxParams>(node.params).axis);
   const Tensor dot = sum_to(g, g.mul(dy, y), drop_axis(g.shape(y), axis));
   return {g.mul(y, g.sub(dy, dot))};
+}
+
+// The mask is a function of (seed, step, element), so dropout of dy under the node's parameters and
+// step multiplies by the forward's own mask and scale, recomputed rather than stored. The step is a
+// counter: no gradient.
+Grads dropout_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs) {
+  Grads dx(2);
+  if (needs[0]) dx[0] = g.dropout(dy, node.inputs[1], std::get<DropoutParams>(node.params));
+  return dx;
 }
 
 }  // namespace porta::autodiff::detail

@@ -42,16 +42,9 @@ std::optional<Graph> decompose_refused(const Graph& graph, std::span<const std::
   }
   if (!any) return std::nullopt;
   GraphRewriter r(graph);
-  for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
-    const Node& node = graph.nodes()[i];
-    if (!refused[i]) {
-      r.copy(node);
-      continue;
-    }
-    std::vector<Tensor> in;
-    for (const Tensor t : node.inputs) in.push_back(r[t]);
-    r.replace(node.output, attention_composition(r.graph, node, in));
-  }
+  r.copy_except(refused, [&](std::size_t, const Node& node) {
+    r.replace(node.output, attention_composition(r.graph, node, r.inputs(node)));
+  });
   return std::move(r).finish();
 }
 

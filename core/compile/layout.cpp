@@ -22,9 +22,10 @@ Shape permuted(const Shape& shape, const std::array<std::int64_t, 4>& perm) {
 }
 
 // Ops that compute each element from the elements at the same index of their operands (with
-// numpy broadcasting): they run in any layout, given every operand in it.
+// numpy broadcasting): they run in any layout, given every operand in it. Not Dropout: its mask
+// follows the elements' order, so it runs where ref runs it.
 bool is_elementwise(OpKind op) {
-  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
     case OpKind::Relu: case OpKind::Clip: case OpKind::Sigmoid: case OpKind::Silu:
@@ -82,7 +83,7 @@ class LayoutAssigner {
 
   void visit(const Node& node) {
     const bool nchw = node_layout(node) == Layout::NCHW;
-    static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
     switch (node.op) {
       case OpKind::Conv2d: {
         std::vector<bool> permute(node.inputs.size(), false);  // x and the residual; not w or bias

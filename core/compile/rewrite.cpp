@@ -29,10 +29,15 @@ Tensor GraphRewriter::operator[](Tensor old) {
   return now;
 }
 
+std::vector<Tensor> GraphRewriter::inputs(const Node& node) {
+  std::vector<Tensor> now;
+  now.reserve(node.inputs.size());
+  for (const Tensor t : node.inputs) now.push_back((*this)[t]);
+  return now;
+}
+
 Tensor GraphRewriter::copy(const Node& node) {
-  std::vector<Tensor> inputs;
-  for (const Tensor t : node.inputs) inputs.push_back((*this)[t]);
-  const Tensor out = add(node, node.params, inputs);
+  const Tensor out = add(node, node.params, inputs(node));
   replace(node.output, out);
   return out;
 }
@@ -41,7 +46,7 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
   Graph& g = graph;
   const std::string& name = node.name;
   const auto opt = [&](std::size_t i) { return i < in.size() ? in[i] : Tensor{}; };
-  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul: return g.matmul(in[0], in[1], std::get<MatMulParams>(params), name);
     case OpKind::Gemm: return g.gemm(in[0], in[1], std::get<GemmParams>(params), opt(2), name);
@@ -96,6 +101,7 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
     case OpKind::SoftmaxCrossEntropy: return g.softmax_cross_entropy(in[0], in[1], name);
     case OpKind::SoftmaxCrossEntropyBackward: return g.softmax_cross_entropy_backward(in[0], in[1], in[2], name);
     case OpKind::Attention: return g.attention(in[0], in[1], in[2], std::get<AttentionParams>(params), opt(3), name);
+    case OpKind::Dropout: return g.dropout(in[0], in[1], std::get<DropoutParams>(params), name);
   }
   throw Error(ErrorCode::Internal, "graph rewrite: op " + std::string(to_string(node.op)) + " has no builder");
 }

@@ -19,8 +19,20 @@ class GraphRewriter {
   // The rebuilt tensor, or an empty one where there is none yet.
   Tensor find(Tensor old) const { return map_[static_cast<std::size_t>(old.id)]; }
 
+  // The rebuilt tensors of `node`'s inputs.
+  std::vector<Tensor> inputs(const Node& node);
   // Re-adds `node` with its inputs mapped, and maps its output.
   Tensor copy(const Node& node);
+  // Copies the source's nodes in order, except those marked in `replaced`: for each of those it calls
+  // emit(index, node) instead, which adds what stands for the node and maps its output (or adds
+  // nothing, where what replaces a later node covers it).
+  template <class Emit> void copy_except(const std::vector<bool>& replaced, Emit emit) {
+    for (std::size_t i = 0; i < source_.nodes().size(); ++i) {
+      const Node& node = source_.nodes()[i];
+      if (replaced[i]) emit(i, node);
+      else copy(node);
+    }
+  }
   // Adds `node`'s op with other params and inputs (already rebuilt), named `node.name`.
   Tensor add(const Node& node, const OpParams& params, std::span<const Tensor> inputs);
 

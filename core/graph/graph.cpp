@@ -942,4 +942,15 @@ Tensor Graph::attention(Tensor q, Tensor k, Tensor v, const AttentionParams& p, 
   return add_node(OpKind::Attention, resolved, std::move(inputs), {dtype(q), out}, std::move(name));
 }
 
+Tensor Graph::dropout(Tensor x, Tensor step, const DropoutParams& p, std::string name) {
+  name = node_name(OpKind::Dropout, std::move(name));
+  if (!(p.ratio >= 0.0f && p.ratio < 1.0f))
+    fail(ErrorCode::InvalidArgument, "dropout", name, "ratio " + std::to_string(p.ratio) + " is outside [0, 1)");
+  if (dtype(step) != DType::f32 || desc(step).numel() != 1)
+    fail(ErrorCode::InvalidArgument, "dropout", name,
+         "step '" + info(step).name + "' must be one f32 element, not " + std::string(to_string(dtype(step))) + " " +
+             to_string(this->shape(step)));
+  return add_node(OpKind::Dropout, p, {x, step}, desc(x), std::move(name));
+}
+
 }  // namespace porta

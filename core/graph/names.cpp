@@ -49,7 +49,7 @@ DType parse_dtype(std::string_view text) {
 }
 
 std::string_view to_string(OpKind op) noexcept {
-  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::MatMul: return "matmul";
     case OpKind::Gemm: return "gemm";
@@ -94,6 +94,7 @@ std::string_view to_string(OpKind op) noexcept {
     case OpKind::SoftmaxCrossEntropy: return "softmax_cross_entropy";
     case OpKind::SoftmaxCrossEntropyBackward: return "softmax_cross_entropy_backward";
     case OpKind::Attention: return "attention";
+    case OpKind::Dropout: return "dropout";
   }
   return "?";
 }

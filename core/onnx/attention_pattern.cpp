@@ -135,19 +135,14 @@ Graph fuse_attention(Graph graph) {
   }
   if (!any) return graph;
   GraphRewriter r(graph);
-  for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
-    const Node& node = graph.nodes()[i];
-    if (!absorbed[i]) {
-      r.copy(node);
-      continue;
-    }
-    if (!ending[i]) continue;
+  r.copy_except(absorbed, [&](std::size_t i, const Node& node) {
+    if (!ending[i]) return;  // inside a chain: the node that ends it stands for it
     const Match& m = *ending[i];
     Tensor k = r[m.k_source];
     if (!m.k_perm.empty()) k = r.graph.transpose(k, m.k_perm, node.name + "/k");
     r.replace(node.output, r.graph.attention(r[m.q], k, r[m.v], {.scale = m.scale}, m.mask ? r[m.mask] : Tensor{},
                                              node.name));
-  }
+  });
   return std::move(r).finish();
 }
 

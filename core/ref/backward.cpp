@@ -7,11 +7,11 @@
 namespace porta::detail {
 
 void ref_activation_backward(const HostOpArgs& args) {
-  const auto& p = std::get<ActivationBackwardParams>(args.node.params);
+  const ActivationGradient f = activation_gradient(std::get<ActivationBackwardParams>(args.node.params));
   const HostTensor &x = args.inputs[0], &dy = args.inputs[1];
   for (std::int64_t i = 0; i < args.output.numel(); ++i) {
     const auto at = static_cast<std::size_t>(i);
-    args.output.store(at, static_cast<float>(double{dy.load(at)} * activation_derivative(p, double{x.load(at)})));
+    args.output.store(at, static_cast<float>(double{dy.load(at)} * activation_derivative(f, double{x.load(at)})));
   }
 }
 
@@ -58,9 +58,13 @@ void ref_softmax_cross_entropy_backward(const HostOpArgs& args) {
     const auto at = [&](std::int64_t c) { return static_cast<std::size_t>(r * classes + c); };
     const auto row = static_cast<std::size_t>(r);
     const std::int64_t label = label_coordinate(load_as_i64(l.data, row, l.dtype()), classes, args.node);
-    cross_entropy_index_grad_row<double>(
-        classes, [&](std::int64_t c) { return z.load(at(c)); }, label, double{dy.load(row)},
-        [&](std::int64_t c, double v) { args.output.store(at(c), static_cast<float>(v)); });
+    const auto logit = [&](std::int64_t c) { return double{z.load(at(c))}; };
+    const double top = row_max<double>(classes, logit), sum = exp_sum_row<double>(classes, logit, top);
+    const double d = dy.load(row);
+    for (std::int64_t c = 0; c < classes; ++c) {
+      const double g = cross_entropy_index_gradient<double>(logit(c), top, sum, c == label, d);
+      args.output.store(at(c), static_cast<float>(g));
+    }
   }
 }
 

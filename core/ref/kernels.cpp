@@ -51,8 +51,9 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::ActivationBackward, ref_activation_backward},
     {OpKind::MaxPool2dBackward, ref_max_pool2d_backward},
     {OpKind::SoftmaxCrossEntropy, ref_softmax_cross_entropy},
-    {OpKind::SoftmaxCrossEntropyBackward, ref_softmax_cross_entropy_backward},
     {OpKind::Attention, ref_attention},
+    {OpKind::Dropout, ref_dropout},
+    {OpKind::SoftmaxCrossEntropyBackward, ref_softmax_cross_entropy_backward},
 };
 
 constexpr bool in_op_kind_order() {

@@ -45,6 +45,7 @@ void ref_strided_gather(const HostOpArgs& args);  // Transpose, Slice, Expand
 void ref_pad(const HostOpArgs& args);
 void ref_concat(const HostOpArgs& args);
 void ref_attention(const HostOpArgs& args);
+void ref_dropout(const HostOpArgs& args);
 
 void ref_gather(const HostOpArgs& args);
 void ref_compare(const HostOpArgs& args);

@@ -9,6 +9,18 @@
 
 namespace porta::detail {
 
+ActivationGradient activation_gradient(const ActivationBackwardParams& p) {
+  ActivationGradient g{.kind = GRAD_RELU, .a = 0.0f, .b = 0.0f, .gelu_tanh = p.gelu.tanh_approximation};
+  switch (p.activation) {
+    case OpKind::Clip: g.kind = GRAD_CLIP, g.a = p.clip.min, g.b = p.clip.max; break;
+    case OpKind::Gelu: g.kind = GRAD_GELU; break;
+    case OpKind::HardSigmoid: g.kind = GRAD_HARD_SIGMOID, g.a = p.hard_sigmoid.alpha, g.b = p.hard_sigmoid.beta; break;
+    case OpKind::HardSwish: g.kind = GRAD_HARD_SWISH; break;
+    default: break;  // Relu, the only other the builder admits
+  }
+  return g;
+}
+
 BroadcastIndex::BroadcastIndex(const Shape& operand, const Shape& result)
     : result_(result), operand_strides_(result.size(), 0), identity_(operand == result) {
   // Align trailing dimensions; a size-1 operand dimension is repeated (stride 0).
@@ -147,11 +159,11 @@ std::string nchw_only_reason(const Node& node, std::string_view backend) {
 std::string float_only_reason(const Graph& graph, const Node& node, std::string_view backend) {
   const std::string prefix = "the " + std::string(backend) + " backend has no kernels for ";
   switch (node.op) {
-    // Element movers (as bits, whatever the dtype; gather's indices i64 or i32) and cast.
+    // Element movers (as bits, whatever the dtype; gather's indices i64 or i32), cast, and the
+    // comparisons, logical ops and where (bool results or conditions, operands of any dtype).
     case OpKind::Gather: case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice: case OpKind::Concat:
-    case OpKind::Pad: case OpKind::Expand: case OpKind::Cast: return {};
-    case OpKind::Compare: case OpKind::Logical: case OpKind::Where:
-      return prefix + std::string(to_string(node.op)) + " yet";
+    case OpKind::Pad: case OpKind::Expand: case OpKind::Cast: case OpKind::Compare: case OpKind::Logical:
+    case OpKind::Where: return {};
     default: break;
   }
   const bool class_labels = reads_class_labels(graph, node);  // i64/i32 labels, float logits
@@ -179,11 +191,6 @@ std::int64_t label_coordinate(std::int64_t label, std::int64_t classes, const No
                                                 ", " + std::to_string(classes) + ") for " + std::to_string(classes) +
                                                 " classes");
   return label < 0 ? label + classes : label;
-}
-
-void check_labels(const std::byte* labels, std::int64_t count, DType t, std::int64_t classes, const Node& node) {
-  for (std::size_t j = 0; j < static_cast<std::size_t>(count); ++j)
-    label_coordinate(load_as_i64(labels, j, t), classes, node);
 }
 
 bool reads_class_labels(const Graph& graph, const Node& node) {

@@ -11,7 +11,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/runtime/backward_math.hpp"
+#include "core/runtime/backward_math.h"
+#include "core/runtime/logic_math.hpp"
 #include "porta/graph.hpp"
 
 namespace porta::detail {
@@ -42,12 +43,9 @@ template <class T> T activate(Activation a, T x) {
   return x;
 }
 
-// activation_derivative (core/runtime/backward_math.hpp) with a node's parameters.
-template <class T> T activation_derivative(const ActivationBackwardParams& p, T x) {
-  const bool clip = p.activation == OpKind::Clip;
-  return activation_derivative(p.activation, x, T(clip ? p.clip.min : p.hard_sigmoid.alpha),
-                               T(clip ? p.clip.max : p.hard_sigmoid.beta), p.gelu.tanh_approximation);
-}
+// An ActivationBackward node's forward activation as activation_derivative (core/runtime/backward_math.h)
+// takes it.
+ActivationGradient activation_gradient(const ActivationBackwardParams& p);
 
 // Maps a linear index of a broadcast result to the linear index of one operand.
 class BroadcastIndex {
@@ -134,8 +132,8 @@ Layout node_layout(const Node& node);
 // For a backend whose kernels read NCHW only: why it refuses `node`, or empty.
 std::string nchw_only_reason(const Node& node, std::string_view backend);
 // For a backend whose kernels hold float tensors only: why it refuses `node` (an integer or bool
-// operand or result, or an op that makes or reads them; the ops that only move elements, and
-// Cast, hold every dtype, and the cross-entropy ops take i64/i32 class labels), or empty.
+// operand or result; the ops that only move elements, Cast, the comparisons, the logical ops and
+// Where hold every dtype, and the cross-entropy ops take i64/i32 class labels), or empty.
 std::string float_only_reason(const Graph& graph, const Node& node, std::string_view backend);
 
 // Gather: the coordinate along the gathered axis of `extent` that `index` names (a negative one
@@ -146,28 +144,8 @@ std::int64_t gather_coordinate(std::int64_t index, std::int64_t extent, const No
 // that `label` names (a negative one counts from the end, as gather's); throws InvalidArgument naming
 // the node, the label and the range for one out of range.
 std::int64_t label_coordinate(std::int64_t label, std::int64_t classes, const Node& node);
-// The same check of `count` labels of dtype `t` at `labels` (read back from a device), before a
-// kernel that trusts them runs.
-void check_labels(const std::byte* labels, std::int64_t count, DType t, std::int64_t classes, const Node& node);
 // Whether `node` reads integer class labels (its operand 1): a cross-entropy node whose labels are i64/i32.
 bool reads_class_labels(const Graph& graph, const Node& node);
-
-// Whether `op` holds for a and b (a comparison of two values of one type).
-template <class T>
-constexpr bool compare(Comparison op, T a, T b) {
-  switch (op) {
-    case Comparison::Equal: return a == b;
-    case Comparison::Less: return a < b;
-    case Comparison::LessOrEqual: return a <= b;
-    case Comparison::Greater: return a > b;
-    case Comparison::GreaterOrEqual: return a >= b;
-  }
-  return false;
-}
-
-constexpr bool logical(LogicalOp op, bool a, bool b) {
-  return op == LogicalOp::Not ? !a : op == LogicalOp::And ? (a && b) : (a || b);
-}
 
 // The axis split softmax and concat use: outer x axis x inner.
 struct AxisSplit {

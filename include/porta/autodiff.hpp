@@ -99,4 +99,9 @@ void apply_sgd(Graph& graph, std::span<const Tensor> params, std::span<const Ten
 void apply_adamw(Graph& graph, std::span<const Tensor> params, std::span<const Tensor> grads,
                  const AdamWOptions& options);
 
+// A run counter for Graph::dropout's step: a [1] f32 variable `name`, 0 before the first run, that
+// each run increments on the device, so each run of the executable draws new masks and a checkpoint
+// resumes the sequence. Returns the variable (this run's step); make one per graph and share it.
+Tensor step_counter(Graph& graph, std::string name = "dropout.step");
+
 }  // namespace porta::autodiff

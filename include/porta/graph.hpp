@@ -168,6 +168,13 @@ class Graph {
   // labels, given dy, the loss's gradient (its shape): dy (softmax(logits) - one_hot(labels)) per row.
   Tensor softmax_cross_entropy_backward(Tensor logits, Tensor labels, Tensor dy, std::string name = {});
 
+  // Training-mode dropout: x * mask / (1 - p.ratio), mask element i a pure function of (p.seed,
+  // step, i) (backends/common/philox.h), the same on every device. `step` is one f32 element (a
+  // non-negative integer below 2^24), read when the graph runs: a variable that each run increments
+  // (autodiff::step_counter) draws a new mask per run. Ratio 0 passes x on; a ratio outside [0, 1)
+  // is an InvalidArgument.
+  Tensor dropout(Tensor x, Tensor step, const DropoutParams& p, std::string name = {});
+
   // --- inspection ---------------------------------------------------------------------------
   const TensorInfo& info(Tensor t) const;  // throws NotFound for a handle of another graph
   const TensorDesc& desc(Tensor t) const { return info(t).desc; }

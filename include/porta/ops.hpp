@@ -43,11 +43,13 @@ enum class OpKind : std::uint8_t {
   MaxPool2dBackward,   // dy routed to each window's first maximum of x; inputs x, dy; dx has x's shape
   SoftmaxCrossEntropy, // per row of the last axis: logsumexp(z) sum(l) - sum(l z); inputs logits z, labels l
                        // (float, z's shape), or logsumexp(z) - z[label] for i64/i32 class indices, one per row
-  SoftmaxCrossEntropyBackward,  // dy (softmax(z) - one_hot(label)) per row; inputs z, i64/i32 labels, dy
   Attention,      // softmax(scale * q kᵀ + mask, causal) v over [batch, heads, seq, head_dim]
+  Dropout,        // x * mask / (1 - ratio), the mask drawn from (seed, step, element); inputs x, step
+  // A backward op, here at the end so that the ops before it keep their numbers.
+  SoftmaxCrossEntropyBackward,  // dy (softmax(z) - one_hot(label)) per row; inputs z, i64/i32 labels, dy
 };
 
-inline constexpr int op_kind_count = static_cast<int>(OpKind::Attention) + 1;
+inline constexpr int op_kind_count = static_cast<int>(OpKind::SoftmaxCrossEntropyBackward) + 1;
 
 std::string_view to_string(OpKind op) noexcept;
 
@@ -215,12 +217,20 @@ struct AttentionParams {
   bool causal = false;  // query i sees keys 0..i only (the mask's top-left alignment when sq != sk)
 };
 
+// Dropout in training mode: element i is kept, scaled by 1 / (1 - ratio), where the Philox-4x32 bits
+// of (seed, step, i) say so (backends/common/philox.h), so every device draws the same mask. The step
+// is a tensor, so that each run of one executable can draw a new mask (docs/training.md).
+struct DropoutParams {
+  float ratio = 0.5f;       // the probability of dropping an element, in [0, 1)
+  std::uint64_t seed = 0;
+};
+
 using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dParams, ClipParams,
                               GeluParams, BatchNormParams, Pool2dParams, GlobalPoolParams,
                               SoftmaxParams, ReshapeParams, TransposeParams, ConcatParams, CastParams,
                               HardSigmoidParams, ReduceParams, NormParams, SliceParams, PadParams,
                               ExpandParams, GatherParams, CompareParams, LogicalParams,
-                              ActivationBackwardParams, AttentionParams>;
+                              ActivationBackwardParams, AttentionParams, DropoutParams>;
 
 // Conv and pooling output extent along one spatial dimension (floor or ceil), before checking.
 constexpr std::int64_t window_output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,

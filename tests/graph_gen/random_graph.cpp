@@ -33,7 +33,7 @@ std::int64_t numel(const Shape& shape) {
 }
 
 Shape constant_shape(ConstantShape kind, const Shape& of) {
-  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
   switch (kind) {
     case ConstantShape::Scalar: return {1};
     case ConstantShape::PerChannel: {
@@ -97,7 +97,7 @@ class StepBuilder {
   Tensor add_op(const Step& s) {
     const Tensor x = operand(s, 0);
     const DType t = g.dtype(x);
-    static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
     switch (s.op) {
       case OpKind::Conv2d: {
         auto p = std::get<Conv2dParams>(s.params);
@@ -139,7 +139,7 @@ class StepBuilder {
           b = constant(constant_shape(s.constant, g.shape(x)), t, s.seed, factor ? 0.5f : -1.0f, factor ? 1.5f : 1.0f,
                        factor);
         }
-        static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+        static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
         switch (s.op) {
           case OpKind::Add: return g.add(x, b);
           case OpKind::Sub: return g.sub(x, b);
@@ -211,6 +211,8 @@ class StepBuilder {
       case OpKind::Attention:  // self-attention: x is q, k and v at once
         rank_checked(g, x, 4);
         return g.attention(x, x, x, std::get<AttentionParams>(s.params));
+      case OpKind::Dropout:  // a step of any float value: its integer part picks the mask
+        return g.dropout(x, constant({1}, DType::f32, s.seed, 0.0f, 1000.0f), std::get<DropoutParams>(s.params));
     }
     throw Error(ErrorCode::InvalidArgument, "graph_gen: no step builds " + std::string(to_string(s.op)));
   }
@@ -350,6 +352,7 @@ class Generator {
         {4, &Generator::slice_pad_expand},
         {1, &Generator::backward},
         {2, &Generator::attention},
+        {1, &Generator::dropout},
     };
     static constexpr int total = [] {
       int sum = 0;
@@ -431,6 +434,12 @@ class Generator {
     if (const auto x = pick_rank(4))
       try_add(op_step(OpKind::Attention, {*x},
                       AttentionParams{.scale = c_.pick({0.0f, 0.5f}), .causal = c_.percent(50)}));
+  }
+
+  void dropout() {
+    if (const auto x = pick_any())
+      try_add(op_step(OpKind::Dropout, {*x},
+                      DropoutParams{.ratio = c_.pick({0.0f, 0.1f, 0.5f}), .seed = c_.below(1u << 30)}));
   }
 
   void single_batchnorm() {

@@ -339,6 +339,10 @@ std::string params_code(const OpParams& params) {
         .add("epsilon", p->epsilon, d.epsilon, float_literal(p->epsilon));
   } else if (const auto* p = std::get_if<AttentionParams>(&params)) {
     f.add("scale", p->scale, 0.0f, float_literal(p->scale)).add("causal", p->causal, false, "true");
+  } else if (const auto* p = std::get_if<DropoutParams>(&params)) {
+    const DropoutParams d;
+    f.add("ratio", p->ratio, d.ratio, float_literal(p->ratio))
+        .add("seed", p->seed, d.seed, std::to_string(p->seed) + "u");
   } else if (const auto* p = std::get_if<HardSigmoidParams>(&params)) {
     const HardSigmoidParams d;
     f.add("alpha", p->alpha, d.alpha, float_literal(p->alpha)).add("beta", p->beta, d.beta, float_literal(p->beta));
@@ -397,7 +401,7 @@ class CodePrinter {
     const auto in = [&](std::size_t i) { return var(n.inputs[i]); };
     const std::string params = params_code(n.params);
     const std::string with_params = params == "{}" ? "" : ", " + params;
-    static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: {
         const auto& p = std::get<Conv2dParams>(n.params);

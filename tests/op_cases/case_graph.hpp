@@ -143,5 +143,6 @@ void add_slice_pad_cases(std::vector<OpCase>& list, DType dtype);
 void add_index_cases(std::vector<OpCase>& list, DType dtype);  // gather, compare, logical (bool only), where
 void add_backward_cases(std::vector<OpCase>& list, DType dtype);
 void add_attention_cases(std::vector<OpCase>& list, DType dtype);
+void add_dropout_cases(std::vector<OpCase>& list, DType dtype);
 
 }  // namespace porta::cases::detail

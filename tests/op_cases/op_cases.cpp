@@ -12,7 +12,8 @@ std::vector<OpCase> all_cases() {
                                  detail::add_pool_cases,      detail::add_softmax_cases, detail::add_shape_cases,
                                  detail::add_cast_cases,      detail::add_reduce_cases,
                                  detail::add_norm_cases,      detail::add_slice_pad_cases,
-                                 detail::add_backward_cases,  detail::add_attention_cases};
+                                 detail::add_backward_cases,  detail::add_attention_cases,
+                                 detail::add_dropout_cases};
   // The ops that take integer and bool tensors, in those dtypes too.
   constexpr Family any_dtype_families[] = {detail::add_shape_cases, detail::add_cast_cases,
                                            detail::add_slice_pad_cases, detail::add_index_cases};

@@ -14,7 +14,7 @@ enum class Precision { Exact, Elementwise, Accumulating };
 // Elementwise ops round once into the output dtype; accumulating ops also sum in f32 where ref
 // sums in f64.
 Precision precision_of(OpKind op) {
-  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Relu:
     case OpKind::Clip:
@@ -29,7 +29,8 @@ Precision precision_of(OpKind op) {
     case OpKind::Gather:
     case OpKind::Compare:
     case OpKind::Logical:
-    case OpKind::Where: return Precision::Exact;
+    case OpKind::Where:
+    case OpKind::Dropout: return Precision::Exact;  // one f32 product, rounded as ref rounds it
     case OpKind::MatMul:
     case OpKind::Gemm:
     case OpKind::Conv2d:

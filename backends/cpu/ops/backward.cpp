@@ -16,14 +16,14 @@
 namespace porta::detail {
 
 void cpu_activation_backward(const HostOpArgs& args) {
-  const auto& p = std::get<ActivationBackwardParams>(args.node.params);
+  const ActivationGradient f = activation_gradient(std::get<ActivationBackwardParams>(args.node.params));
   const HostTensor &x = args.inputs[0], &dy = args.inputs[1], &dx = args.output;
   parallel_chunks(dx.numel(), chunk_elements, [&](std::int64_t begin, std::int64_t count) {
     ChunkBuffer x_buffer, dy_buffer, dx_buffer;
     const float* xv = read_f32(x, begin, count, x_buffer.data());
     const float* dyv = read_f32(dy, begin, count, dy_buffer.data());
     float* dxv = write_f32(dx, begin, dx_buffer.data());
-    for (std::int64_t i = 0; i < count; ++i) dxv[i] = dyv[i] * activation_derivative(p, xv[i]);
+    for (std::int64_t i = 0; i < count; ++i) dxv[i] = dyv[i] * activation_derivative(f, xv[i]);
     store_f32(dx, begin, count, dxv);
   });
 }

@@ -51,8 +51,9 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::ActivationBackward, cpu_activation_backward},
     {OpKind::MaxPool2dBackward, cpu_max_pool2d_backward},
     {OpKind::SoftmaxCrossEntropy, cpu_softmax_cross_entropy},
-    {OpKind::SoftmaxCrossEntropyBackward, cpu_softmax_cross_entropy_backward},
     {OpKind::Attention, cpu_attention},
+    {OpKind::Dropout, cpu_dropout},
+    {OpKind::SoftmaxCrossEntropyBackward, cpu_softmax_cross_entropy_backward},
 };
 
 constexpr bool in_op_kind_order() {

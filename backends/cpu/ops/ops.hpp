@@ -53,6 +53,7 @@ void cpu_max_pool2d_backward(const HostOpArgs& args);
 void cpu_softmax_cross_entropy(const HostOpArgs& args);
 void cpu_softmax_cross_entropy_backward(const HostOpArgs& args);
 void cpu_attention(const HostOpArgs& args);
+void cpu_dropout(const HostOpArgs& args);
 
 void cpu_gather(const HostOpArgs& args);
 void cpu_compare(const HostOpArgs& args);

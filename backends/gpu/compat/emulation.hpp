@@ -231,6 +231,13 @@ class EmulatedBlock {
 
 inline void __syncthreads() { EmulatedBlock::instance().sync(); }
 
+// Atomic as it stands: the fibers of a block switch only at __syncthreads, and blocks run in turn.
+inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long compare, unsigned long long value) {
+  const unsigned long long old = *p;
+  if (old == compare) *p = value;
+  return old;
+}
+
 template <class Args>
 void gpu_launch(void (*kernel)(Args), dim3 grid, dim3 block, gpuStream_t stream, const Args& args) {
   emulated_enqueue(stream, [=] {

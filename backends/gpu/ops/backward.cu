@@ -4,24 +4,16 @@
 // per row for short rows, a block per row for long ones.
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
-#include "core/runtime/backward_math.hpp"
+#include "core/runtime/backward_math.h"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
 __global__ void activation_backward_kernel(gpu::ActivationBackwardArgs args) {
   for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
-    const float d = activation_derivative(args.forward, load(args.x, i, args.dtype), args.lo, args.hi, args.gelu_tanh);
+    const float d = activation_derivative(args.forward, load(args.x, i, args.dtype));
     store(args.dx, i, args.dtype, load(args.dy, i, args.dtype) * d);
   }
-}
-
-// Whether window (oh, ow) of the plane at `base` takes its first maximum at (ih, iw).
-__device__ bool window_takes(const gpu::PoolArgs& a, std::int64_t base, std::int64_t oh, std::int64_t ow,
-                             std::int64_t ih, std::int64_t iw) {
-  const auto x = [&](std::int64_t h, std::int64_t w) { return load(a.x, base + h * a.w + w, a.dtype); };
-  const WindowPosition m = window_argmax(a, a.h, a.w, oh, ow, x);
-  return m.h == ih && m.w == iw;
 }
 
 __global__ void max_pool_backward_kernel(gpu::MaxPoolBackwardArgs args) {
@@ -29,38 +21,29 @@ __global__ void max_pool_backward_kernel(gpu::MaxPoolBackwardArgs args) {
   const std::int64_t count = a.planes * a.h * a.w;
   for (std::int64_t i = first_thread(); i < count; i += thread_count()) {
     const std::int64_t iw = i % a.w, ih = (i / a.w) % a.h, plane = i / (a.h * a.w);
-    float sum = 0.0f;
-    for (std::int64_t r = 0; r < a.kernel[0]; ++r) {
-      const std::int64_t rows = ih + a.pad[0] - r * a.dilation[0];  // oh * stride for the window whose tap r is ih
-      if (rows < 0 || rows % a.stride[0] != 0 || rows / a.stride[0] >= a.p) continue;
-      for (std::int64_t s = 0; s < a.kernel[1]; ++s) {
-        const std::int64_t cols = iw + a.pad[1] - s * a.dilation[1];
-        if (cols < 0 || cols % a.stride[1] != 0 || cols / a.stride[1] >= a.q) continue;
-        const std::int64_t oh = rows / a.stride[0], ow = cols / a.stride[1];
-        if (window_takes(a, plane * a.h * a.w, oh, ow, ih, iw))
-          sum += load(args.dy, (plane * a.p + oh) * a.q + ow, a.dtype);
-      }
-    }
-    store(args.dx, i, a.dtype, sum);
+    const auto x = [&](std::int64_t h, std::int64_t w) { return load(a.x, (plane * a.h + h) * a.w + w, a.dtype); };
+    const auto dy = [&](std::int64_t h, std::int64_t w) { return load(args.dy, (plane * a.p + h) * a.q + w, a.dtype); };
+    store(args.dx, i, a.dtype, max_pool_input_gradient(a, a.h, a.w, a.p, a.q, ih, iw, x, dy));
   }
 }
 
-// The class of `row`'s i64 or i32 label, a negative one counted from the end (the host checked the range).
-__device__ std::int64_t label_of(const void* labels, std::int64_t row, bool index64, std::int64_t classes) {
-  const std::int64_t label = index64 ? static_cast<const std::int64_t*>(labels)[row]
-                                     : std::int64_t{static_cast<const std::int32_t*>(labels)[row]};
-  return label_class(label, classes);
+// The class of `row`'s i64 or i32 label (a negative one counted from the end), or -1 for a label out
+// of range, which *error reports.
+__device__ std::int64_t label_class(const void* labels, std::int64_t row, bool index64, std::int64_t classes,
+                                    gpu::IndexError* error) {
+  return checked_coordinate(load_integer(labels, row, index64 ? DType::i64 : DType::i32), classes, error);
 }
 
 __global__ void softmax_cross_entropy_kernel(gpu::SoftmaxCrossEntropyArgs args) {
   for (std::int64_t row = first_thread(); row < args.rows; row += thread_count()) {
     const std::int64_t base = row * args.classes;
     const auto z = [&](std::int64_t c) { return load(args.z, base + c, args.dtype); };
-    const float total =
-        args.index_labels
-            ? cross_entropy_index_row<float>(args.classes, z, label_of(args.labels, row, args.index64, args.classes))
-            : cross_entropy_row<float>(args.classes, z,
-                                       [&](std::int64_t c) { return load(args.labels, base + c, args.dtype); });
+    const auto labels = [&](std::int64_t c) { return load(args.labels, base + c, args.dtype); };
+    float total = 0.0f;  // for a label out of range too
+    if (!args.index_labels)
+      total = cross_entropy_row<float>(args.classes, z, labels);
+    else if (const auto label = label_class(args.labels, row, args.index64, args.classes, args.error); label >= 0)
+      total = cross_entropy_index_row<float>(args.classes, z, label);
     store(args.loss, row, args.dtype, total);
   }
 }
@@ -69,29 +52,31 @@ __global__ void softmax_cross_entropy_kernel(gpu::SoftmaxCrossEntropyArgs args) 
 __global__ void softmax_cross_entropy_backward_row_per_thread_kernel(gpu::SoftmaxCrossEntropyBackwardArgs args) {
   for (std::int64_t row = first_thread(); row < args.rows; row += thread_count()) {
     const std::int64_t base = row * args.classes;
-    cross_entropy_index_grad_row<float>(
-        args.classes, [&](std::int64_t c) { return load(args.z, base + c, args.dtype); },
-        label_of(args.labels, row, args.index64, args.classes), load(args.dy, row, args.dtype),
-        [&](std::int64_t c, float v) { store(args.dz, base + c, args.dtype, v); });
+    const auto z = [&](std::int64_t c) { return load(args.z, base + c, args.dtype); };
+    const std::int64_t label = label_class(args.labels, row, args.index64, args.classes, args.error);
+    const float top = row_max<float>(args.classes, z), sum = exp_sum_row<float>(args.classes, z, top);
+    const float dy = load(args.dy, row, args.dtype);
+    for (std::int64_t c = 0; c < args.classes; ++c)
+      store(args.dz, base + c, args.dtype, cross_entropy_index_gradient<float>(z(c), top, sum, c == label, dy));
   }
 }
 
-// The gradient for long rows: a block per row, as softmax's kernel, the label's class less dy.
+// The gradient for long rows: a block per row, its maximum and sum reduced as softmax's kernel does.
 __global__ void softmax_cross_entropy_backward_kernel(gpu::SoftmaxCrossEntropyBackwardArgs args) {
   __shared__ float scratch[256];
   for (std::int64_t row = blockIdx.x; row < args.rows; row += gridDim.x) {
     const std::int64_t base = row * args.classes;
     const auto z = [&](std::int64_t c) { return load(args.z, base + c, args.dtype); };
-    float max = -INFINITY;
-    for (std::int64_t c = threadIdx.x; c < args.classes; c += blockDim.x) max = fmaxf(max, z(c));
-    max = block_reduce(max, scratch, [](float a, float b) { return fmaxf(a, b); });
+    float top = -INFINITY;
+    for (std::int64_t c = threadIdx.x; c < args.classes; c += blockDim.x) top = fmaxf(top, z(c));
+    top = block_reduce(top, scratch, [](float a, float b) { return fmaxf(a, b); });
     float sum = 0.0f;
-    for (std::int64_t c = threadIdx.x; c < args.classes; c += blockDim.x) sum += expf(z(c) - max);
+    for (std::int64_t c = threadIdx.x; c < args.classes; c += blockDim.x) sum += expf(z(c) - top);
     sum = block_reduce(sum, scratch, [](float a, float b) { return a + b; });
-    const std::int64_t label = label_of(args.labels, row, args.index64, args.classes);
+    const std::int64_t label = label_class(args.labels, row, args.index64, args.classes, args.error);
     const float dy = load(args.dy, row, args.dtype);
     for (std::int64_t c = threadIdx.x; c < args.classes; c += blockDim.x)
-      store(args.dz, base + c, args.dtype, dy * (expf(z(c) - max) / sum - (c == label ? 1.0f : 0.0f)));
+      store(args.dz, base + c, args.dtype, cross_entropy_index_gradient<float>(z(c), top, sum, c == label, dy));
   }
 }
 

@@ -7,14 +7,6 @@
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
-__device__ bool is_integer(DType t) { return t == DType::i64 || t == DType::i32 || t == DType::boolean; }
-
-__device__ std::int64_t load_integer(const void* data, std::int64_t i, DType t) {
-  if (t == DType::i64) return static_cast<const std::int64_t*>(data)[i];
-  if (t == DType::i32) return static_cast<const std::int32_t*>(data)[i];
-  return static_cast<const unsigned char*>(data)[i] != 0 ? 1 : 0;
-}
-
 // i32 keeps the low 32 bits, as porta::store_from_i64.
 __device__ void store_integer(void* data, std::int64_t i, DType t, std::int64_t v) {
   if (t == DType::i64) static_cast<std::int64_t*>(data)[i] = v;

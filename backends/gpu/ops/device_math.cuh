@@ -60,6 +60,26 @@ __device__ inline void store(void* data, std::int64_t i, DType t, float value) {
   }
 }
 
+__device__ inline bool is_integer(DType t) { return t == DType::i64 || t == DType::i32 || t == DType::boolean; }
+
+// An integer or bool element, exactly (a bool as 0 or 1).
+__device__ inline std::int64_t load_integer(const void* data, std::int64_t i, DType t) {
+  if (t == DType::i64) return static_cast<const std::int64_t*>(data)[i];
+  if (t == DType::i32) return static_cast<const std::int32_t*>(data)[i];
+  return static_cast<const unsigned char*>(data)[i] != 0 ? 1 : 0;
+}
+
+// The coordinate along an axis of `extent` that an index (a gather's, a class label) names, a negative
+// one counted from the end; -1 for one out of range, which the first thread to find one writes to
+// *error for the runtime to raise after the run (gpu::IndexError).
+__device__ inline std::int64_t checked_coordinate(std::int64_t index, std::int64_t extent, gpu::IndexError* error) {
+  if (index < -extent || index >= extent) {
+    if (atomicCAS(&error->raised, 0ull, 1ull) == 0ull) error->index = index;
+    return -1;
+  }
+  return index < 0 ? index + extent : index;
+}
+
 // Four consecutive floats of shared memory in one 16-byte access; p is 16-byte aligned.
 __device__ inline void shared4(const float* p, float* out) {
   const float4 v = *reinterpret_cast<const float4*>(p);

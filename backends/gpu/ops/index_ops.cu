@@ -1,6 +1,7 @@
 // Gather: the element of the row that each index names, moved as bits so that it is exact for
-// every dtype. The indices were range-checked on the host (runtime/node_launches.cpp); a negative
-// one counts from the end, as on ref (core/ref/index_ops.cpp).
+// every dtype. A negative index counts from the end, as on ref (core/ref/index_ops.cpp); one out
+// of range gathers zeros and is reported through args.error, which the runtime turns into ref's
+// error after the run (runtime/program.cpp), so that no read-back stops graph capture.
 #include "backends/gpu/ops/device_math.cuh"
 #include "backends/gpu/ops/ops.hpp"
 
@@ -14,9 +15,8 @@ template <class Bits, class Index> __global__ void index_gather_kernel(gpu::Inde
   for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
     const std::int64_t inner = i % args.inner, row = i / args.inner;
     const std::int64_t j = row % args.index_count, outer = row / args.index_count;
-    const auto index = static_cast<std::int64_t>(indices[j]);
-    const std::int64_t at = index < 0 ? index + args.axis : index;
-    y[i] = data[(outer * args.axis + at) * args.inner + inner];
+    const std::int64_t at = checked_coordinate(static_cast<std::int64_t>(indices[j]), args.axis, args.error);
+    y[i] = at < 0 ? Bits{} : data[(outer * args.axis + at) * args.inner + inner];
   }
 }
 

@@ -30,9 +30,14 @@ void launch_softmax_cross_entropy(const gpu::SoftmaxCrossEntropyArgs& args, cons
 void launch_softmax_cross_entropy_backward(const gpu::SoftmaxCrossEntropyBackwardArgs& args,
                                            const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_attention(const gpu::AttentionArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_dropout(const gpu::DropoutArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_index_gather(const gpu::IndexGatherArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 // Cast with an integer or bool operand or result (ops/cast.cu).
 void launch_integer_cast(const gpu::UnaryArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_fma_probe(const gpu::FmaProbeArgs& args, gpuStream_t stream);
+// Comparisons, logical ops and where (ops/logic.cu).
+void launch_compare(const gpu::CompareArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_logical(const gpu::LogicalArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
+void launch_where(const gpu::WhereArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 
 }  // namespace porta::detail::PORTA_GPU_NAMESPACE

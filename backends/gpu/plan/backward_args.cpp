@@ -7,15 +7,8 @@
 namespace porta::detail::gpu {
 
 ActivationBackwardArgs activation_backward_args(const Graph& graph, const Node& node) {
-  const auto& p = std::get<ActivationBackwardParams>(node.params);
-  ActivationBackwardArgs args;
-  args.dtype = graph.dtype(node.output);
-  args.count = graph.desc(node.output).numel();
-  args.forward = p.activation;
-  if (p.activation == OpKind::Clip) args.lo = p.clip.min, args.hi = p.clip.max;
-  if (p.activation == OpKind::HardSigmoid) args.lo = p.hard_sigmoid.alpha, args.hi = p.hard_sigmoid.beta;
-  args.gelu_tanh = p.gelu.tanh_approximation;
-  return args;
+  return {.dtype = graph.dtype(node.output), .count = graph.desc(node.output).numel(),
+          .forward = activation_gradient(std::get<ActivationBackwardParams>(node.params))};
 }
 
 MaxPoolBackwardArgs max_pool_backward_args(const Graph& graph, const Node& node) {

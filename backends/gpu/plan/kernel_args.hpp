@@ -4,6 +4,7 @@
 // so they hold no vendor types. Device pointers are bound just before each run.
 #include <cstdint>
 
+#include "core/runtime/backward_math.h"
 #include "porta/dtype.hpp"
 #include "porta/ops.hpp"
 
@@ -247,14 +248,11 @@ struct FmaProbeArgs {
   unsigned blocks = 1, threads = 1;
 };
 
-// ActivationBackward: dx = dy * f'(x) for the forward activation `forward` (Relu, Clip with lo/hi,
-// Gelu, HardSigmoid with alpha/beta in lo/hi, HardSwish).
+// ActivationBackward: dx = dy * f'(x) for the forward activation f.
 struct ActivationBackwardArgs {
   DType dtype = DType::f32;
   std::int64_t count = 0;
-  OpKind forward = OpKind::Relu;
-  float lo = 0.0f, hi = 0.0f;
-  bool gelu_tanh = false;
+  ActivationGradient forward{};
   const void* x = nullptr;
   const void* dy = nullptr;
   void* dx = nullptr;
@@ -267,9 +265,17 @@ struct MaxPoolBackwardArgs {
   void* dx = nullptr;
 };
 
+// How a kernel that reads indices (gather's, the cross-entropy ops' class labels) reports one out of
+// range, since a kernel cannot throw: the first thread to find one sets `raised` (0 to 1, atomically)
+// and writes the index; the runtime clears the record before each run and reads it after.
+struct IndexError {
+  unsigned long long raised = 0;
+  long long index = 0;
+};
+
 // SoftmaxCrossEntropy over `rows` rows of `classes` logits: float labels of the logits' shape, or
-// (index_labels) one class index per row, i64 (index64) or i32, negative ones counted from the end;
-// the runtime checks their range on the host before the launch.
+// (index_labels) one class index per row, i64 (index64) or i32, negative ones counted from the end.
+// A row whose label is out of range gets a zero loss and reports the label in *error.
 struct SoftmaxCrossEntropyArgs {
   DType dtype = DType::f32;
   std::int64_t rows = 0, classes = 1;
@@ -277,10 +283,12 @@ struct SoftmaxCrossEntropyArgs {
   const void* z = nullptr;
   const void* labels = nullptr;
   void* loss = nullptr;
+  IndexError* error = nullptr;  // with index_labels
 };
 
 // SoftmaxCrossEntropyBackward: dz = dy (softmax(z) - one_hot(label)) over `rows` rows of `classes`
-// logits, one dy and one i64 (index64) or i32 class index per row, checked as above.
+// logits, one dy and one i64 (index64) or i32 class index per row. A label out of range is reported
+// in *error (its row's gradient leaves out the one-hot term).
 struct SoftmaxCrossEntropyBackwardArgs {
   DType dtype = DType::f32;
   std::int64_t rows = 0, classes = 1;
@@ -289,6 +297,7 @@ struct SoftmaxCrossEntropyBackwardArgs {
   const void* labels = nullptr;
   const void* dy = nullptr;
   void* dz = nullptr;
+  IndexError* error = nullptr;
 };
 
 // Attention (ops/attention.cu): the node's sizes, and q, k, v, an optional mask (null when none), y.
@@ -308,14 +317,61 @@ struct AttentionArgs {
 };
 
 // Gather (ops/index_ops.cu): y[outer, j, inner] = data[outer, indices[j], inner] over `count` output
-// elements, the indices (i64 or i32) wrapped from the end where negative. The runtime checks
-// their range on the host before the launch.
+// elements, the indices (i64 or i32) wrapped from the end where negative. An index out of range
+// gathers zeros and is reported in *error.
 struct IndexGatherArgs {
   int element_bytes = 4;
   bool index64 = true;
   std::int64_t count = 0, index_count = 0, axis = 1, inner = 1;
   const void* data = nullptr;
   const void* indices = nullptr;
+  void* y = nullptr;
+  IndexError* error = nullptr;
+};
+
+// Comparisons, logical ops and where (ops/logic.cu), over operands broadcast to the result.
+// Compare: a and b of `dtype` (integers compared exactly, floats as f32) to a bool.
+struct CompareArgs {
+  Comparison op = Comparison::Equal;
+  DType dtype = DType::f32;
+  std::int64_t count = 0;
+  IndexMap a, b;
+  const void* a_data = nullptr;
+  const void* b_data = nullptr;
+  void* y = nullptr;
+};
+
+// Not, and, or of bool tensors; not reads a only.
+struct LogicalArgs {
+  LogicalOp op = LogicalOp::Not;
+  std::int64_t count = 0;
+  IndexMap a, b;
+  const void* a_data = nullptr;
+  const void* b_data = nullptr;
+  void* y = nullptr;
+};
+
+// y = cond ? x : other, elements of element_bytes moved as bits.
+struct WhereArgs {
+  int element_bytes = 4;
+  std::int64_t count = 0;
+  IndexMap cond, x, other;
+  const void* cond_data = nullptr;
+  const void* x_data = nullptr;
+  const void* other_data = nullptr;
+  void* y = nullptr;
+};
+
+// Dropout (ops/dropout.cu): y = x * scale where backends/common/philox.h keeps element i of the
+// stream (seed, step), else 0; step is read from its one-element f32 tensor at run time.
+struct DropoutArgs {
+  DType dtype = DType::f32;
+  std::int64_t count = 0;
+  std::uint64_t seed = 0;
+  std::uint32_t threshold = 0;
+  float scale = 1.0f;
+  const void* x = nullptr;
+  const void* step = nullptr;  // one f32
   void* y = nullptr;
 };
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <variant>
 
+#include "core/runtime/dropout.hpp"
 #include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
@@ -52,7 +53,7 @@ IndexMap transpose_map(const Shape& x, const std::vector<std::int64_t>& perm) {
 
 BinaryArgs binary_args(const Graph& graph, const Node& node) {
   BinaryArgs args;
-  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Add: args.op = BinaryOp::Add; break;
     case OpKind::Sub: args.op = BinaryOp::Sub; break;
@@ -74,7 +75,7 @@ UnaryArgs unary_args(const Graph& graph, const Node& node) {
   args.x_dtype = dtype_of(graph, node.inputs[0]);
   args.y_dtype = dtype_of(graph, node.output);
   args.count = graph.desc(node.output).numel();
-  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Relu: args.op = UnaryOp::Relu; break;
     case OpKind::Clip: {
@@ -338,6 +339,12 @@ IndexGatherArgs index_gather_args(const Graph& graph, const Node& node) {
           .index64 = dtype_of(graph, node.inputs[1]) == DType::i64,
           .count = graph.desc(node.output).numel(), .index_count = graph.desc(node.inputs[1]).numel(),
           .axis = d.axis, .inner = d.inner};
+}
+
+DropoutArgs dropout_args(const Graph& graph, const Node& node) {
+  const DropoutMask m = dropout_mask(std::get<DropoutParams>(node.params));
+  return {.dtype = dtype_of(graph, node.output), .count = graph.desc(node.output).numel(), .seed = m.seed,
+          .threshold = m.threshold, .scale = m.scale};
 }
 
 }  // namespace porta::detail::gpu

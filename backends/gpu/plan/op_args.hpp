@@ -30,6 +30,10 @@ SoftmaxCrossEntropyArgs softmax_cross_entropy_args(const Graph& graph, const Nod
 SoftmaxCrossEntropyBackwardArgs softmax_cross_entropy_backward_args(const Graph& graph, const Node& node);
 AttentionArgs attention_args(const Graph& graph, const Node& node);
 IndexGatherArgs index_gather_args(const Graph& graph, const Node& node);  // Gather
+CompareArgs compare_args(const Graph& graph, const Node& node);  // plan/logic_args.cpp, as the next two
+LogicalArgs logical_args(const Graph& graph, const Node& node);
+WhereArgs where_args(const Graph& graph, const Node& node);
+DropoutArgs dropout_args(const Graph& graph, const Node& node);
 // Why ops/attention.cu cannot run `node` (a head wider than its tiles), or empty.
 std::string attention_unsupported_reason(const Graph& graph, const Node& node);
 // Everything about a convolution that a library's algorithm choice depends on (dtype, shapes,

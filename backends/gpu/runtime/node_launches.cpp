@@ -1,9 +1,8 @@
 // Maps each node to its kernel launcher with arguments planned once (plan/op_args); at run time
 // only the device addresses are bound.
-#include <algorithm>
 #include <cstdlib>
 #include <optional>
-#include <set>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -19,14 +18,46 @@
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
-// Binds the output and the first input, which every single-input kernel names x and y.
-template <class Args, class Launch>
-NodeLaunch unary_like(Args args, const Node& node, const gpu::DeviceLimits& limits, Launch launch) {
-  return [args, x = node.inputs[0], y = node.output, limits, launch](const Bindings& b, gpuStream_t stream) mutable {
-    args.x = b(x);
-    args.y = b(y);
-    launch(args, limits, stream);
+// A launch that binds the device addresses of the node's inputs to args.*inputs, in order (null for
+// an optional input the node lacks), and its output's to args.*output, then calls launch(args, stream),
+// or launch(args, bindings, stream) where it binds more (with_error_record).
+template <class Args, class Launch, class Output, class... Inputs>
+NodeLaunch bound_launch(Args args, const Node& node, Launch launch, Output output, Inputs... inputs) {
+  return [args, in = node.inputs, y = node.output, launch, output, inputs...](const Bindings& b,
+                                                                                gpuStream_t stream) mutable {
+    std::size_t k = 0;
+    ((args.*inputs = k < in.size() ? b(in[k]) : nullptr, ++k), ...);
+    args.*output = b(y);
+    if constexpr (std::is_invocable_v<Launch&, Args&, const Bindings&, gpuStream_t>)
+      launch(args, b, stream);
+    else
+      launch(args, stream);
   };
+}
+
+// For an index reader (Gather, a cross-entropy op with class labels): `launch` with args.error bound
+// to the node's own error record, the next slot of the run's, where its kernel reports an index out
+// of range (a kernel cannot throw; the program reads the records after the run).
+template <class Launch>
+auto with_error_record(Launch launch, const Node& node, std::vector<const Node*>& index_readers) {
+  index_readers.push_back(&node);
+  const std::size_t record = index_readers.size() - 1;
+  return [launch, record]<class Args>(Args& args, const Bindings& b, gpuStream_t stream) -> void {
+    args.error = b.index_errors + record;
+    launch(args, stream);
+  };
+}
+
+template <class Args>
+auto with_limits(void (*launch)(const Args&, const gpu::DeviceLimits&, gpuStream_t), const gpu::DeviceLimits& limits) {
+  return [launch, limits](const Args& args, gpuStream_t stream) { launch(args, limits, stream); };
+}
+
+// The single-input kernels name their operand x and their result y.
+template <class Args>
+NodeLaunch unary_like(Args args, const Node& node, const gpu::DeviceLimits& limits,
+                      void (*launch)(const Args&, const gpu::DeviceLimits&, gpuStream_t)) {
+  return bound_launch(std::move(args), node, with_limits(launch, limits), &Args::y, &Args::x);
 }
 
 NodeLaunch copy_launch(const Graph& graph, const Node& node, const std::string& spec) {
@@ -50,79 +81,39 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
   };
 }
 
-// A kernel cannot raise an error, so the indices are read back and checked on the host first (a
-// blocking read, in stream order), as on OpenCL: an index out of range throws, naming the node,
-// before any element is gathered. The read cannot be captured, so a program that gathers runs
-// eagerly (reads_indices_back).
-NodeLaunch index_gather_launch(const Graph& graph, const Node& node, const DeviceContext& context) {
-  const TensorDesc& index_desc = graph.desc(node.inputs[1]);
-  return [args = gpu::index_gather_args(graph, node), gather = &node, index_desc, spec = context.spec(),
-          limits = context.limits()](const Bindings& b, gpuStream_t stream) mutable {
-    args.data = b(gather->inputs[0]), args.indices = b(gather->inputs[1]), args.y = b(gather->output);
-    std::vector<std::byte> bytes(index_desc.bytes());
-    check(gpuMemcpyAsync(bytes.data(), args.indices, bytes.size(), gpuMemcpyDeviceToHost, stream), spec,
-          "reading gather indices");
-    check(gpuStreamSynchronize(stream), spec, "reading gather indices");
-    for (std::size_t j = 0; j < static_cast<std::size_t>(index_desc.numel()); ++j)
-      gather_coordinate(load_as_i64(bytes.data(), j, index_desc.dtype), args.axis, *gather);
-    launch_index_gather(args, limits, stream);
-  };
-}
-
-// The backward ops: two inputs each, bound to the kernels' own names.
+// The backward ops, bound to the kernels' own names.
 NodeLaunch backward_launch(const Graph& graph, const Node& node, const gpu::DeviceLimits& limits) {
-  const Tensor a = node.inputs[0], b = node.inputs[1], y = node.output;
   switch (node.op) {
     case OpKind::ActivationBackward:
-      return [args = gpu::activation_backward_args(graph, node), a, b, y, limits](const Bindings& bind,
-                                                                                  gpuStream_t stream) mutable {
-        args.x = bind(a), args.dy = bind(b), args.dx = bind(y);
-        launch_activation_backward(args, limits, stream);
-      };
-    case OpKind::MaxPool2dBackward:
-      return [args = gpu::max_pool_backward_args(graph, node), a, b, y, limits](const Bindings& bind,
-                                                                                gpuStream_t stream) mutable {
-        args.window.x = bind(a), args.dy = bind(b), args.dx = bind(y);
+      return bound_launch(gpu::activation_backward_args(graph, node), node,
+                          with_limits(launch_activation_backward, limits), &gpu::ActivationBackwardArgs::dx,
+                          &gpu::ActivationBackwardArgs::x, &gpu::ActivationBackwardArgs::dy);
+    case OpKind::MaxPool2dBackward:  // x sits in the forward pool's arguments
+      return [args = gpu::max_pool_backward_args(graph, node), x = node.inputs[0], dy = node.inputs[1],
+              dx = node.output, limits](const Bindings& b, gpuStream_t stream) mutable {
+        args.window.x = b(x), args.dy = b(dy), args.dx = b(dx);
         launch_max_pool_backward(args, limits, stream);
       };
     default: throw Error(ErrorCode::Internal, "backward_launch: " + std::string(to_string(node.op)));
   }
 }
 
-// Reads `node`'s i64/i32 class labels (`desc`, at `labels` on the device) back and checks them on the host:
-// a blocking read, in stream order, as index_gather_launch's.
-void check_labels_on_host(const Node& node, const TensorDesc& desc, const std::byte* labels, std::int64_t classes,
-                          const std::string& spec, gpuStream_t stream) {
-  std::vector<std::byte> bytes(desc.bytes());
-  check(gpuMemcpyAsync(bytes.data(), labels, bytes.size(), gpuMemcpyDeviceToHost, stream), spec,
-        "reading class labels");
-  check(gpuStreamSynchronize(stream), spec, "reading class labels");
-  check_labels(bytes.data(), desc.numel(), desc.dtype, classes, node);
-}
-
-// The fused loss and its gradient. A kernel cannot raise an error, so i64/i32 labels are read back and
-// checked on the host first, as gather's indices are (so the program runs eagerly: reads_indices_back):
-// a label out of range throws, naming the node, before the kernel runs. Only the first node of the order
-// that reads a labels tensor checks it (`check_labels`): a tensor does not change within a run.
-NodeLaunch cross_entropy_launch(const Graph& graph, const Node& node, const DeviceContext& context, bool check_labels) {
-  const Tensor z = node.inputs[0], labels = node.inputs[1], y = node.output;
-  const auto checked = [node = &node, desc = graph.desc(labels), classes = graph.shape(z).back(), labels,
-                        spec = context.spec(), check_labels](const Bindings& b, gpuStream_t stream) {
-    if (check_labels) check_labels_on_host(*node, desc, b(labels), classes, spec, stream);
-  };
-  if (node.op == OpKind::SoftmaxCrossEntropy)
-    return [args = gpu::softmax_cross_entropy_args(graph, node), z, labels, y, limits = context.limits(), checked](
-               const Bindings& b, gpuStream_t stream) mutable {
-      checked(b, stream);
-      args.z = b(z), args.labels = b(labels), args.loss = b(y);
-      launch_softmax_cross_entropy(args, limits, stream);
-    };
-  return [args = gpu::softmax_cross_entropy_backward_args(graph, node), z, labels, dy = node.inputs[2], y,
-          limits = context.limits(), checked](const Bindings& b, gpuStream_t stream) mutable {
-    checked(b, stream);
-    args.z = b(z), args.labels = b(labels), args.dy = b(dy), args.dz = b(y);
-    launch_softmax_cross_entropy_backward(args, limits, stream);
-  };
+// The fused loss and its gradient. With i64/i32 class labels their kernels report a label out of
+// range in an error record, as gather's do an index.
+NodeLaunch cross_entropy_launch(const Graph& graph, const Node& node, const gpu::DeviceLimits& limits,
+                                std::vector<const Node*>& index_readers) {
+  using Loss = gpu::SoftmaxCrossEntropyArgs;
+  using Gradient = gpu::SoftmaxCrossEntropyBackwardArgs;
+  if (node.op == OpKind::SoftmaxCrossEntropyBackward)  // integer labels only
+    return bound_launch(gpu::softmax_cross_entropy_backward_args(graph, node), node,
+                        with_error_record(with_limits(launch_softmax_cross_entropy_backward, limits), node,
+                                          index_readers),
+                        &Gradient::dz, &Gradient::z, &Gradient::labels, &Gradient::dy);
+  const Loss args = gpu::softmax_cross_entropy_args(graph, node);
+  const auto launch = with_limits(launch_softmax_cross_entropy, limits);
+  if (!args.index_labels) return bound_launch(args, node, launch, &Loss::loss, &Loss::z, &Loss::labels);
+  return bound_launch(args, node, with_error_record(launch, node, index_readers), &Loss::loss, &Loss::z,
+                      &Loss::labels);
 }
 
 // PORTA_GPU_TILE=<tile name> (gpu::tile_name) runs every GEMM and conv prepared from then on that
@@ -137,12 +128,12 @@ std::optional<gpu::GemmTile> forced_tile() {
   throw Error(ErrorCode::InvalidArgument, "PORTA_GPU_TILE=" + std::string(value) + ": expected one of " + known);
 }
 
-// Sets `plan` to what the GEMM or conv node will run, printed where PORTA_VERBOSE=1. `check_labels`:
-// whether a cross-entropy node checks its class labels (cross_entropy_launch).
+// Sets `plan` to what the GEMM or conv node will run, printed where PORTA_VERBOSE=1; adds the node
+// to `index_readers` where its kernel reports indices out of range in an error record.
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
-                       const CompileOptions& options, std::string& plan, bool check_labels) {
+                       const CompileOptions& options, std::string& plan, std::vector<const Node*>& index_readers) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 43, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {
@@ -153,13 +144,9 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
       const gpu::GemmPlan chosen = gpu::plan_gemm(problem, limits, forced_tile());
       plan = "gemm " + gpu::describe(chosen, limits);
       note_plan(PORTA_GPU_BACKEND_NAME, gpu::describe(problem), plan);
-      return [args, chosen, in = node.inputs, y = node.output](const Bindings& b, gpuStream_t stream) mutable {
-        args.a = b(in[0]);
-        args.b = b(in[1]);
-        args.c = in.size() == 3 ? b(in[2]) : nullptr;
-        args.y = b(y);
-        launch_gemm(args, chosen, stream);
-      };
+      return bound_launch(
+          args, node, [chosen](const gpu::GemmArgs& a, gpuStream_t stream) { launch_gemm(a, chosen, stream); },
+          &gpu::GemmArgs::y, &gpu::GemmArgs::a, &gpu::GemmArgs::b, &gpu::GemmArgs::c);
     }
     case OpKind::Conv2d: {
       gpu::ConvArgs args = gpu::conv_args(graph, node);
@@ -184,13 +171,8 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Mul:
     case OpKind::Div:
     case OpKind::Pow:
-      return [args = gpu::binary_args(graph, node), in = node.inputs, y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
-        args.a_data = b(in[0]);
-        args.b_data = b(in[1]);
-        args.y = b(y);
-        launch_binary(args, limits, stream);
-      };
+      return bound_launch(gpu::binary_args(graph, node), node, with_limits(launch_binary, limits), &gpu::BinaryArgs::y,
+                          &gpu::BinaryArgs::a_data, &gpu::BinaryArgs::b_data);
     case OpKind::Relu:
     case OpKind::Clip:
     case OpKind::Sigmoid:
@@ -207,16 +189,9 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
         return unary_like(gpu::unary_args(graph, node), node, limits, launch_unary);
       return unary_like(gpu::unary_args(graph, node), node, limits, launch_integer_cast);
     case OpKind::BatchNorm:
-      return [args = gpu::batchnorm_args(graph, node), in = node.inputs, y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
-        args.x = b(in[0]);
-        args.scale = b(in[1]);
-        args.bias = b(in[2]);
-        args.mean = b(in[3]);
-        args.var = b(in[4]);
-        args.y = b(y);
-        launch_batchnorm(args, limits, stream);
-      };
+      return bound_launch(gpu::batchnorm_args(graph, node), node, with_limits(launch_batchnorm, limits),
+                          &gpu::BatchNormArgs::y, &gpu::BatchNormArgs::x, &gpu::BatchNormArgs::scale,
+                          &gpu::BatchNormArgs::bias, &gpu::BatchNormArgs::mean, &gpu::BatchNormArgs::var);
     case OpKind::MaxPool2d:
     case OpKind::AvgPool2d: return unary_like(gpu::pool_args(graph, node), node, limits, launch_pool);
     case OpKind::GlobalAvgPool:
@@ -225,66 +200,54 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Reduce: return unary_like(gpu::reduce_args(graph, node), node, limits, launch_reduce);
     case OpKind::LayerNorm:
     case OpKind::RmsNorm:
-      return [args = gpu::norm_args(graph, node), in = node.inputs, y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
-        args.x = b(in[0]);
-        args.scale = b(in[1]);
-        args.bias = in.size() > 2 ? b(in[2]) : nullptr;
-        args.y = b(y);
-        launch_norm(args, limits, stream);
-      };
+      return bound_launch(gpu::norm_args(graph, node), node, with_limits(launch_norm, limits), &gpu::NormArgs::y,
+                          &gpu::NormArgs::x, &gpu::NormArgs::scale, &gpu::NormArgs::bias);
     case OpKind::Reshape: return copy_launch(graph, node, context.spec());
     case OpKind::Transpose:
     case OpKind::Slice:
     case OpKind::Expand:
-      return [args = gpu::gather_args(graph, node), x = node.inputs[0], y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
-        args.x_data = b(x);
-        args.y = b(y);
-        launch_gather(args, limits, stream);
-      };
+      return bound_launch(gpu::gather_args(graph, node), node, with_limits(launch_gather, limits), &gpu::GatherArgs::y,
+                          &gpu::GatherArgs::x_data);
     case OpKind::Concat: return concat_launch(graph, node, context.spec());
     case OpKind::Pad: return unary_like(gpu::pad_args(graph, node), node, limits, launch_pad);
-    case OpKind::Gather: return index_gather_launch(graph, node, context);
+    case OpKind::Gather:
+      return bound_launch(gpu::index_gather_args(graph, node), node,
+                          with_error_record(with_limits(launch_index_gather, limits), node, index_readers),
+                          &gpu::IndexGatherArgs::y, &gpu::IndexGatherArgs::data, &gpu::IndexGatherArgs::indices);
     case OpKind::Compare:
-    case OpKind::Logical:
-    case OpKind::Where: break;  // refused by the device's unsupported_reason (float_only_reason)
+      return bound_launch(gpu::compare_args(graph, node), node, with_limits(launch_compare, limits),
+                          &gpu::CompareArgs::y, &gpu::CompareArgs::a_data, &gpu::CompareArgs::b_data);
+    case OpKind::Logical:  // not's second field stays null
+      return bound_launch(gpu::logical_args(graph, node), node, with_limits(launch_logical, limits),
+                          &gpu::LogicalArgs::y, &gpu::LogicalArgs::a_data, &gpu::LogicalArgs::b_data);
+    case OpKind::Where:
+      return bound_launch(gpu::where_args(graph, node), node, with_limits(launch_where, limits), &gpu::WhereArgs::y,
+                          &gpu::WhereArgs::cond_data, &gpu::WhereArgs::x_data, &gpu::WhereArgs::other_data);
     case OpKind::ActivationBackward:
     case OpKind::MaxPool2dBackward: return backward_launch(graph, node, limits);
     case OpKind::SoftmaxCrossEntropy:
-    case OpKind::SoftmaxCrossEntropyBackward: return cross_entropy_launch(graph, node, context, check_labels);
+    case OpKind::SoftmaxCrossEntropyBackward: return cross_entropy_launch(graph, node, limits, index_readers);
     case OpKind::Attention:
-      return [args = gpu::attention_args(graph, node), in = node.inputs, y = node.output, limits](
-                 const Bindings& b, gpuStream_t stream) mutable {
-        args.q = b(in[0]);
-        args.k = b(in[1]);
-        args.v = b(in[2]);
-        args.mask = in.size() > 3 ? b(in[3]) : nullptr;
-        args.y = b(y);
-        launch_attention(args, limits, stream);
-      };
+      return bound_launch(gpu::attention_args(graph, node), node, with_limits(launch_attention, limits),
+                          &gpu::AttentionArgs::y, &gpu::AttentionArgs::q, &gpu::AttentionArgs::k,
+                          &gpu::AttentionArgs::v, &gpu::AttentionArgs::mask);
+    case OpKind::Dropout:
+      return bound_launch(gpu::dropout_args(graph, node), node, with_limits(launch_dropout, limits),
+                          &gpu::DropoutArgs::y, &gpu::DropoutArgs::x, &gpu::DropoutArgs::step);
   }
   throw Error(ErrorCode::Unsupported, context.spec() + ": no kernel for " + std::string(to_string(node.op)));
 }
 
 }  // namespace
 
-bool reads_indices_back(const Graph& graph) {
-  return std::any_of(graph.nodes().begin(), graph.nodes().end(), [&](const Node& node) {
-    return node.op == OpKind::Gather || reads_class_labels(graph, node);
-  });
-}
-
 PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceContext& context, VendorSession* vendor) {
   PlannedLaunches planned;
   planned.plans.resize(graph.order.size());
-  std::set<std::int32_t> checked_labels;  // the class labels a node earlier in the order checks
   for (std::size_t step = 0; step < graph.order.size(); ++step) {
     const Node& node = graph.graph.nodes()[static_cast<std::size_t>(graph.order[step])];
-    const bool check_labels =
-        reads_class_labels(graph.graph, node) && checked_labels.insert(node.inputs[1].id).second;
     NodeLaunch launch = vendor != nullptr ? vendor->node_launch(graph, node) : NodeLaunch{};
-    if (!launch) launch = node_launch(graph.graph, node, context, graph.options, planned.plans[step], check_labels);
+    if (!launch)
+      launch = node_launch(graph.graph, node, context, graph.options, planned.plans[step], planned.index_readers);
     planned.launches.push_back(std::move(launch));
   }
   return planned;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <string>
 
+#include "backends/gpu/plan/op_args.hpp"
 #include "backends/gpu/runtime/buffer.hpp"
 #include "backends/gpu/runtime/check.hpp"
+#include "core/runtime/op_math.hpp"
 
 namespace porta::detail::PORTA_GPU_NAMESPACE {
 
@@ -22,12 +24,15 @@ GpuProgram::GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared
       vendor_(graph_->options.impl == Impl::Vendor && vendor != nullptr
                   ? vendor->session(context_, stream_.get(), graph_->options)
                   : nullptr),
-      policy_(graphs && !reads_indices_back(graph_->graph)),
+      policy_(graphs),
       run_start_(make_event(*context_)),
       run_end_(make_event(*context_)) {
   PlannedLaunches planned = plan_node_launches(*graph_, *context_, vendor_.get());
   launches_ = std::move(planned.launches);
   plans_ = std::move(planned.plans);
+  index_readers_ = std::move(planned.index_readers);
+  if (!index_readers_.empty())
+    index_errors_ = std::make_unique<GpuBuffer>(context_, index_readers_.size() * sizeof(gpu::IndexError));
   if (graph_->options.profile)
     for (std::size_t i = 0; i <= launches_.size(); ++i) events_.push_back(make_event(*context_));
 }
@@ -36,8 +41,14 @@ RunTime GpuProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecord
   const std::span<double> node_seconds = records.seconds;
   std::copy_n(plans_.begin(), std::min(plans_.size(), records.plans.size()), records.plans.begin());
   context_->make_current();
-  const Bindings bindings{graph_.get(), static_cast<GpuBuffer&>(arena).data(), static_cast<GpuBuffer&>(constants).data()};
+  auto* index_errors = index_errors_ ? reinterpret_cast<gpu::IndexError*>(index_errors_->data()) : nullptr;
+  const Bindings bindings{graph_.get(), static_cast<GpuBuffer&>(arena).data(),
+                          static_cast<GpuBuffer&>(constants).data(), index_errors};
   const bool profiling = !node_seconds.empty() && !events_.empty();
+  std::vector<gpu::IndexError> raised(index_readers_.size());
+  const std::size_t record_bytes = raised.size() * sizeof(gpu::IndexError);
+  if (index_errors != nullptr)
+    check(gpuMemsetAsync(index_errors, 0, record_bytes, stream_.get()), context_->spec(), "clearing index errors");
   // Recorded outside any capture, so that they time the replay as well as eager runs.
   check(gpuEventRecord(run_start_.get(), stream_.get()), context_->spec(), "recording an event");
   switch (policy_.next_run(bindings.arena, bindings.constants, profiling)) {
@@ -54,7 +65,11 @@ RunTime GpuProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecord
       break;
   }
   check(gpuEventRecord(run_end_.get(), stream_.get()), context_->spec(), "recording an event");
+  if (index_errors != nullptr)
+    check(gpuMemcpyAsync(raised.data(), index_errors, record_bytes, gpuMemcpyDeviceToHost, stream_.get()),
+          context_->spec(), "reading index errors");
   stream_.synchronize(*context_, "running the graph");
+  check_index_errors(raised);
   float run_ms = 0.0f;
   check(gpuEventElapsedTime(&run_ms, run_start_.get(), run_end_.get()), context_->spec(), "reading the run's time");
   const RunTime time{run_ms * 1e-3, RunClock::Device};
@@ -80,6 +95,18 @@ void GpuProgram::enqueue(const Bindings& bindings, std::span<double> node_second
     }
   }
   if (timed) check(gpuEventRecord(events_.back().get(), stream), context_->spec(), "recording an event");
+}
+
+void GpuProgram::check_index_errors(const std::vector<gpu::IndexError>& records) const {
+  const Graph& graph = graph_->graph;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (records[i].raised == 0) continue;
+    const Node& node = *index_readers_[i];
+    if (node.op == OpKind::Gather)
+      gather_coordinate(records[i].index, gpu::index_gather_args(graph, node).axis, node);
+    else  // a cross-entropy op's class label
+      label_coordinate(records[i].index, graph.shape(node.inputs[0]).back(), node);
+  }
 }
 
 void GpuProgram::capture(const Bindings& bindings) {

@@ -1,28 +1,17 @@
 // Launchers of kernels/backward.cl.
 #include <variant>
-#include <vector>
 
-#include "backends/opencl/cl_error.hpp"
 #include "backends/opencl/ops/ops.hpp"
 #include "core/runtime/op_math.hpp"
 
 namespace porta::detail {
 
 void opencl_activation_backward(LaunchBuilder& b, const Node& node) {
-  const auto& p = std::get<ActivationBackwardParams>(node.params);
-  std::int32_t kind = 0;  // GRAD_* of kernels/backward.cl
-  float lo = 0.0f, hi = 0.0f;
-  switch (p.activation) {
-    case OpKind::Clip: kind = 1, lo = p.clip.min, hi = p.clip.max; break;
-    case OpKind::Gelu: kind = 2; break;
-    case OpKind::HardSigmoid: kind = 3, lo = p.hard_sigmoid.alpha, hi = p.hard_sigmoid.beta; break;
-    case OpKind::HardSwish: kind = 4; break;
-    default: break;  // Relu
-  }
+  const ActivationGradient f = activation_gradient(std::get<ActivationBackwardParams>(node.params));
   const std::int64_t n = b.desc(node.output).numel();
   auto args = b.kernel("backward", "activation_backward", b.desc(node.output).dtype);
-  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(n).i32(kind).f32(lo).f32(hi)
-      .i32(p.gelu.tanh_approximation ? 1 : 0);
+  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(n).i32(f.kind).f32(f.a).f32(f.b)
+      .i32(f.gelu_tanh);
   b.enqueue_1d(std::move(args), n);
 }
 
@@ -38,21 +27,13 @@ void opencl_max_pool2d_backward(LaunchBuilder& b, const Node& node) {
 
 namespace {
 
-// A kernel cannot raise an error, so i64/i32 labels are read back and checked on the host first (a
-// blocking read, in queue order), as gather's indices are: a label out of range throws, naming the
-// node, before the kernel runs. Labels are one per row: few. The first node of the order that reads
-// a labels tensor checks it; the loss and its gradient share one.
+// i64/i32 labels are checked on the host first, as gather's indices are (LaunchBuilder::check_indices):
+// a label out of range throws, naming the node, before the kernel runs. Labels are one per row: few.
+// The first node of the order that reads a labels tensor checks it; the loss and its gradient share one.
 void check_labels_on_host(LaunchBuilder& b, const Node& node, std::int64_t classes) {
   const Tensor labels = node.inputs[1];
-  if (!b.claim_host_check(labels)) return;
-  b.library({[&node, labels, desc = b.desc(labels), classes](cl_command_queue queue, const LocateTensor& locate,
-                                                              cl_event*) {
-    std::vector<std::byte> bytes(desc.bytes());
-    const ClTensorRef at = locate(labels);
-    check_cl(clEnqueueReadBuffer(queue, at.mem, CL_TRUE, at.offset, bytes.size(), bytes.data(), 0, nullptr, nullptr),
-             "clEnqueueReadBuffer");
-    check_labels(bytes.data(), desc.numel(), desc.dtype, classes, node);
-  }});
+  if (b.claim_host_check(labels))
+    b.check_indices(labels, [&node, classes](std::int64_t label) { label_coordinate(label, classes, node); });
 }
 
 }  // namespace

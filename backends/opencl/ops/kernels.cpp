@@ -50,8 +50,9 @@ constexpr std::pair<OpKind, OpenClOp> ops[] = {
     {OpKind::ActivationBackward, opencl_activation_backward},
     {OpKind::MaxPool2dBackward, opencl_max_pool2d_backward},
     {OpKind::SoftmaxCrossEntropy, opencl_softmax_cross_entropy},
-    {OpKind::SoftmaxCrossEntropyBackward, opencl_softmax_cross_entropy_backward},
     {OpKind::Attention, opencl_attention},
+    {OpKind::Dropout, opencl_dropout},
+    {OpKind::SoftmaxCrossEntropyBackward, opencl_softmax_cross_entropy_backward},
 };
 
 constexpr bool in_op_kind_order() {

@@ -42,5 +42,6 @@ void opencl_where(LaunchBuilder& b, const Node& node);
 // Strides of `operand` in the index space of the `result` it broadcasts to: 0 along broadcast dims.
 Long8 broadcast_strides(const Shape& operand, const Shape& result);
 void opencl_attention(LaunchBuilder& b, const Node& node);
+void opencl_dropout(LaunchBuilder& b, const Node& node);
 
 }  // namespace porta::detail

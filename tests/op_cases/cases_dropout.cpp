@@ -1,0 +1,26 @@
+// Dropout's cases: ratios 0 (identity), 0.1 and 0.5 over odd sizes, under a few seeds and steps. The
+// step is an f32 constant, so every device reads the same one.
+#include "op_cases/case_graph.hpp"
+
+namespace porta::cases::detail {
+
+void add_dropout_cases(std::vector<OpCase>& list, DType t) {
+  struct Kind {
+    std::string variant;
+    DropoutParams p;
+    float step;
+  };
+  const Kind kinds[] = {
+      {"p0", {.ratio = 0.0f, .seed = 1}, 0.0f},
+      {"p0.1", {.ratio = 0.1f, .seed = 42}, 7.0f},
+      {"p0.5", {.ratio = 0.5f, .seed = 0xfedcba9876543210ull}, 123456.0f},
+  };
+  for (const Kind& k : kinds)
+    for (const Shape& shape : {Shape{1}, Shape{7, 19}, Shape{3, 5, 17, 13}})
+      add_case(list, OpKind::Dropout, k.variant + "_" + std::to_string(shape.back()), t, [k, shape](CaseGraph& c) {
+        const float step[] = {k.step};
+        return c.g.dropout(c.input(shape), c.g.constant("step", {1}, step, DType::f32), k.p);
+      });
+}
+
+}  // namespace porta::cases::detail
