@@ -408,9 +408,9 @@ TEST_SUITE("autodiff") {
         const Tensor labels = g.constant("labels", {2, 2}, std::vector<float>{4, 0, 2, 2}, t);
         return autodiff::softmax_cross_entropy(g, z[0], labels);
       });
-      // A batch of one, an odd class count past a GPU thread's share of a row, a negative label, a vector.
+      // A batch of one, an odd class count past a GPU thread's share of a row, the last class, a vector.
       check_gradients({{"z", {1, 37}, -3.0f, 3.0f}}, [t](Graph& g, const auto& z) {
-        return autodiff::softmax_cross_entropy(g, z[0], g.constant("labels", {1}, std::vector<float>{-2}, t));
+        return autodiff::softmax_cross_entropy(g, z[0], g.constant("labels", {1}, std::vector<float>{36}, t));
       });
       check_gradients({{"z", {5}, -3.0f, 3.0f}}, [t](Graph& g, const auto& z) {
         return autodiff::softmax_cross_entropy(g, z[0], g.constant("labels", {1}, std::vector<float>{3}, t));
@@ -436,38 +436,45 @@ TEST_SUITE("autodiff") {
     const std::vector<float> dz = exe.output("dz"), onehot_dz = exe.output("onehot_dz");
     for (std::size_t i = 0; i < dz.size(); ++i) CHECK(dz[i] == doctest::Approx(onehot_dz[i]).epsilon(1e-6));
     exe.set_input("labels", std::vector<float>{2, 3});  // class 3 of 3
-    check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {"label 3", "[-3, 3)", "3 classes"});
+    check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {"label 3", "[0, 3)", "3 classes"});
     check_error([&] { autodiff::softmax_cross_entropy(g, z, g.input("l3", {3}, DType::i64)); }, ErrorCode::ShapeMismatch,
                 {"[2]"});
   }
 
-  TEST_CASE("integer class labels out of range are an error of the run on every device, naming the node") {
+  // Labels outside [0, classes) are errors, a negative one too: PyTorch's -100 "ignore" label counted from
+  // the end would silently train class 900 of 1000.
+  TEST_CASE("integer class labels out of range, -1 included, are an error of the run on every device") {
     for (const std::string& spec : devices_under_test()) {
       CAPTURE(spec);
       const std::optional<Device> device = open_or_skip(spec);
       if (!device) continue;
-      for (const DType t : {DType::i64, DType::i32}) {
-        CAPTURE(to_string(t));
-        Graph g;
-        const Tensor z = g.input("z", {3, 5}), labels = g.input("labels", {3}, t);
-        g.output("loss", g.softmax_cross_entropy(z, labels, "xent"));
-        g.output("dz", g.softmax_cross_entropy_backward(z, labels, g.input("dy", {3}), "xent_grad"));
-        Executable exe = device->compile(g);
-        exe.set_input("z", std::vector<float>(15, 0.0f));
-        exe.set_input("dy", std::vector<float>{1.0f, 2.0f, 1.0f});
-        exe.set_input("labels", std::vector<float>{0, 5, 1});
-        check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {"'xent", "label 5", "[-5, 5)"});
-        exe.set_input("labels", std::vector<float>{0, -6, 1});
-        check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {"label -6"});
-        exe.set_input("labels", std::vector<float>{4, -5, 1});  // -5 is class 0
-        exe.run();
-        for (const float loss : exe.output("loss")) CHECK(loss == doctest::Approx(std::log(5.0)));
-        const std::vector<float> want = {0.2f, 0.2f, 0.2f, 0.2f, -0.8f, -1.6f, 0.4f, 0.4f,
-                                         0.4f, 0.4f, 0.2f, -0.8f, 0.2f, 0.2f, 0.2f};
-        const std::vector<float> dz = exe.output("dz");
-        REQUIRE(dz.size() == want.size());
-        for (std::size_t i = 0; i < want.size(); ++i) CHECK(dz[i] == doctest::Approx(want[i]).epsilon(1e-6));
-      }
+      for (const DType t : {DType::i64, DType::i32})
+        for (const bool with_loss : {true, false}) {  // the loss, or the gradient alone
+          CAPTURE(to_string(t));
+          CAPTURE(with_loss);
+          Graph g;
+          const Tensor z = g.input("z", {3, 5}), labels = g.input("labels", {3}, t);
+          if (with_loss) g.output("loss", g.softmax_cross_entropy(z, labels, "xent"));
+          g.output("dz", g.softmax_cross_entropy_backward(z, labels, g.input("dy", {3}), "xent_grad"));
+          const std::string node = with_loss ? "'xent" : "softmax_cross_entropy_backward 'xent_grad'";
+          Executable exe = device->compile(g);
+          exe.set_input("z", std::vector<float>(15, 0.0f));
+          exe.set_input("dy", std::vector<float>{1.0f, 2.0f, 1.0f});
+          for (const float bad : {5.0f, -1.0f}) {
+            exe.set_input("labels", std::vector<float>{0, bad, 1});
+            const std::string label = "label " + std::to_string(static_cast<int>(bad));
+            check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {node, label, "[0, 5)", "5 classes"});
+          }
+          exe.set_input("labels", std::vector<float>{4, 0, 1});
+          exe.run();
+          if (with_loss)
+            for (const float loss : exe.output("loss")) CHECK(loss == doctest::Approx(std::log(5.0)));
+          const std::vector<float> want = {0.2f, 0.2f, 0.2f, 0.2f, -0.8f, -1.6f, 0.4f, 0.4f,
+                                           0.4f, 0.4f, 0.2f, -0.8f, 0.2f, 0.2f, 0.2f};
+          const std::vector<float> dz = exe.output("dz");
+          REQUIRE(dz.size() == want.size());
+          for (std::size_t i = 0; i < want.size(); ++i) CHECK(dz[i] == doctest::Approx(want[i]).epsilon(1e-6));
+        }
     }
   }
 

@@ -287,14 +287,14 @@ TEST_CASE("emulated gpu: a class label out of range is an error of the run, nami
       // The first run is eager, the second captured, the later ones replayed (plan/capture.hpp): the
       // kernels' error records reach the host on each.
       exe.set_input("labels", std::vector<float>{0, 4, 1});  // converted to the label dtype
-      check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {node, "label 4", "[-4, 4)"});
-      exe.set_input("labels", std::vector<float>{0, -5, 1});
-      check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {node, "label -5", "[-4, 4)"});
-      exe.set_input("labels", std::vector<float>{3, -4, 1});  // -4 is class 0
+      check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {node, "label 4", "[0, 4)"});
+      exe.set_input("labels", std::vector<float>{0, -1, 1});  // a negative label is an error, not class 3
+      check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {node, "label -1", "[0, 4)"});
+      exe.set_input("labels", std::vector<float>{3, 0, 1});
       for (int run = 0; run < 2; ++run) check_run();
       exe.set_input("labels", std::vector<float>{0, 1, 9});
-      check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {node, "label 9", "[-4, 4)"});
-      exe.set_input("labels", std::vector<float>{3, -4, 1});
+      check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {node, "label 9", "[0, 4)"});
+      exe.set_input("labels", std::vector<float>{3, 0, 1});
       check_run();  // the records are cleared before each run
     }
 }

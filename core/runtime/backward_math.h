@@ -170,8 +170,8 @@ PORTA_FORMULA porta_real cross_entropy_row(long classes, PORTA_READER z, PORTA_R
   return total;
 }
 
-/* The same against a class index in [0, classes) (an integer label, a negative one already counted
- * from the end): logsumexp(z) - z[label], what a one-hot row of labels gives, read from one element. */
+/* The same against a class index in [0, classes) (an integer label, checked by the caller):
+ * logsumexp(z) - z[label], what a one-hot row of labels gives, read from one element. */
 PORTA_FORMULA porta_real cross_entropy_index_row(long classes, PORTA_READER z, long label) {
   return PORTA_NESTED(log_sum_exp_row)(classes, z) - PORTA_READ(z, label);
 }

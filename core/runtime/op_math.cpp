@@ -185,12 +185,12 @@ std::int64_t gather_coordinate(std::int64_t index, std::int64_t extent, const No
 }
 
 std::int64_t label_coordinate(std::int64_t label, std::int64_t classes, const Node& node) {
-  if (label < -classes || label >= classes)
+  if (label < 0 || label >= classes)
     throw Error(ErrorCode::InvalidArgument, std::string(to_string(node.op)) + " '" + node.name + "': label " +
-                                                std::to_string(label) + " is out of range [" + std::to_string(-classes) +
-                                                ", " + std::to_string(classes) + ") for " + std::to_string(classes) +
-                                                " classes");
-  return label < 0 ? label + classes : label;
+                                                std::to_string(label) + " is out of range [0, " +
+                                                std::to_string(classes) + ") for " + std::to_string(classes) +
+                                                " classes (a negative label is an error, not counted from the end)");
+  return label;
 }
 
 bool reads_class_labels(const Graph& graph, const Node& node) {

@@ -140,9 +140,10 @@ std::string float_only_reason(const Graph& graph, const Node& node, std::string_
 // counts from the end); throws InvalidArgument naming the node for one out of range.
 std::int64_t gather_coordinate(std::int64_t index, std::int64_t extent, const Node& node);
 
-// SoftmaxCrossEntropy and SoftmaxCrossEntropyBackward with i64/i32 labels: the class in [0, classes)
-// that `label` names (a negative one counts from the end, as gather's); throws InvalidArgument naming
-// the node, the label and the range for one out of range.
+// SoftmaxCrossEntropy and SoftmaxCrossEntropyBackward with i64/i32 labels: `label` itself, checked to
+// be a class in [0, classes); throws InvalidArgument naming the node, the label and the range for one
+// outside it. Unlike gather's indices, a negative label does not count from the end: an "ignore" label
+// such as -100 must not silently become a class.
 std::int64_t label_coordinate(std::int64_t label, std::int64_t classes, const Node& node);
 // Whether `node` reads integer class labels (its operand 1): a cross-entropy node whose labels are i64/i32.
 bool reads_class_labels(const Graph& graph, const Node& node);

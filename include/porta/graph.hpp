@@ -162,7 +162,7 @@ class Graph {
   // Cross-entropy of softmax(logits) per row of the last axis, computed stably through log-sum-exp:
   // the result has logits' shape without the last axis ([1] for a vector). The labels are float
   // (one-hot or soft) of logits' shape and dtype, or i64/i32 class indices of the result's shape, one
-  // per row (negative ones count from the end, as gather's; one out of range is an error at run time).
+  // per row, each in [0, classes): one outside it, a negative one included, is an error at run time.
   Tensor softmax_cross_entropy(Tensor logits, Tensor labels, std::string name = {});
   // The gradient of softmax_cross_entropy(logits, labels) with respect to the logits for integer
   // labels, given dy, the loss's gradient (its shape): dy (softmax(logits) - one_hot(labels)) per row.

@@ -87,10 +87,10 @@ std::string index_label_name(const IndexLabelCase& k) {
   return shape_name(k.logits) + "_" + std::string(to_string(k.labels));
 }
 
-// The labels: seeded constants in [-classes, classes) (negative ones count from the end), as gather's indices.
+// The labels: seeded constants in [0, classes) (a negative label is an error, not counted from the end).
 Tensor class_labels(CaseGraph& c, const IndexLabelCase& k) {
   const Shape rows = k.logits.size() == 1 ? Shape{1} : Shape(k.logits.begin(), k.logits.end() - 1);
-  return c.indices(rows, k.logits.back(), k.labels);
+  return c.indices(rows, k.logits.back(), k.labels, false);
 }
 
 void add_index_label_cases(std::vector<OpCase>& list, DType t) {
@@ -103,9 +103,11 @@ void add_index_label_cases(std::vector<OpCase>& list, DType t) {
       return c.g.softmax_cross_entropy_backward(z, labels, c.input(c.g.shape(labels)));
     });
   }
-  // Labels computed at run time (an input cast to i64), as a training step's are.
+  // Labels computed at run time (an input in [-4, 4) moved to [0, 8) and cast to i64), as a training step's are.
   add_case(list, OpKind::SoftmaxCrossEntropyBackward, "run_time_labels_6x9", t, [](CaseGraph& c) {
-    const Tensor z = c.scaled(c.input({6, 9}), 8.0f), labels = c.spread_input(DType::i64, {6}, 8.0f);
+    const Tensor z = c.scaled(c.input({6, 9}), 8.0f);
+    const Tensor spread = c.g.add(c.spread_input(DType::f32, {6}, 4.0f), c.constant_of(DType::f32, 4.0f));
+    const Tensor labels = c.g.cast(spread, DType::i64);
     return c.g.softmax_cross_entropy_backward(z, labels, c.input({6}));
   });
 }

@@ -27,11 +27,11 @@ __global__ void max_pool_backward_kernel(gpu::MaxPoolBackwardArgs args) {
   }
 }
 
-// The class of `row`'s i64 or i32 label (a negative one counted from the end), or -1 for a label out
-// of range, which *error reports.
+// The class of `row`'s i64 or i32 label, or -1 for a label outside [0, classes) (a negative one too:
+// labels do not count from the end), which *error reports.
 __device__ std::int64_t label_class(const void* labels, std::int64_t row, bool index64, std::int64_t classes,
                                     gpu::IndexError* error) {
-  return checked_coordinate(load_integer(labels, row, index64 ? DType::i64 : DType::i32), classes, error);
+  return checked_coordinate(load_integer(labels, row, index64 ? DType::i64 : DType::i32), classes, error, false);
 }
 
 __global__ void softmax_cross_entropy_kernel(gpu::SoftmaxCrossEntropyArgs args) {

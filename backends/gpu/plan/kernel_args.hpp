@@ -274,8 +274,8 @@ struct IndexError {
 };
 
 // SoftmaxCrossEntropy over `rows` rows of `classes` logits: float labels of the logits' shape, or
-// (index_labels) one class index per row, i64 (index64) or i32, negative ones counted from the end.
-// A row whose label is out of range gets a zero loss and reports the label in *error.
+// (index_labels) one class index per row, i64 (index64) or i32, in [0, classes). A row whose label is
+// out of range (a negative one included) gets a zero loss and reports the label in *error.
 struct SoftmaxCrossEntropyArgs {
   DType dtype = DType::f32;
   std::int64_t rows = 0, classes = 1;
