@@ -413,21 +413,89 @@ TEST_SUITE("autodiff") {
         const Tensor labels = g.constant("labels", {2, 2}, std::vector<float>{4, 0, 2, 2}, t);
         return autodiff::softmax_cross_entropy(g, z[0], labels);
       });
+      // A batch of one, an odd class count past a GPU thread's share of a row, the last class, a vector.
+      check_gradients({{"z", {1, 37}, -3.0f, 3.0f}}, [t](Graph& g, const auto& z) {
+        return autodiff::softmax_cross_entropy(g, z[0], g.constant("labels", {1}, std::vector<float>{36}, t));
+      });
+      check_gradients({{"z", {5}, -3.0f, 3.0f}}, [t](Graph& g, const auto& z) {
+        return autodiff::softmax_cross_entropy(g, z[0], g.constant("labels", {1}, std::vector<float>{3}, t));
+      });
     }
     Graph g;
     const Tensor z = g.input("z", {2, 3}), labels = g.input("labels", {2}, DType::i64);
-    g.output("loss", autodiff::softmax_cross_entropy(g, z, labels));
+    const Tensor loss = autodiff::softmax_cross_entropy(g, z, labels);
+    g.output("loss", loss);
+    g.output("dz", autodiff::gradients(g, loss, std::vector<Tensor>{z})[0]);
+    // The op reads the labels itself: no gather, no one-hot rows, no classes x classes constant.
+    for (const Node& n : g.nodes()) CHECK(n.op != OpKind::Gather);
+    for (const TensorInfo& info : g.tensors()) CHECK(info.desc.numel() < 9);
     const Tensor onehot = g.constant("onehot", {2, 3}, std::vector<float>{0, 0, 1, 1, 0, 0});
-    g.output("onehot", autodiff::softmax_cross_entropy(g, z, onehot));
+    const Tensor onehot_loss = autodiff::softmax_cross_entropy(g, z, onehot);
+    g.output("onehot", onehot_loss);
+    g.output("onehot_dz", autodiff::gradients(g, onehot_loss, std::vector<Tensor>{z})[0]);
     Executable exe = Device::open("ref").compile(g);
     exe.set_input("z", std::vector<float>{1, 2, 3, 1000, 0, -1000});
     exe.set_input("labels", std::vector<float>{2, 0});
     exe.run();
     CHECK(exe.output("loss") == exe.output("onehot"));
+    const std::vector<float> dz = exe.output("dz"), onehot_dz = exe.output("onehot_dz");
+    for (std::size_t i = 0; i < dz.size(); ++i) CHECK(dz[i] == doctest::Approx(onehot_dz[i]).epsilon(1e-6));
     exe.set_input("labels", std::vector<float>{2, 3});  // class 3 of 3
-    CHECK_THROWS(exe.run());
+    check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {"label 3", "[0, 3)", "3 classes"});
     check_error([&] { autodiff::softmax_cross_entropy(g, z, g.input("l3", {3}, DType::i64)); }, ErrorCode::ShapeMismatch,
                 {"[2]"});
+  }
+
+  // Labels outside [0, classes) are errors, a negative one too: PyTorch's -100 "ignore" label counted from
+  // the end would silently train class 900 of 1000.
+  TEST_CASE("integer class labels out of range, -1 included, are an error of the run on every device") {
+    for (const std::string& spec : devices_under_test()) {
+      CAPTURE(spec);
+      const std::optional<Device> device = open_or_skip(spec);
+      if (!device) continue;
+      for (const DType t : {DType::i64, DType::i32})
+        for (const bool with_loss : {true, false}) {  // the loss, or the gradient alone
+          CAPTURE(to_string(t));
+          CAPTURE(with_loss);
+          Graph g;
+          const Tensor z = g.input("z", {3, 5}), labels = g.input("labels", {3}, t);
+          if (with_loss) g.output("loss", g.softmax_cross_entropy(z, labels, "xent"));
+          g.output("dz", g.softmax_cross_entropy_backward(z, labels, g.input("dy", {3}), "xent_grad"));
+          const std::string node = with_loss ? "'xent" : "softmax_cross_entropy_backward 'xent_grad'";
+          Executable exe = device->compile(g);
+          exe.set_input("z", std::vector<float>(15, 0.0f));
+          exe.set_input("dy", std::vector<float>{1.0f, 2.0f, 1.0f});
+          for (const float bad : {5.0f, -1.0f}) {
+            exe.set_input("labels", std::vector<float>{0, bad, 1});
+            const std::string label = "label " + std::to_string(static_cast<int>(bad));
+            check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {node, label, "[0, 5)", "5 classes"});
+          }
+          exe.set_input("labels", std::vector<float>{4, 0, 1});
+          exe.run();
+          if (with_loss)
+            for (const float loss : exe.output("loss")) CHECK(loss == doctest::Approx(std::log(5.0)));
+          const std::vector<float> want = {0.2f, 0.2f, 0.2f, 0.2f, -0.8f, -1.6f, 0.4f, 0.4f,
+                                           0.4f, 0.4f, 0.2f, -0.8f, 0.2f, 0.2f, 0.2f};
+          const std::vector<float> dz = exe.output("dz");
+          REQUIRE(dz.size() == want.size());
+          for (std::size_t i = 0; i < want.size(); ++i) CHECK(dz[i] == doctest::Approx(want[i]).epsilon(1e-6));
+        }
+    }
+  }
+
+  TEST_CASE("softmax_cross_entropy_backward refuses float labels and shapes other than the loss's") {
+    Graph g;
+    const Tensor z = g.input("z", {2, 3}), l = g.input("l", {2}, DType::i64), dy = g.input("dy", {2});
+    check_error([&] { g.softmax_cross_entropy_backward(z, g.input("soft", {2, 3}), dy); }, ErrorCode::DTypeMismatch,
+                {"i64 or i32"});
+    check_error([&] { g.softmax_cross_entropy_backward(z, l, g.input("dy3", {3})); }, ErrorCode::ShapeMismatch,
+                {"[3]", "[2]"});
+    check_error([&] { g.softmax_cross_entropy_backward(z, g.input("l23", {2, 3}, DType::i32), dy); },
+                ErrorCode::ShapeMismatch, {"[2, 3]"});
+    check_error([&] { g.softmax_cross_entropy(z, g.input("b", {2}, DType::boolean)); }, ErrorCode::ShapeMismatch,
+                {"i64 or i32"});
+    CHECK(g.shape(g.softmax_cross_entropy_backward(z, l, dy)) == Shape{2, 3});
+    CHECK(g.shape(g.softmax_cross_entropy(g.input("v", {4}), g.input("vl", {1}, DType::i32))) == Shape{1});
   }
 
   TEST_CASE("layer_norm, erf, sqrt, reciprocal and pow") {

@@ -60,12 +60,13 @@ bool takes_integers(const Graph& g, const Node& node) {
 
 // Whether the GPU source lacks the kernel of a node that reads or makes an integer or bool tensor:
 // it holds gather, cast, the element movers, the comparisons, the logical ops and where in every
-// dtype, no other op yet (float_only_reason).
+// dtype, and the cross-entropy ops with i64/i32 class labels, no other op yet (float_only_reason).
 bool lacks_integer_kernel(const Graph& g, const Node& node) {
   switch (node.op) {
     case OpKind::Gather: case OpKind::Cast: case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice:
     case OpKind::Concat: case OpKind::Pad: case OpKind::Expand: case OpKind::Compare: case OpKind::Logical:
     case OpKind::Where: return false;
+    case OpKind::SoftmaxCrossEntropy: case OpKind::SoftmaxCrossEntropyBackward: return false;  // float logits
     default: return takes_integers(g, node);
   }
 }
@@ -259,6 +260,43 @@ TEST_CASE("emulated gpu: a gather index out of range is an error of the run, nam
     exe.run();  // the record is cleared before each run
     CHECK(exe.output("y") == std::vector<float>(6, 1.0f));
   }
+}
+
+TEST_CASE("emulated gpu: a class label out of range is an error of the run, naming the node and the range") {
+  const auto device = open_emulated();
+  for (const DType label_dtype : {DType::i64, DType::i32})
+    for (const bool with_loss : {true, false}) {  // the loss, first in the order, or the gradient alone
+      CAPTURE(label_dtype);
+      CAPTURE(with_loss);
+      Graph g;
+      const Tensor z = g.input("z", {3, 4}), labels = g.input("labels", {3}, label_dtype);
+      if (with_loss) g.output("loss", g.softmax_cross_entropy(z, labels, "xent"));
+      g.output("dz", g.softmax_cross_entropy_backward(z, labels, g.input("dy", {3}), "xent_grad"));
+      // With the loss, either node may come first in the order and report.
+      const std::string_view node = with_loss ? "'xent" : "softmax_cross_entropy_backward 'xent_grad'";
+      Executable exe = compile_on(device, g);
+      exe.set_input("z", std::vector<float>(12, 0.0f));
+      exe.set_input("dy", std::vector<float>(3, 1.0f));
+      const auto check_run = [&] {
+        exe.run();
+        if (with_loss)
+          for (const float loss : exe.output("loss")) CHECK(loss == doctest::Approx(std::log(4.0)));
+        CHECK(exe.output("dz") == std::vector<float>{0.25f, 0.25f, 0.25f, -0.75f, -0.75f, 0.25f, 0.25f, 0.25f,
+                                                     0.25f, -0.75f, 0.25f, 0.25f});  // quarters: exact
+      };
+      // The first run is eager, the second captured, the later ones replayed (plan/capture.hpp): the
+      // kernels' error records reach the host on each.
+      exe.set_input("labels", std::vector<float>{0, 4, 1});  // converted to the label dtype
+      check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {node, "label 4", "[0, 4)"});
+      exe.set_input("labels", std::vector<float>{0, -1, 1});  // a negative label is an error, not class 3
+      check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {node, "label -1", "[0, 4)"});
+      exe.set_input("labels", std::vector<float>{3, 0, 1});
+      for (int run = 0; run < 2; ++run) check_run();
+      exe.set_input("labels", std::vector<float>{0, 1, 9});
+      check_error([&] { exe.run(); }, ErrorCode::InvalidArgument, {node, "label 9", "[0, 4)"});
+      exe.set_input("labels", std::vector<float>{3, 0, 1});
+      check_run();  // the records are cleared before each run
+    }
 }
 
 TEST_CASE("emulated gpu: BERT (gather on i64 ids, attention, layer norm) matches the reference") {

@@ -1,5 +1,7 @@
 #include "backends/opencl/launch_builder.hpp"
 
+#include <vector>
+
 #include "backends/opencl/cl_error.hpp"
 #include "core/runtime/plan_log.hpp"
 
@@ -103,6 +105,17 @@ void LaunchBuilder::copy(Tensor source, Tensor destination) {
   Launch& launch = launches_.emplace_back();
   launch.step = step_;
   launch.work = CopyLaunch{source.id, destination.id, bytes};
+}
+
+void LaunchBuilder::check_indices(Tensor t, std::function<void(std::int64_t)> check) {
+  library({[t, d = desc(t), check = std::move(check)](cl_command_queue queue, const LocateTensor& locate, cl_event*) {
+    std::vector<std::byte> bytes(d.bytes());
+    const ClTensorRef at = locate(t);
+    check_cl(clEnqueueReadBuffer(queue, at.mem, CL_TRUE, at.offset, bytes.size(), bytes.data(), 0, nullptr, nullptr),
+             "clEnqueueReadBuffer");
+    for (std::size_t i = 0; i < static_cast<std::size_t>(d.numel()); ++i)
+      check(load_as_i64(bytes.data(), i, d.dtype));
+  }});
 }
 
 Long8 to_long8(const Shape& dims, std::int64_t fill) {

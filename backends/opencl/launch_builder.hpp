@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -83,6 +84,13 @@ class LaunchBuilder {
   void enqueue(KernelArgs args, cl_uint dims, std::array<std::size_t, 3> global, std::array<std::size_t, 3> local);
   void copy(Tensor source, Tensor destination);  // same bytes, e.g. a reshape
   void library(LibraryLaunch call) { launches_.push_back({step_, std::move(call)}); }
+  // Reads the i64/i32 tensor `t` back (a blocking read, in queue order) and passes each element to
+  // `check`, which throws for one out of range: a kernel cannot raise an error, so gather's indices
+  // and the cross-entropy ops' class labels are checked so before the kernel that trusts them.
+  void check_indices(Tensor t, std::function<void(std::int64_t)> check);
+  // Whether no earlier step has claimed the host check of `t` (then this one has): a tensor does not
+  // change within a run, so its first reader in the order checks it for every later one.
+  bool claim_host_check(Tensor t) { return host_checked_.insert(t.id).second; }
   // What the current node runs, in PORTA_VERBOSE's words (core/runtime/plan_log.hpp): its
   // Executable::node_plans entry, and a verbose line now.
   void note_plan(std::string_view problem, std::string plan);
@@ -96,6 +104,7 @@ class LaunchBuilder {
   std::vector<Launch> launches_;
   std::vector<std::string> plans_ = std::vector<std::string>(graph_.order.size());
   std::size_t step_ = 0;
+  std::set<std::int32_t> host_checked_;
 };
 
 // Pads a shape (or strides) to 8 dimensions with leading `fill` values, as the kernels expect.

@@ -19,28 +19,7 @@ Tensor mean_squared_error(Graph& g, Tensor prediction, Tensor target, std::strin
   return g.mul(total, detail::filled(g, {1}, 1.0f / n, g.dtype(prediction)), std::move(name));
 }
 
-namespace {
-
-// One-hot rows for integer class labels: rows of a classes x classes identity gathered by label, so
-// that every backend with a gather kernel runs it and a label out of range is an error at run time
-// rather than a silent zero row (the price: classes² elements of constant, 4 MB at 1000 classes).
-Tensor one_hot(Graph& g, Tensor logits, Tensor labels) {
-  const Shape& sz = g.shape(logits);
-  const Shape rows(sz.begin(), sz.end() - (sz.empty() ? 0 : 1));
-  if (sz.empty() || g.shape(labels) != rows)
-    throw Error(ErrorCode::ShapeMismatch, "softmax_cross_entropy: integer labels " + to_string(g.shape(labels)) +
-                                              " must have the shape of logits " + to_string(sz) +
-                                              " without its class axis, " + to_string(rows));
-  const std::int64_t classes = sz.back();
-  std::vector<float> identity(static_cast<std::size_t>(classes * classes), 0.0f);
-  for (std::int64_t c = 0; c < classes; ++c) identity[static_cast<std::size_t>(c * (classes + 1))] = 1.0f;
-  return g.gather(detail::constant(g, {classes, classes}, identity, g.dtype(logits)), labels, 0);
-}
-
-}  // namespace
-
 Tensor softmax_cross_entropy(Graph& g, Tensor logits, Tensor labels, std::string name) {
-  if (g.dtype(labels) == DType::i64 || g.dtype(labels) == DType::i32) labels = one_hot(g, logits, labels);
   const Tensor per_row = g.softmax_cross_entropy(logits, labels);
   const float rows = static_cast<float>(g.desc(per_row).numel());
   return g.mul(detail::sum_to(g, per_row, {1}), detail::filled(g, {1}, 1.0f / rows, g.dtype(logits)), std::move(name));

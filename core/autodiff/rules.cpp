@@ -43,7 +43,8 @@ Rule backward_rule(OpKind op) {
     // Not written yet (docs/training.md): RMS norm, and the backward ops' own backward.
     case OpKind::RmsNorm:
     case OpKind::ActivationBackward:
-    case OpKind::MaxPool2dBackward: return nullptr;
+    case OpKind::MaxPool2dBackward:
+    case OpKind::SoftmaxCrossEntropyBackward: return nullptr;
     // Integer indices and bool masks carry no gradient; gather's rule (a scatter-add) is not written.
     case OpKind::Gather:
     case OpKind::Compare:

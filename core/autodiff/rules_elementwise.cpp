@@ -91,12 +91,15 @@ Grads activation_backward(Graph& g, const Node& node, Tensor dy, const std::vect
 }
 
 // The gradient of softmax cross-entropy per row with respect to the logits: dy (softmax(z) sum(l) - l).
-// The labels' own gradient, -dy log softmax(z), needs a log op porta does not have.
+// Integer class labels (which carry no gradient) take the fused op, dy (softmax(z) - one_hot(l)),
+// with no one-hot tensor made. The labels' own gradient, -dy log softmax(z), needs a log op porta
+// does not have.
 Grads softmax_cross_entropy_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs) {
+  const Tensor z = node.inputs[0], l = node.inputs[1];
+  if (!is_float(g.dtype(l))) return {g.softmax_cross_entropy_backward(z, l, dy), {}};
   if (needs[1])
     throw Error(ErrorCode::Unsupported, "autodiff::gradients: softmax_cross_entropy '" + node.name +
                                             "': the gradient with respect to the labels needs a log op porta lacks");
-  const Tensor z = node.inputs[0], l = node.inputs[1];
   Shape row = g.shape(z);
   row.back() = 1;
   const Tensor total = sum_to(g, l, row);  // 1 for one-hot labels

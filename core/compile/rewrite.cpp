@@ -99,6 +99,7 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
       return g.activation_backward(in[0], in[1], std::get<ActivationBackwardParams>(params), name);
     case OpKind::MaxPool2dBackward: return g.max_pool2d_backward(in[0], in[1], std::get<Pool2dParams>(params), name);
     case OpKind::SoftmaxCrossEntropy: return g.softmax_cross_entropy(in[0], in[1], name);
+    case OpKind::SoftmaxCrossEntropyBackward: return g.softmax_cross_entropy_backward(in[0], in[1], in[2], name);
     case OpKind::Attention: return g.attention(in[0], in[1], in[2], std::get<AttentionParams>(params), opt(3), name);
     case OpKind::Dropout: return g.dropout(in[0], in[1], std::get<DropoutParams>(params), name);
     case OpKind::DepthwiseFilterGradient:

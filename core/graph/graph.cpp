@@ -244,13 +244,18 @@ bool takes_any_dtype(OpKind op) {
   }
 }
 
+// Ops whose i64/i32 operand is a class index (their builders check the rest): the loss and its gradient.
+bool takes_class_indices(OpKind op, std::size_t operand) {
+  return operand == 1 && (op == OpKind::SoftmaxCrossEntropy || op == OpKind::SoftmaxCrossEntropyBackward);
+}
+
 }  // namespace
 
 Tensor Graph::add_node(OpKind op, OpParams params, std::vector<Tensor> inputs, TensorDesc out, std::string name) {
   check_shape(out.shape, out.dtype, to_string(op), name, "result");
   if (!takes_any_dtype(op))
-    for (const Tensor t : inputs)
-      if (!is_float(dtype(t)))
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      if (const Tensor t = inputs[i]; !is_float(dtype(t)) && !takes_class_indices(op, i))
         fail(ErrorCode::Unsupported, to_string(op), name,
              "operand '" + info(t).name + "' is " + std::string(to_string(dtype(t))) +
                  "; arithmetic takes f32, f16 or bf16 (integer and bool tensors only move, index, compare and "
@@ -858,16 +863,53 @@ Tensor Graph::max_pool2d_backward(Tensor x, Tensor dy, const Pool2dParams& p, st
   return add_node(OpKind::MaxPool2dBackward, p, {x, dy}, desc(x), std::move(name));
 }
 
+namespace {
+
+// The loss's shape for logits of shape `s`: s without the class axis, [1] for a vector.
+Shape cross_entropy_rows(const Shape& s) { return s.size() == 1 ? Shape{1} : Shape(s.begin(), s.end() - 1); }
+
+bool is_index(DType t) { return t == DType::i64 || t == DType::i32; }
+
+}  // namespace
+
 Tensor Graph::softmax_cross_entropy(Tensor logits, Tensor labels, std::string name) {
   name = node_name(OpKind::SoftmaxCrossEntropy, std::move(name));
   const Shape& s = this->shape(logits);
+  Shape out = cross_entropy_rows(s);
+  if (is_index(dtype(labels))) {
+    if (this->shape(labels) != out)
+      fail(ErrorCode::ShapeMismatch, "softmax_cross_entropy", name,
+           "integer labels " + to_string(this->shape(labels)) + " must have the logits' shape " + to_string(s) +
+               " without its class axis, " + to_string(out) + ": one class index per row");
+    return add_node(OpKind::SoftmaxCrossEntropy, std::monostate{}, {logits, labels}, {dtype(logits), std::move(out)},
+                    std::move(name));
+  }
   if (this->shape(labels) != s)
     fail(ErrorCode::ShapeMismatch, "softmax_cross_entropy", name,
-         "labels " + to_string(this->shape(labels)) + " must have the logits' shape " + to_string(s));
+         "labels " + to_string(this->shape(labels)) + " must have the logits' shape " + to_string(s) +
+             " (float labels) or " + to_string(out) + " (i64 or i32 class indices)");
   const Tensor ts[] = {logits, labels};
   check_same_dtype(*this, ts, "softmax_cross_entropy", name);
-  Shape out = s.size() == 1 ? Shape{1} : Shape(s.begin(), s.end() - 1);
   return add_node(OpKind::SoftmaxCrossEntropy, std::monostate{}, {logits, labels}, {dtype(logits), std::move(out)},
+                  std::move(name));
+}
+
+Tensor Graph::softmax_cross_entropy_backward(Tensor logits, Tensor labels, Tensor dy, std::string name) {
+  name = node_name(OpKind::SoftmaxCrossEntropyBackward, std::move(name));
+  const Shape& s = this->shape(logits);
+  const Shape rows = cross_entropy_rows(s);
+  if (!is_index(dtype(labels)))
+    fail(ErrorCode::DTypeMismatch, "softmax_cross_entropy_backward", name,
+         "labels '" + info(labels).name + "' are " + std::string(to_string(dtype(labels))) +
+             "; they must be i64 or i32 class indices (float labels' gradient is a composition of forward ops)");
+  if (this->shape(labels) != rows || this->shape(dy) != rows)
+    fail(ErrorCode::ShapeMismatch, "softmax_cross_entropy_backward", name,
+         "labels " + to_string(this->shape(labels)) + " and dy " + to_string(this->shape(dy)) +
+             " must have the loss's shape " + to_string(rows) + ", the logits' " + to_string(s) +
+             " without its class axis");
+  const Tensor ts[] = {logits, dy};
+  check_same_dtype(*this, ts, "softmax_cross_entropy_backward", name);
+  return add_node(OpKind::SoftmaxCrossEntropyBackward, std::monostate{}, {logits, labels, dy}, desc(logits),
                   std::move(name));
 }
 

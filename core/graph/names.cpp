@@ -92,6 +92,7 @@ std::string_view to_string(OpKind op) noexcept {
     case OpKind::ActivationBackward: return "activation_backward";
     case OpKind::MaxPool2dBackward: return "max_pool2d_backward";
     case OpKind::SoftmaxCrossEntropy: return "softmax_cross_entropy";
+    case OpKind::SoftmaxCrossEntropyBackward: return "softmax_cross_entropy_backward";
     case OpKind::Attention: return "attention";
     case OpKind::Dropout: return "dropout";
     case OpKind::DepthwiseFilterGradient: return "depthwise_filter_gradient";

@@ -365,6 +365,7 @@ class Exporter {
       case OpKind::MaxPool2dBackward:
       case OpKind::SoftmaxCrossEntropy:
       case OpKind::DepthwiseFilterGradient: unsupported(n, "a backward or loss op");
+      case OpKind::SoftmaxCrossEntropyBackward: unsupported(n, "a backward or loss op");
       case OpKind::Attention: return attention(n, in, y);
       case OpKind::Dropout:  // ONNX Dropout draws its mask from the runtime's own generator
         unsupported(n, "a seeded dropout");

@@ -33,14 +33,38 @@ void ref_max_pool2d_backward(const HostOpArgs& args) {
   for (std::size_t i = 0; i < dx.size(); ++i) args.output.store(i, static_cast<float>(dx[i]));
 }
 
+// Float labels: the sum over the row's labels; i64/i32 class labels: the one class's term.
 void ref_softmax_cross_entropy(const HostOpArgs& args) {
   const HostTensor &z = args.inputs[0], &l = args.inputs[1];
   const std::int64_t classes = z.shape().back(), rows = z.numel() / classes;
+  const bool indices = !is_float(l.dtype());
   for (std::int64_t r = 0; r < rows; ++r) {
     const auto at = [&](std::int64_t c) { return static_cast<std::size_t>(r * classes + c); };
-    const double loss = cross_entropy_row<double>(
-        classes, [&](std::int64_t c) { return z.load(at(c)); }, [&](std::int64_t c) { return l.load(at(c)); });
+    const auto logit = [&](std::int64_t c) { return z.load(at(c)); };
+    const double loss =
+        indices ? cross_entropy_index_row<double>(
+                      classes, logit, label_coordinate(load_as_i64(l.data, static_cast<std::size_t>(r), l.dtype()),
+                                                       classes, args.node))
+                : cross_entropy_row<double>(classes, logit, [&](std::int64_t c) { return l.load(at(c)); });
     args.output.store(static_cast<std::size_t>(r), static_cast<float>(loss));
+  }
+}
+
+// dy (softmax(z) - one_hot(label)) per row, in double.
+void ref_softmax_cross_entropy_backward(const HostOpArgs& args) {
+  const HostTensor &z = args.inputs[0], &l = args.inputs[1], &dy = args.inputs[2];
+  const std::int64_t classes = z.shape().back(), rows = z.numel() / classes;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto at = [&](std::int64_t c) { return static_cast<std::size_t>(r * classes + c); };
+    const auto row = static_cast<std::size_t>(r);
+    const std::int64_t label = label_coordinate(load_as_i64(l.data, row, l.dtype()), classes, args.node);
+    const auto logit = [&](std::int64_t c) { return double{z.load(at(c))}; };
+    const double top = row_max<double>(classes, logit), sum = exp_sum_row<double>(classes, logit, top);
+    const double d = dy.load(row);
+    for (std::int64_t c = 0; c < classes; ++c) {
+      const double g = cross_entropy_index_gradient<double>(logit(c), top, sum, c == label, d);
+      args.output.store(at(c), static_cast<float>(g));
+    }
   }
 }
 

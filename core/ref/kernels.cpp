@@ -54,6 +54,7 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Attention, ref_attention},
     {OpKind::Dropout, ref_dropout},
     {OpKind::DepthwiseFilterGradient, ref_depthwise_filter_gradient},
+    {OpKind::SoftmaxCrossEntropyBackward, ref_softmax_cross_entropy_backward},
 };
 
 constexpr bool in_op_kind_order() {

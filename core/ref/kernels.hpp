@@ -56,5 +56,6 @@ void ref_activation_backward(const HostOpArgs& args);
 void ref_max_pool2d_backward(const HostOpArgs& args);
 void ref_depthwise_filter_gradient(const HostOpArgs& args);
 void ref_softmax_cross_entropy(const HostOpArgs& args);
+void ref_softmax_cross_entropy_backward(const HostOpArgs& args);
 
 }  // namespace porta::detail

@@ -30,6 +30,7 @@ typedef struct {
 #define PORTA_READ(reader, i) load_value(reader, i)
 #define PORTA_READ_2D(reader, row, column, width) load_value(reader, (row) * (width) + (column))
 #define PORTA_MATH(function) function /* overloaded for float */
+#define PORTA_NESTED(formula) formula
 #else
 #include <cmath>
 #if defined(__CUDACC__) || defined(__HIPCC__)
@@ -45,6 +46,7 @@ typedef struct {
 #define PORTA_READ(reader, i) reader(i)
 #define PORTA_READ_2D(reader, row, column, width) reader(row, column)
 #define PORTA_MATH(function) math::function
+#define PORTA_NESTED(formula) formula<porta_real> /* another formula, at this one's precision */
 
 namespace porta::detail {
 
@@ -159,21 +161,50 @@ PORTA_FORMULA porta_real depthwise_tap_gradient(PORTA_CONV_WINDOW window, long h
   return sum;
 }
 
-/* Softmax cross-entropy of one row of `classes` (at least one): sum_c l_c (logsumexp(z) - z_c). Each term
- * is a non-negative -log softmax, so nothing cancels, and the maximum taken out first keeps exp in range.
- * z and labels read the row at c. */
-PORTA_FORMULA porta_real cross_entropy_row(long classes, PORTA_READER z, PORTA_READER labels) {
+/* The largest of a row's `classes` values (at least one): softmax takes it out first to keep exp in
+ * range. z reads the row at c. */
+PORTA_FORMULA porta_real row_max(long classes, PORTA_READER z) {
   porta_real top = PORTA_READ(z, 0);
   for (long c = 1; c < classes; ++c) {
     const porta_real v = PORTA_READ(z, c);
     top = v > top ? v : top;
   }
+  return top;
+}
+
+/* Softmax's denominator over a row whose maximum is top: sum_c exp(z_c - top). */
+PORTA_FORMULA porta_real exp_sum_row(long classes, PORTA_READER z, porta_real top) {
   porta_real sum = 0;
   for (long c = 0; c < classes; ++c) sum += PORTA_MATH(exp)(PORTA_READ(z, c) - top);
-  const porta_real lse = top + PORTA_MATH(log)(sum);
+  return sum;
+}
+
+/* log(sum_c exp(z_c)) of a row, without overflow. */
+PORTA_FORMULA porta_real log_sum_exp_row(long classes, PORTA_READER z) {
+  const porta_real top = PORTA_NESTED(row_max)(classes, z);
+  return top + PORTA_MATH(log)(PORTA_NESTED(exp_sum_row)(classes, z, top));
+}
+
+/* Softmax cross-entropy of one row of `classes` (at least one): sum_c l_c (logsumexp(z) - z_c). Each term
+ * is a non-negative -log softmax, so nothing cancels. z and labels read the row at c. */
+PORTA_FORMULA porta_real cross_entropy_row(long classes, PORTA_READER z, PORTA_READER labels) {
+  const porta_real lse = PORTA_NESTED(log_sum_exp_row)(classes, z);
   porta_real total = 0;
   for (long c = 0; c < classes; ++c) total += PORTA_READ(labels, c) * (lse - PORTA_READ(z, c));
   return total;
+}
+
+/* The same against a class index in [0, classes) (an integer label, checked by the caller):
+ * logsumexp(z) - z[label], what a one-hot row of labels gives, read from one element. */
+PORTA_FORMULA porta_real cross_entropy_index_row(long classes, PORTA_READER z, long label) {
+  return PORTA_NESTED(log_sum_exp_row)(classes, z) - PORTA_READ(z, label);
+}
+
+/* Its gradient at one logit z_c of a row whose maximum is top and exp_sum_row sum, times the row's dy:
+ * dy (softmax(z)_c - [c is the label's class]). */
+PORTA_FORMULA porta_real cross_entropy_index_gradient(porta_real z_c, porta_real top, porta_real sum, int hot,
+                                                      porta_real dy) {
+  return dy * (PORTA_MATH(exp)(z_c - top) / sum - (hot ? 1 : 0));
 }
 
 #ifndef __OPENCL_VERSION__
@@ -186,5 +217,6 @@ PORTA_FORMULA porta_real cross_entropy_row(long classes, PORTA_READER z, PORTA_R
 #undef PORTA_READ
 #undef PORTA_READ_2D
 #undef PORTA_MATH
+#undef PORTA_NESTED
 #undef PORTA_HOST_DEVICE
 #endif

@@ -181,8 +181,10 @@ std::string float_only_reason(const Graph& graph, const Node& node, std::string_
     case OpKind::Where: return {};
     default: break;
   }
-  for (const Tensor t : node.inputs)
-    if (!is_float(graph.dtype(t))) return prefix + std::string(to_string(graph.dtype(t))) + " tensors yet";
+  const bool class_labels = reads_class_labels(graph, node);  // i64/i32 labels, float logits
+  for (std::size_t i = 0; i < node.inputs.size(); ++i)
+    if (const Tensor t = node.inputs[i]; !is_float(graph.dtype(t)) && !(class_labels && i == 1))
+      return prefix + std::string(to_string(graph.dtype(t))) + " tensors yet";
   if (!is_float(graph.dtype(node.output)))
     return prefix + std::string(to_string(graph.dtype(node.output))) + " tensors yet";
   return {};
@@ -195,6 +197,20 @@ std::int64_t gather_coordinate(std::int64_t index, std::int64_t extent, const No
                     std::to_string(-extent) + ", " + std::to_string(extent) + ") along axis " +
                     std::to_string(std::get<GatherParams>(node.params).axis));
   return index < 0 ? index + extent : index;
+}
+
+std::int64_t label_coordinate(std::int64_t label, std::int64_t classes, const Node& node) {
+  if (label < 0 || label >= classes)
+    throw Error(ErrorCode::InvalidArgument, std::string(to_string(node.op)) + " '" + node.name + "': label " +
+                                                std::to_string(label) + " is out of range [0, " +
+                                                std::to_string(classes) + ") for " + std::to_string(classes) +
+                                                " classes (a negative label is an error, not counted from the end)");
+  return label;
+}
+
+bool reads_class_labels(const Graph& graph, const Node& node) {
+  return (node.op == OpKind::SoftmaxCrossEntropy || node.op == OpKind::SoftmaxCrossEntropyBackward) &&
+         !is_float(graph.dtype(node.inputs[1]));
 }
 
 AxisSplit split_at_axis(const Shape& shape, std::int64_t axis) {

@@ -136,12 +136,20 @@ Layout node_layout(const Node& node);
 std::string nchw_only_reason(const Node& node, std::string_view backend);
 // For a backend whose kernels hold float tensors only: why it refuses `node` (an integer or bool
 // operand or result; the ops that only move elements, Cast, the comparisons, the logical ops and
-// Where hold every dtype), or empty.
+// Where hold every dtype, and the cross-entropy ops take i64/i32 class labels), or empty.
 std::string float_only_reason(const Graph& graph, const Node& node, std::string_view backend);
 
 // Gather: the coordinate along the gathered axis of `extent` that `index` names (a negative one
 // counts from the end); throws InvalidArgument naming the node for one out of range.
 std::int64_t gather_coordinate(std::int64_t index, std::int64_t extent, const Node& node);
+
+// SoftmaxCrossEntropy and SoftmaxCrossEntropyBackward with i64/i32 labels: `label` itself, checked to
+// be a class in [0, classes); throws InvalidArgument naming the node, the label and the range for one
+// outside it. Unlike gather's indices, a negative label does not count from the end: an "ignore" label
+// such as -100 must not silently become a class.
+std::int64_t label_coordinate(std::int64_t label, std::int64_t classes, const Node& node);
+// Whether `node` reads integer class labels (its operand 1): a cross-entropy node whose labels are i64/i32.
+bool reads_class_labels(const Graph& graph, const Node& node);
 
 // The axis split softmax and concat use: outer x axis x inner.
 struct AxisSplit {

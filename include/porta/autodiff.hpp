@@ -26,8 +26,9 @@ Tensor mean_squared_error(Graph& graph, Tensor prediction, Tensor target, std::s
 // class axis last), averaged over the rows, shape [1]: one fused, numerically stable op per row
 // (log-sum-exp with the maximum taken out), whose gradient is softmax(logits) sum(labels) - labels.
 // Integer `labels` (i64 or i32) are class indices, one per row (logits' shape without its last
-// axis), made one-hot by a gather; a label out of range is an error at run time, a negative one
-// counts from the end as in gather.
+// axis), which the op reads directly: loss logsumexp(logits) - logits[label], gradient
+// softmax(logits) - one_hot(label), no one-hot tensor made. A label outside [0, classes) is an error
+// at run time, a negative one too (not counted from the end, so an "ignore" label such as -100 fails).
 Tensor softmax_cross_entropy(Graph& graph, Tensor logits, Tensor labels, std::string name = {});
 
 // The gradients of y = conv2d(x, w, p) (before any bias, residual or activation) with respect to x

@@ -159,10 +159,14 @@ class Graph {
   // The gradient of max_pool2d(x, p) given dy, its output's gradient: each window's dy goes to the
   // window's first maximum (PyTorch's choice among ties); overlapping windows add up.
   Tensor max_pool2d_backward(Tensor x, Tensor dy, const Pool2dParams& p, std::string name = {});
-  // Cross-entropy of softmax(logits) against (soft) labels of logits' shape, per row of the last
-  // axis, computed stably through log-sum-exp: the result has logits' shape without the last axis
-  // ([1] for a vector).
+  // Cross-entropy of softmax(logits) per row of the last axis, computed stably through log-sum-exp:
+  // the result has logits' shape without the last axis ([1] for a vector). The labels are float
+  // (one-hot or soft) of logits' shape and dtype, or i64/i32 class indices of the result's shape, one
+  // per row, each in [0, classes): one outside it, a negative one included, is an error at run time.
   Tensor softmax_cross_entropy(Tensor logits, Tensor labels, std::string name = {});
+  // The gradient of softmax_cross_entropy(logits, labels) with respect to the logits for integer
+  // labels, given dy, the loss's gradient (its shape): dy (softmax(logits) - one_hot(labels)) per row.
+  Tensor softmax_cross_entropy_backward(Tensor logits, Tensor labels, Tensor dy, std::string name = {});
 
   // Training-mode dropout: x * mask / (1 - p.ratio), mask element i a pure function of (p.seed,
   // step, i) (backends/common/philox.h), the same on every device. `step` is one f32 element (a

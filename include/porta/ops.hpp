@@ -42,12 +42,15 @@ enum class OpKind : std::uint8_t {
   ActivationBackward,  // dy * f'(x) for the forward activation its params name; inputs x, dy
   MaxPool2dBackward,   // dy routed to each window's first maximum of x; inputs x, dy; dx has x's shape
   SoftmaxCrossEntropy, // per row of the last axis: logsumexp(z) sum(l) - sum(l z); inputs logits z, labels l
+                       // (float, z's shape), or logsumexp(z) - z[label] for i64/i32 class indices, one per row
   Attention,      // softmax(scale * q kᵀ + mask, causal) v over [batch, heads, seq, head_dim]
   Dropout,        // x * mask / (1 - ratio), the mask drawn from (seed, step, element); inputs x, step
+  // Backward ops added later, here at the end so that the ops before them keep their numbers.
   DepthwiseFilterGradient,  // depthwise conv2d's dw [C, 1, R, S] from x and dy; inputs x, dy
+  SoftmaxCrossEntropyBackward,  // dy (softmax(z) - one_hot(label)) per row; inputs z, i64/i32 labels, dy
 };
 
-inline constexpr int op_kind_count = static_cast<int>(OpKind::DepthwiseFilterGradient) + 1;
+inline constexpr int op_kind_count = static_cast<int>(OpKind::SoftmaxCrossEntropyBackward) + 1;
 
 std::string_view to_string(OpKind op) noexcept;
 

@@ -280,7 +280,7 @@ porta_status porta_gradients(porta_graph* graph, porta_tensor loss, const porta_
 porta_status porta_mean_squared_error(porta_graph* graph, porta_tensor prediction, porta_tensor target,
                                       const char* name, porta_tensor* out);
 /* Softmax cross-entropy averaged over the rows, shape [1]: float labels of the logits' shape, or i64/i32 class
- * indices, one per row. */
+ * indices, one per row, each in [0, classes) (one outside, a negative one included, fails the run). */
 porta_status porta_softmax_cross_entropy_loss(porta_graph* graph, porta_tensor logits, porta_tensor labels,
                                               const char* name, porta_tensor* out);
 /* A new graph (free it with porta_graph_free) copying `inference` with every float constant an output depends

@@ -27,7 +27,7 @@ void bind_autodiff(py::module_& m) {
   a.def("softmax_cross_entropy", &autodiff::softmax_cross_entropy, "graph"_a, "logits"_a, "labels"_a,
         "name"_a = "",
         "Softmax cross-entropy averaged over the rows, shape [1]: float labels of logits' shape, or int64/int32 "
-        "class indices, one per row.");
+        "class indices, one per row, each in [0, classes) (one outside, a negative one included, fails the run).");
   a.def("training_graph", [](const Graph& inference) {
     autodiff::TrainingGraph t = autodiff::training_graph(inference);
     return py::make_tuple(std::move(t.graph), std::move(t.params));

@@ -200,8 +200,10 @@ class StepBuilder {
       case OpKind::Slice: return g.slice(x, std::get<SliceParams>(s.params));
       case OpKind::Pad: return g.pad(x, std::get<PadParams>(s.params));
       case OpKind::Expand: return g.expand(x, std::get<ExpandParams>(s.params).shape);
-      // Not drawn: the generator makes float graphs, which every backend runs (docs/ops.md).
-      case OpKind::Gather: case OpKind::Compare: case OpKind::Logical: case OpKind::Where: break;
+      // Not drawn: the generator makes float graphs, which every backend runs (docs/ops.md); the
+      // cross-entropy gradient takes integer class labels only.
+      case OpKind::Gather: case OpKind::Compare: case OpKind::Logical: case OpKind::Where:
+      case OpKind::SoftmaxCrossEntropyBackward: break;
       // Not drawn either: the op-case registry and tests/test_autodiff.cpp cover it.
       case OpKind::DepthwiseFilterGradient: break;
       case OpKind::ActivationBackward:

@@ -48,10 +48,12 @@ class CaseGraph {
       for (float& x : v) x = dtype == DType::boolean ? static_cast<float>(x > 0.0f) : 8.0f * x;
     return g.constant(next_name(), shape, v, dtype);
   }
-  // Seeded indices in [-extent, extent) (negative ones count from the end) of dtype t.
-  Tensor indices(const Shape& shape, std::int64_t extent, DType t = DType::i64) {
+  // Seeded indices of dtype t in [-extent, extent) (negative ones count from the end), or in [0, extent)
+  // where not `from_end` (class labels).
+  Tensor indices(const Shape& shape, std::int64_t extent, DType t = DType::i64, bool from_end = true) {
     std::vector<float> v = random_values(count(shape), next_seed(), 0.0f, 1.0f);
-    for (float& x : v) x = std::floor(x * 2.0f * static_cast<float>(extent)) - static_cast<float>(extent);
+    const float lowest = from_end ? -static_cast<float>(extent) : 0.0f;
+    for (float& x : v) x = lowest + std::floor(x * (static_cast<float>(extent) - lowest));
     return g.constant(next_name(), shape, v, t);
   }
   Tensor constant_of(DType t, float value) {

@@ -1,5 +1,6 @@
 // The backward ops and the fused loss: every activation's gradient, max pooling's gradient over
-// every pooling case (both layouts), and softmax cross-entropy with one-hot and soft labels.
+// every pooling case (both layouts), softmax cross-entropy with one-hot, soft and integer class
+// labels, and its gradient for integer labels.
 #include <string>
 
 #include "op_cases/case_graph.hpp"
@@ -71,12 +72,53 @@ void add_softmax_cross_entropy_cases(std::vector<OpCase>& list, DType t) {
     });
 }
 
+// Logits and their i64 or i32 class labels, one per row: odd class counts, a batch of 1, one class, a
+// vector (its label [1]), rows past a GPU thread's share (33 classes) and past a block's (1001).
+struct IndexLabelCase {
+  Shape logits;
+  DType labels;
+};
+const IndexLabelCase index_label_cases[] = {
+    {{8, 10}, DType::i64}, {{1, 7}, DType::i32},  {{3, 4, 7}, DType::i64},   {{2, 1}, DType::i32},
+    {{10}, DType::i64},    {{5, 33}, DType::i32}, {{64, 1001}, DType::i32}, {{64, 1001}, DType::i64},
+};
+
+std::string index_label_name(const IndexLabelCase& k) {
+  return shape_name(k.logits) + "_" + std::string(to_string(k.labels));
+}
+
+// The labels: seeded constants in [0, classes) (a negative label is an error, not counted from the end).
+Tensor class_labels(CaseGraph& c, const IndexLabelCase& k) {
+  const Shape rows = k.logits.size() == 1 ? Shape{1} : Shape(k.logits.begin(), k.logits.end() - 1);
+  return c.indices(rows, k.logits.back(), k.labels, false);
+}
+
+void add_index_label_cases(std::vector<OpCase>& list, DType t) {
+  for (const IndexLabelCase& k : index_label_cases) {
+    add_case(list, OpKind::SoftmaxCrossEntropy, index_label_name(k), t, [k](CaseGraph& c) {
+      return c.g.softmax_cross_entropy(c.scaled(c.input(k.logits), 8.0f), class_labels(c, k));
+    });
+    add_case(list, OpKind::SoftmaxCrossEntropyBackward, index_label_name(k), t, [k](CaseGraph& c) {
+      const Tensor z = c.scaled(c.input(k.logits), 8.0f), labels = class_labels(c, k);
+      return c.g.softmax_cross_entropy_backward(z, labels, c.input(c.g.shape(labels)));
+    });
+  }
+  // Labels computed at run time (an input in [-4, 4) moved to [0, 8) and cast to i64), as a training step's are.
+  add_case(list, OpKind::SoftmaxCrossEntropyBackward, "run_time_labels_6x9", t, [](CaseGraph& c) {
+    const Tensor z = c.scaled(c.input({6, 9}), 8.0f);
+    const Tensor spread = c.g.add(c.spread_input(DType::f32, {6}, 4.0f), c.constant_of(DType::f32, 4.0f));
+    const Tensor labels = c.g.cast(spread, DType::i64);
+    return c.g.softmax_cross_entropy_backward(z, labels, c.input({6}));
+  });
+}
+
 }  // namespace
 
 void add_backward_cases(std::vector<OpCase>& list, DType t) {
   add_activation_backward_cases(list, t);
   add_max_pool_backward_cases(list, t);
   add_softmax_cross_entropy_cases(list, t);
+  add_index_label_cases(list, t);
 }
 
 }  // namespace porta::cases::detail

@@ -43,6 +43,7 @@ Precision precision_of(OpKind op) {
     case OpKind::MaxPool2dBackward:
     case OpKind::DepthwiseFilterGradient:
     case OpKind::SoftmaxCrossEntropy:
+    case OpKind::SoftmaxCrossEntropyBackward:
     case OpKind::Attention: return Precision::Accumulating;
     default: return Precision::Elementwise;
   }

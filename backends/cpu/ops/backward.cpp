@@ -1,6 +1,9 @@
 // The backward ops and the fused loss: elementwise activation gradients in f32 chunks, max pooling's
 // gradient a channel plane per task (its windows scatter only into their own plane), softmax
 // cross-entropy a row per task.
+#include <algorithm>
+#include <cmath>
+#include <optional>
 #include <variant>
 
 #include <tbb/blocked_range.h>
@@ -48,19 +51,55 @@ void cpu_max_pool2d_backward(const HostOpArgs& args) {
   dx.commit(0, args.output.numel());
 }
 
+// Float labels: the sum over the row's labels, in double; i64/i32 class labels: the one class's term,
+// logsumexp(z) - z[label] in f32.
 void cpu_softmax_cross_entropy(const HostOpArgs& args) {
-  const F32Input z(args.inputs[0]), l(args.inputs[1]);
+  const HostTensor& labels = args.inputs[1];
+  const bool indices = !is_float(labels.dtype());
+  const F32Input z(args.inputs[0]);
+  const std::optional<F32Input> l = indices ? std::nullopt : std::optional<F32Input>(std::in_place, labels);
   const std::int64_t classes = args.inputs[0].shape().back(), rows = args.inputs[0].numel() / classes;
   const F32Output loss(args.output);
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows), [&](const auto& range) {
     for (std::int64_t r = range.begin(); r != range.end(); ++r) {
-      const float *zr = z.data() + r * classes, *lr = l.data() + r * classes;
-      const auto total = cross_entropy_row<double>(classes, [&](std::int64_t c) { return zr[c]; },
-                                                   [&](std::int64_t c) { return lr[c]; });
-      loss.data()[r] = static_cast<float>(total);
+      const float* zr = z.data() + r * classes;
+      const auto logit = [&](std::int64_t c) { return zr[c]; };
+      if (indices) {
+        const std::int64_t label = load_as_i64(labels.data, static_cast<std::size_t>(r), labels.dtype());
+        loss.data()[r] = cross_entropy_index_row<float>(classes, logit, label_coordinate(label, classes, args.node));
+      } else {
+        const float* lr = l->data() + r * classes;
+        loss.data()[r] =
+            static_cast<float>(cross_entropy_row<double>(classes, logit, [&](std::int64_t c) { return lr[c]; }));
+      }
     }
   });
   loss.commit(0, rows);
+}
+
+// dy (softmax(z) - one_hot(label)) a row per task, in f32: each exp is taken once, kept in the row's
+// output and scaled there.
+void cpu_softmax_cross_entropy_backward(const HostOpArgs& args) {
+  const HostTensor& labels = args.inputs[1];
+  const F32Input z(args.inputs[0]), dy(args.inputs[2]);
+  const std::int64_t classes = args.inputs[0].shape().back(), rows = args.inputs[0].numel() / classes;
+  const F32Output dz(args.output);
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows), [&](const auto& range) {
+    for (std::int64_t r = range.begin(); r != range.end(); ++r) {
+      const float* zr = z.data() + r * classes;
+      float* dr = dz.data() + r * classes;
+      const std::int64_t label = load_as_i64(labels.data, static_cast<std::size_t>(r), labels.dtype());
+      const std::int64_t hot = label_coordinate(label, classes, args.node);
+      float top = zr[0];
+      for (std::int64_t c = 1; c < classes; ++c) top = std::max(top, zr[c]);
+      float sum = 0.0f;
+      for (std::int64_t c = 0; c < classes; ++c) sum += dr[c] = std::exp(zr[c] - top);
+      const float d = dy.data()[r], scale = d / sum;
+      for (std::int64_t c = 0; c < classes; ++c) dr[c] *= scale;
+      dr[hot] -= d;
+    }
+  });
+  dz.commit(0, args.output.numel());
 }
 
 }  // namespace porta::detail

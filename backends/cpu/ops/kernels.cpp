@@ -54,6 +54,7 @@ constexpr std::pair<OpKind, HostKernel> kernels[] = {
     {OpKind::Attention, cpu_attention},
     {OpKind::Dropout, cpu_dropout},
     {OpKind::DepthwiseFilterGradient, cpu_depthwise_filter_gradient},
+    {OpKind::SoftmaxCrossEntropyBackward, cpu_softmax_cross_entropy_backward},
 };
 
 constexpr bool in_op_kind_order() {

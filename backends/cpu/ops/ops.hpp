@@ -51,6 +51,7 @@ void cpu_pad(const HostOpArgs& args);
 void cpu_activation_backward(const HostOpArgs& args);
 void cpu_max_pool2d_backward(const HostOpArgs& args);
 void cpu_softmax_cross_entropy(const HostOpArgs& args);
+void cpu_softmax_cross_entropy_backward(const HostOpArgs& args);
 void cpu_attention(const HostOpArgs& args);
 void cpu_dropout(const HostOpArgs& args);
 void cpu_depthwise_filter_gradient(const HostOpArgs& args);

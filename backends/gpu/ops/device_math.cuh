@@ -69,6 +69,18 @@ __device__ inline std::int64_t load_integer(const void* data, std::int64_t i, DT
   return static_cast<const unsigned char*>(data)[i] != 0 ? 1 : 0;
 }
 
+// The coordinate along an axis of `extent` that an index names: in [0, extent), or, where `from_end`
+// (gather's indices), in [-extent, 0) counted from the end. -1 for one out of range, which the first
+// thread to find one writes to *error for the runtime to raise after the run (gpu::IndexError).
+__device__ inline std::int64_t checked_coordinate(std::int64_t index, std::int64_t extent, gpu::IndexError* error,
+                                                  bool from_end = true) {
+  if (index < (from_end ? -extent : 0) || index >= extent) {
+    if (atomicCAS(&error->raised, 0ull, 1ull) == 0ull) error->index = index;
+    return -1;
+  }
+  return index < 0 ? index + extent : index;
+}
+
 // Four consecutive floats of shared memory in one 16-byte access; p is 16-byte aligned.
 __device__ inline void shared4(const float* p, float* out) {
   const float4 v = *reinterpret_cast<const float4*>(p);

@@ -15,14 +15,8 @@ template <class Bits, class Index> __global__ void index_gather_kernel(gpu::Inde
   for (std::int64_t i = first_thread(); i < args.count; i += thread_count()) {
     const std::int64_t inner = i % args.inner, row = i / args.inner;
     const std::int64_t j = row % args.index_count, outer = row / args.index_count;
-    const auto index = static_cast<std::int64_t>(indices[j]);
-    if (index < -args.axis || index >= args.axis) {
-      if (atomicCAS(&args.error->raised, 0ull, 1ull) == 0ull) args.error->index = index;
-      y[i] = Bits{};
-      continue;
-    }
-    const std::int64_t at = index < 0 ? index + args.axis : index;
-    y[i] = data[(outer * args.axis + at) * args.inner + inner];
+    const std::int64_t at = checked_coordinate(static_cast<std::int64_t>(indices[j]), args.axis, args.error);
+    y[i] = at < 0 ? Bits{} : data[(outer * args.axis + at) * args.inner + inner];
   }
 }
 

@@ -29,6 +29,8 @@ void launch_depthwise_gradient(const gpu::DepthwiseGradientArgs& args, const gpu
                                gpuStream_t stream);
 void launch_softmax_cross_entropy(const gpu::SoftmaxCrossEntropyArgs& args, const gpu::DeviceLimits& limits,
                                   gpuStream_t stream);
+void launch_softmax_cross_entropy_backward(const gpu::SoftmaxCrossEntropyBackwardArgs& args,
+                                           const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_attention(const gpu::AttentionArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_dropout(const gpu::DropoutArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);
 void launch_index_gather(const gpu::IndexGatherArgs& args, const gpu::DeviceLimits& limits, gpuStream_t stream);

@@ -26,7 +26,15 @@ DepthwiseGradientArgs depthwise_gradient_args(const Graph& graph, const Node& no
 SoftmaxCrossEntropyArgs softmax_cross_entropy_args(const Graph& graph, const Node& node) {
   const Shape& z = graph.shape(node.inputs[0]);
   const std::int64_t classes = z.back();
-  return {.dtype = graph.dtype(node.output), .rows = graph.desc(node.inputs[0]).numel() / classes, .classes = classes};
+  const DType labels = graph.dtype(node.inputs[1]);
+  return {.dtype = graph.dtype(node.output), .rows = graph.desc(node.inputs[0]).numel() / classes, .classes = classes,
+          .index_labels = !is_float(labels), .index64 = labels == DType::i64};
+}
+
+SoftmaxCrossEntropyBackwardArgs softmax_cross_entropy_backward_args(const Graph& graph, const Node& node) {
+  const std::int64_t classes = graph.shape(node.inputs[0]).back();
+  return {.dtype = graph.dtype(node.output), .rows = graph.desc(node.inputs[0]).numel() / classes, .classes = classes,
+          .index64 = graph.dtype(node.inputs[1]) == DType::i64};
 }
 
 }  // namespace porta::detail::gpu

@@ -276,13 +276,39 @@ struct DepthwiseGradientArgs {
   void* dw = nullptr;
 };
 
-// SoftmaxCrossEntropy over `rows` rows of `classes` logits and labels.
+// How a kernel that reads indices (gather's, the cross-entropy ops' class labels) reports one out of
+// range, since a kernel cannot throw: the first thread to find one sets `raised` (0 to 1, atomically)
+// and writes the index; the runtime clears the record before each run and reads it after.
+struct IndexError {
+  unsigned long long raised = 0;
+  long long index = 0;
+};
+
+// SoftmaxCrossEntropy over `rows` rows of `classes` logits: float labels of the logits' shape, or
+// (index_labels) one class index per row, i64 (index64) or i32, in [0, classes). A row whose label is
+// out of range (a negative one included) gets a zero loss and reports the label in *error.
 struct SoftmaxCrossEntropyArgs {
   DType dtype = DType::f32;
   std::int64_t rows = 0, classes = 1;
+  bool index_labels = false, index64 = true;
   const void* z = nullptr;
   const void* labels = nullptr;
   void* loss = nullptr;
+  IndexError* error = nullptr;  // with index_labels
+};
+
+// SoftmaxCrossEntropyBackward: dz = dy (softmax(z) - one_hot(label)) over `rows` rows of `classes`
+// logits, one dy and one i64 (index64) or i32 class index per row. A label out of range is reported
+// in *error (its row's gradient leaves out the one-hot term).
+struct SoftmaxCrossEntropyBackwardArgs {
+  DType dtype = DType::f32;
+  std::int64_t rows = 0, classes = 1;
+  bool index64 = true;
+  const void* z = nullptr;
+  const void* labels = nullptr;
+  const void* dy = nullptr;
+  void* dz = nullptr;
+  IndexError* error = nullptr;
 };
 
 // Attention (ops/attention.cu): the node's sizes, and q, k, v, an optional mask (null when none), y.
@@ -299,14 +325,6 @@ struct AttentionArgs {
   const void* v = nullptr;
   const void* mask = nullptr;
   void* y = nullptr;
-};
-
-// How a gather kernel reports an index out of range, since a kernel cannot throw: the first thread
-// to find one sets `raised` (0 to 1, atomically) and writes the index; the runtime clears the record
-// before each run and reads it after.
-struct IndexError {
-  unsigned long long raised = 0;
-  long long index = 0;
 };
 
 // Gather (ops/index_ops.cu): y[outer, j, inner] = data[outer, indices[j], inner] over `count` output

@@ -119,7 +119,9 @@ LaunchGeometry gemm_launch(GemmTile tile, std::int64_t m, std::int64_t n, std::i
   return g;
 }
 
-bool softmax_thread_per_row(const RowArgs& args) { return args.axis <= 32; }
+bool thread_per_row(std::int64_t row_length) { return row_length <= 32; }
+
+bool softmax_thread_per_row(const RowArgs& args) { return thread_per_row(args.axis); }
 
 bool use_depthwise_conv(const ConvArgs& args) { return args.c_per_group == 1; }
 

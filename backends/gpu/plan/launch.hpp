@@ -98,8 +98,10 @@ std::string describe(const GemmProblem& problem);
 LaunchGeometry gemm_launch(GemmTile tile, std::int64_t m, std::int64_t n, std::int64_t batches,
                            const DeviceLimits& limits);
 
-// Softmax gives each row a thread of its own when rows are short: a block per row would leave most
-// of its threads idle and spend its time in reductions.
+// Softmax (and the cross-entropy gradient, a softmax with a class taken off) gives each row a thread
+// of its own when rows are short: a block per row would leave most of its threads idle and spend
+// its time in reductions.
+bool thread_per_row(std::int64_t row_length);
 bool softmax_thread_per_row(const RowArgs& args);
 
 // Conv2d takes the direct (depthwise) kernel when each output reads one input channel: every

@@ -28,6 +28,7 @@ ActivationBackwardArgs activation_backward_args(const Graph& graph, const Node& 
 MaxPoolBackwardArgs max_pool_backward_args(const Graph& graph, const Node& node);
 SoftmaxCrossEntropyArgs softmax_cross_entropy_args(const Graph& graph, const Node& node);
 DepthwiseGradientArgs depthwise_gradient_args(const Graph& graph, const Node& node);
+SoftmaxCrossEntropyBackwardArgs softmax_cross_entropy_backward_args(const Graph& graph, const Node& node);
 AttentionArgs attention_args(const Graph& graph, const Node& node);
 IndexGatherArgs index_gather_args(const Graph& graph, const Node& node);  // Gather
 CompareArgs compare_args(const Graph& graph, const Node& node);  // plan/logic_args.cpp, as the next two

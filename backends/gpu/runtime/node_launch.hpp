@@ -13,8 +13,8 @@ namespace porta::detail::PORTA_GPU_NAMESPACE {
 
 class VendorSession;
 
-// Device addresses of the tensors of one run, and of the gathers' error records (one per gather,
-// in PlannedLaunches::gathers' order).
+// Device addresses of the tensors of one run, and of the error records of its index readers (one
+// per node, in PlannedLaunches::index_readers' order).
 struct Bindings {
   const CompiledGraph* graph = nullptr;
   std::byte* arena = nullptr;
@@ -28,11 +28,12 @@ using NodeLaunch = std::function<void(const Bindings&, gpuStream_t)>;
 // One launch per node of `graph.order`, with the kernel arguments planned once, here: the vendor
 // library's where `vendor` (impl=vendor) runs the node, porta's kernel otherwise. `plans` says what
 // porta's GEMM and conv kernels chose (Executable::node_plans), one per step; empty for the rest.
-// `gathers` are the Gather nodes, in the order of their error records (Bindings::index_errors).
+// `index_readers` are the nodes whose kernels range-check indices, in the order of their error records
+// (Bindings::index_errors): Gather, and the cross-entropy ops with i64/i32 class labels.
 struct PlannedLaunches {
   std::vector<NodeLaunch> launches;
   std::vector<std::string> plans;
-  std::vector<const Node*> gathers;
+  std::vector<const Node*> index_readers;
 };
 PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceContext& context, VendorSession* vendor);
 

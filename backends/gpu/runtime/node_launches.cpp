@@ -2,6 +2,7 @@
 // only the device addresses are bound.
 #include <cstdlib>
 #include <optional>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -18,7 +19,8 @@ namespace porta::detail::PORTA_GPU_NAMESPACE {
 namespace {
 
 // A launch that binds the device addresses of the node's inputs to args.*inputs, in order (null for
-// an optional input the node lacks), and its output's to args.*output, then calls launch(args, stream).
+// an optional input the node lacks), and its output's to args.*output, then calls launch(args, stream),
+// or launch(args, bindings, stream) where it binds more (with_error_record).
 template <class Args, class Launch, class Output, class... Inputs>
 NodeLaunch bound_launch(Args args, const Node& node, Launch launch, Output output, Inputs... inputs) {
   return [args, in = node.inputs, y = node.output, launch, output, inputs...](const Bindings& b,
@@ -26,6 +28,22 @@ NodeLaunch bound_launch(Args args, const Node& node, Launch launch, Output outpu
     std::size_t k = 0;
     ((args.*inputs = k < in.size() ? b(in[k]) : nullptr, ++k), ...);
     args.*output = b(y);
+    if constexpr (std::is_invocable_v<Launch&, Args&, const Bindings&, gpuStream_t>)
+      launch(args, b, stream);
+    else
+      launch(args, stream);
+  };
+}
+
+// For an index reader (Gather, a cross-entropy op with class labels): `launch` with args.error bound
+// to the node's own error record, the next slot of the run's, where its kernel reports an index out
+// of range (a kernel cannot throw; the program reads the records after the run).
+template <class Launch>
+auto with_error_record(Launch launch, const Node& node, std::vector<const Node*>& index_readers) {
+  index_readers.push_back(&node);
+  const std::size_t record = index_readers.size() - 1;
+  return [launch, record]<class Args>(Args& args, const Bindings& b, gpuStream_t stream) -> void {
+    args.error = b.index_errors + record;
     launch(args, stream);
   };
 }
@@ -63,17 +81,7 @@ NodeLaunch concat_launch(const Graph& graph, const Node& node, const std::string
   };
 }
 
-// Gather reports an index out of range in its error record, slot `record` of the run's.
-NodeLaunch index_gather_launch(const Graph& graph, const Node& node, const gpu::DeviceLimits& limits,
-                               std::size_t record) {
-  return [args = gpu::index_gather_args(graph, node), in = node.inputs, y = node.output, limits, record](
-             const Bindings& b, gpuStream_t stream) mutable {
-    args.data = b(in[0]), args.indices = b(in[1]), args.y = b(y), args.error = b.index_errors + record;
-    launch_index_gather(args, limits, stream);
-  };
-}
-
-// The backward ops and the fused loss: two inputs each, bound to the kernels' own names.
+// The backward ops, bound to the kernels' own names.
 NodeLaunch backward_launch(const Graph& graph, const Node& node, const gpu::DeviceLimits& limits) {
   switch (node.op) {
     case OpKind::ActivationBackward:
@@ -90,11 +98,26 @@ NodeLaunch backward_launch(const Graph& graph, const Node& node, const gpu::Devi
       return bound_launch(gpu::depthwise_gradient_args(graph, node), node,
                           with_limits(launch_depthwise_gradient, limits), &gpu::DepthwiseGradientArgs::dw,
                           &gpu::DepthwiseGradientArgs::x, &gpu::DepthwiseGradientArgs::dy);
-    default:  // SoftmaxCrossEntropy
-      return bound_launch(gpu::softmax_cross_entropy_args(graph, node), node,
-                          with_limits(launch_softmax_cross_entropy, limits), &gpu::SoftmaxCrossEntropyArgs::loss,
-                          &gpu::SoftmaxCrossEntropyArgs::z, &gpu::SoftmaxCrossEntropyArgs::labels);
+    default: throw Error(ErrorCode::Internal, "backward_launch: " + std::string(to_string(node.op)));
   }
+}
+
+// The fused loss and its gradient. With i64/i32 class labels their kernels report a label out of
+// range in an error record, as gather's do an index.
+NodeLaunch cross_entropy_launch(const Graph& graph, const Node& node, const gpu::DeviceLimits& limits,
+                                std::vector<const Node*>& index_readers) {
+  using Loss = gpu::SoftmaxCrossEntropyArgs;
+  using Gradient = gpu::SoftmaxCrossEntropyBackwardArgs;
+  if (node.op == OpKind::SoftmaxCrossEntropyBackward)  // integer labels only
+    return bound_launch(gpu::softmax_cross_entropy_backward_args(graph, node), node,
+                        with_error_record(with_limits(launch_softmax_cross_entropy_backward, limits), node,
+                                          index_readers),
+                        &Gradient::dz, &Gradient::z, &Gradient::labels, &Gradient::dy);
+  const Loss args = gpu::softmax_cross_entropy_args(graph, node);
+  const auto launch = with_limits(launch_softmax_cross_entropy, limits);
+  if (!args.index_labels) return bound_launch(args, node, launch, &Loss::loss, &Loss::z, &Loss::labels);
+  return bound_launch(args, node, with_error_record(launch, node, index_readers), &Loss::loss, &Loss::z,
+                      &Loss::labels);
 }
 
 // PORTA_GPU_TILE=<tile name> (gpu::tile_name) runs every GEMM and conv prepared from then on that
@@ -109,9 +132,10 @@ std::optional<gpu::GemmTile> forced_tile() {
   throw Error(ErrorCode::InvalidArgument, "PORTA_GPU_TILE=" + std::string(value) + ": expected one of " + known);
 }
 
-// Sets `plan` to what the GEMM or conv node will run, printed where PORTA_VERBOSE=1.
+// Sets `plan` to what the GEMM or conv node will run, printed where PORTA_VERBOSE=1; adds the node
+// to `index_readers` where its kernel reports indices out of range in an error record.
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
-                       const CompileOptions& options, std::string& plan, std::vector<const Node*>& gathers) {
+                       const CompileOptions& options, std::string& plan, std::vector<const Node*>& index_readers) {
   const gpu::DeviceLimits& limits = context.limits();
   static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
@@ -191,8 +215,9 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
     case OpKind::Concat: return concat_launch(graph, node, context.spec());
     case OpKind::Pad: return unary_like(gpu::pad_args(graph, node), node, limits, launch_pad);
     case OpKind::Gather:
-      gathers.push_back(&node);
-      return index_gather_launch(graph, node, limits, gathers.size() - 1);
+      return bound_launch(gpu::index_gather_args(graph, node), node,
+                          with_error_record(with_limits(launch_index_gather, limits), node, index_readers),
+                          &gpu::IndexGatherArgs::y, &gpu::IndexGatherArgs::data, &gpu::IndexGatherArgs::indices);
     case OpKind::Compare:
       return bound_launch(gpu::compare_args(graph, node), node, with_limits(launch_compare, limits),
                           &gpu::CompareArgs::y, &gpu::CompareArgs::a_data, &gpu::CompareArgs::b_data);
@@ -204,8 +229,9 @@ NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext
                           &gpu::WhereArgs::cond_data, &gpu::WhereArgs::x_data, &gpu::WhereArgs::other_data);
     case OpKind::ActivationBackward:
     case OpKind::MaxPool2dBackward:
-    case OpKind::SoftmaxCrossEntropy:
     case OpKind::DepthwiseFilterGradient: return backward_launch(graph, node, limits);
+    case OpKind::SoftmaxCrossEntropy:
+    case OpKind::SoftmaxCrossEntropyBackward: return cross_entropy_launch(graph, node, limits, index_readers);
     case OpKind::Attention:
       return bound_launch(gpu::attention_args(graph, node), node, with_limits(launch_attention, limits),
                           &gpu::AttentionArgs::y, &gpu::AttentionArgs::q, &gpu::AttentionArgs::k,
@@ -226,7 +252,7 @@ PlannedLaunches plan_node_launches(const CompiledGraph& graph, const DeviceConte
     const Node& node = graph.graph.nodes()[static_cast<std::size_t>(graph.order[step])];
     NodeLaunch launch = vendor != nullptr ? vendor->node_launch(graph, node) : NodeLaunch{};
     if (!launch)
-      launch = node_launch(graph.graph, node, context, graph.options, planned.plans[step], planned.gathers);
+      launch = node_launch(graph.graph, node, context, graph.options, planned.plans[step], planned.index_readers);
     planned.launches.push_back(std::move(launch));
   }
   return planned;

@@ -30,9 +30,9 @@ GpuProgram::GpuProgram(std::shared_ptr<const DeviceContext> context, std::shared
   PlannedLaunches planned = plan_node_launches(*graph_, *context_, vendor_.get());
   launches_ = std::move(planned.launches);
   plans_ = std::move(planned.plans);
-  gathers_ = std::move(planned.gathers);
-  if (!gathers_.empty())
-    index_errors_ = std::make_unique<GpuBuffer>(context_, gathers_.size() * sizeof(gpu::IndexError));
+  index_readers_ = std::move(planned.index_readers);
+  if (!index_readers_.empty())
+    index_errors_ = std::make_unique<GpuBuffer>(context_, index_readers_.size() * sizeof(gpu::IndexError));
   if (graph_->options.profile)
     for (std::size_t i = 0; i <= launches_.size(); ++i) events_.push_back(make_event(*context_));
 }
@@ -45,10 +45,10 @@ RunTime GpuProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecord
   const Bindings bindings{graph_.get(), static_cast<GpuBuffer&>(arena).data(),
                           static_cast<GpuBuffer&>(constants).data(), index_errors};
   const bool profiling = !node_seconds.empty() && !events_.empty();
-  std::vector<gpu::IndexError> raised(gathers_.size());
+  std::vector<gpu::IndexError> raised(index_readers_.size());
   const std::size_t record_bytes = raised.size() * sizeof(gpu::IndexError);
   if (index_errors != nullptr)
-    check(gpuMemsetAsync(index_errors, 0, record_bytes, stream_.get()), context_->spec(), "clearing gather errors");
+    check(gpuMemsetAsync(index_errors, 0, record_bytes, stream_.get()), context_->spec(), "clearing index errors");
   // Recorded outside any capture, so that they time the replay as well as eager runs.
   check(gpuEventRecord(run_start_.get(), stream_.get()), context_->spec(), "recording an event");
   switch (policy_.next_run(bindings.arena, bindings.constants, profiling)) {
@@ -67,7 +67,7 @@ RunTime GpuProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRecord
   check(gpuEventRecord(run_end_.get(), stream_.get()), context_->spec(), "recording an event");
   if (index_errors != nullptr)
     check(gpuMemcpyAsync(raised.data(), index_errors, record_bytes, gpuMemcpyDeviceToHost, stream_.get()),
-          context_->spec(), "reading gather errors");
+          context_->spec(), "reading index errors");
   stream_.synchronize(*context_, "running the graph");
   check_index_errors(raised);
   float run_ms = 0.0f;
@@ -98,9 +98,15 @@ void GpuProgram::enqueue(const Bindings& bindings, std::span<double> node_second
 }
 
 void GpuProgram::check_index_errors(const std::vector<gpu::IndexError>& records) const {
-  for (std::size_t i = 0; i < records.size(); ++i)
-    if (records[i].raised != 0)
-      gather_coordinate(records[i].index, gpu::index_gather_args(graph_->graph, *gathers_[i]).axis, *gathers_[i]);
+  const Graph& graph = graph_->graph;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (records[i].raised == 0) continue;
+    const Node& node = *index_readers_[i];
+    if (node.op == OpKind::Gather)
+      gather_coordinate(records[i].index, gpu::index_gather_args(graph, node).axis, node);
+    else  // a cross-entropy op's class label
+      label_coordinate(records[i].index, graph.shape(node.inputs[0]).back(), node);
+  }
 }
 
 void GpuProgram::capture(const Bindings& bindings) {

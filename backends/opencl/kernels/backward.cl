@@ -50,3 +50,33 @@ __kernel void softmax_cross_entropy(TENSOR(z), TENSOR(labels), TENSOR(loss), lon
                                         TENSOR_PTR(storage_t, labels) + row * classes);
   store_value(TENSOR_PTR(storage_t, loss), row, total);
 }
+
+// The class a row's i64 (wide) or i32 label names; the host has checked every label is in
+// [0, classes) before the launch, as it does gather's indices.
+long label_class(TENSOR(labels), long row, int wide) {
+  return wide ? TENSOR_PTR(long, labels)[row] : (long)TENSOR_PTR(int, labels)[row];
+}
+
+// logsumexp(z) - z[label] per row: the cross-entropy against i64/i32 class labels, one per row.
+__kernel void softmax_cross_entropy_index(TENSOR(z), TENSOR(labels), TENSOR(loss), long rows, long classes,
+                                          int wide) {
+  const long row = get_global_id(0);
+  if (row >= rows) return;
+  const long label = label_class(labels_base, labels_offset, row, wide);
+  store_value(TENSOR_PTR(storage_t, loss), row,
+              cross_entropy_index_row(classes, TENSOR_PTR(storage_t, z) + row * classes, label));
+}
+
+// dy (softmax(z) - one_hot(label)) per row of `classes` logits: the gradient of the above.
+__kernel void softmax_cross_entropy_backward(TENSOR(z), TENSOR(labels), TENSOR(dy), TENSOR(dz), long rows,
+                                             long classes, int wide) {
+  const long row = get_global_id(0);
+  if (row >= rows) return;
+  __global const storage_t* zp = TENSOR_PTR(storage_t, z) + row * classes;
+  __global storage_t* dzp = TENSOR_PTR(storage_t, dz) + row * classes;
+  const long label = label_class(labels_base, labels_offset, row, wide);
+  const float d = load_value(TENSOR_PTR(storage_t, dy), row);
+  const float top = row_max(classes, zp), sum = exp_sum_row(classes, zp, top);
+  for (long c = 0; c < classes; ++c)
+    store_value(dzp, c, cross_entropy_index_gradient(load_value(zp, c), top, sum, c == label, d));
+}

@@ -35,11 +35,43 @@ void opencl_depthwise_filter_gradient(LaunchBuilder& b, const Node& node) {
   b.enqueue_1d(std::move(args), d.c * d.r * d.s);
 }
 
+namespace {
+
+// i64/i32 labels are checked on the host first, as gather's indices are (LaunchBuilder::check_indices):
+// a label out of range throws, naming the node, before the kernel runs. Labels are one per row: few.
+// The first node of the order that reads a labels tensor checks it; the loss and its gradient share one.
+void check_labels_on_host(LaunchBuilder& b, const Node& node, std::int64_t classes) {
+  const Tensor labels = node.inputs[1];
+  if (b.claim_host_check(labels))
+    b.check_indices(labels, [&node, classes](std::int64_t label) { label_coordinate(label, classes, node); });
+}
+
+}  // namespace
+
 void opencl_softmax_cross_entropy(LaunchBuilder& b, const Node& node) {
   const TensorDesc& z = b.desc(node.inputs[0]);
   const std::int64_t classes = z.shape.back(), rows = z.numel() / classes;
-  auto args = b.kernel("backward", "softmax_cross_entropy", b.desc(node.output).dtype);
-  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(rows).i64(classes);
+  const DType labels = b.desc(node.inputs[1]).dtype;
+  if (is_float(labels)) {
+    auto args = b.kernel("backward", "softmax_cross_entropy", b.desc(node.output).dtype);
+    args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(rows).i64(classes);
+    b.enqueue_1d(std::move(args), rows);
+    return;
+  }
+  check_labels_on_host(b, node, classes);
+  auto args = b.kernel("backward", "softmax_cross_entropy_index", b.desc(node.output).dtype);
+  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(rows).i64(classes)
+      .i32(labels == DType::i64 ? 1 : 0);
+  b.enqueue_1d(std::move(args), rows);
+}
+
+void opencl_softmax_cross_entropy_backward(LaunchBuilder& b, const Node& node) {
+  const TensorDesc& z = b.desc(node.inputs[0]);
+  const std::int64_t classes = z.shape.back(), rows = z.numel() / classes;
+  check_labels_on_host(b, node, classes);
+  auto args = b.kernel("backward", "softmax_cross_entropy_backward", b.desc(node.output).dtype);
+  args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.inputs[2]).tensor(node.output).i64(rows)
+      .i64(classes).i32(b.desc(node.inputs[1]).dtype == DType::i64 ? 1 : 0);
   b.enqueue_1d(std::move(args), rows);
 }
 

@@ -2,7 +2,6 @@
 #include <variant>
 #include <vector>
 
-#include "backends/opencl/cl_error.hpp"
 #include "backends/opencl/ops/ops.hpp"
 #include "core/runtime/op_math.hpp"
 
@@ -37,22 +36,13 @@ void enqueue_broadcast(LaunchBuilder& b, const Node& node, std::string_view kern
 
 }  // namespace
 
-// A kernel cannot raise an error, so the indices are read back and checked on the host first (a
-// blocking read, in queue order): an index out of range throws, naming the node, before any
-// element is gathered. Indices are few; the data is not read.
+// The indices are checked on the host first (LaunchBuilder::check_indices): an index out of range
+// throws, naming the node, before any element is gathered. Indices are few; the data is not read.
 void opencl_gather(LaunchBuilder& b, const Node& node) {
   const Tensor data = node.inputs[0], indices = node.inputs[1];
   const AxisSplit d = split_at_axis(b.desc(data).shape, std::get<GatherParams>(node.params).axis);
   const TensorDesc& index_desc = b.desc(indices);
-  b.library({[&node, indices, index_desc, extent = d.axis](cl_command_queue queue, const LocateTensor& locate,
-                                                           cl_event*) {
-    std::vector<std::byte> bytes(index_desc.bytes());
-    const ClTensorRef at = locate(indices);
-    check_cl(clEnqueueReadBuffer(queue, at.mem, CL_TRUE, at.offset, bytes.size(), bytes.data(), 0, nullptr, nullptr),
-             "clEnqueueReadBuffer");
-    for (std::size_t j = 0; j < static_cast<std::size_t>(index_desc.numel()); ++j)
-      gather_coordinate(load_as_i64(bytes.data(), j, index_desc.dtype), extent, node);
-  }});
+  b.check_indices(indices, [&node, extent = d.axis](std::int64_t index) { gather_coordinate(index, extent, node); });
   const TensorDesc& y = b.desc(node.output);
   auto args = b.kernel("index_ops", "gather", y.dtype);
   args.tensor(data).tensor(indices).tensor(node.output).i64(y.numel()).i64(index_desc.numel()).i64(d.axis)

@@ -53,6 +53,7 @@ constexpr std::pair<OpKind, OpenClOp> ops[] = {
     {OpKind::Attention, opencl_attention},
     {OpKind::Dropout, opencl_dropout},
     {OpKind::DepthwiseFilterGradient, opencl_depthwise_filter_gradient},
+    {OpKind::SoftmaxCrossEntropyBackward, opencl_softmax_cross_entropy_backward},
 };
 
 constexpr bool in_op_kind_order() {

@@ -31,6 +31,7 @@ void opencl_activation_backward(LaunchBuilder& b, const Node& node);
 void opencl_max_pool2d_backward(LaunchBuilder& b, const Node& node);
 void opencl_depthwise_filter_gradient(LaunchBuilder& b, const Node& node);
 void opencl_softmax_cross_entropy(LaunchBuilder& b, const Node& node);
+void opencl_softmax_cross_entropy_backward(LaunchBuilder& b, const Node& node);
 void opencl_concat(LaunchBuilder& b, const Node& node);
 void opencl_reduce(LaunchBuilder& b, const Node& node);
 void opencl_norm(LaunchBuilder& b, const Node& node);  // layer_norm, rms_norm
