@@ -162,6 +162,14 @@ void print_step_profile(std::FILE* out, const Graph& step, const Executable& exe
   fmt::print(out, "\n");
 }
 
+// The bytes of the trainable parameters' gradients: what a data-parallel step allreduces.
+std::uint64_t gradient_bytes(const Graph& inference) {
+  const autodiff::TrainingGraph t = autodiff::training_graph(inference);
+  std::uint64_t bytes = 0;
+  for (const Tensor p : t.params) bytes += t.graph.desc(p).bytes();
+  return bytes;
+}
+
 }  // namespace
 
 std::vector<std::string> train_model_names() {
@@ -177,7 +185,8 @@ Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_
   const Shape& input = p.graph.shape(p.graph.inputs().at(0));
   p.params = {{"model", model}, {"batch", batch}, {"resolution", input.back()}, {"optimizer", "sgd"},
               {"learning_rate", sgd.learning_rate}, {"momentum", sgd.momentum}, {"weight_decay", sgd.weight_decay},
-              {"loss", "softmax cross-entropy to integer labels"}, {"seed", seed}};
+              {"loss", "softmax cross-entropy to integer labels"}, {"seed", seed},
+              {"gradient_bytes", gradient_bytes(p.graph)}};
   return p;
 }
 
