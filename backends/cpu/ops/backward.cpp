@@ -49,7 +49,10 @@ void max_pool_plane_backward(const Pool2dParams& p, const PoolDims& d, std::int6
           const std::int64_t w = ow * sw + offset;
           const float v = row[w * pixel];
           const auto o = static_cast<std::size_t>(ow);
-          if (at[o] < 0 || v > best[o]) best[o] = v, at[o] = h * d.w + w;
+          // Selects, not a branch: on real data which tap wins is unpredictable.
+          const bool take = (at[o] < 0) | (v > best[o]);
+          best[o] = take ? v : best[o];
+          at[o] = take ? h * d.w + w : at[o];
         }
       }
     }
