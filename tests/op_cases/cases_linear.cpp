@@ -466,6 +466,13 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
     return c.g.conv2d(c.input(stored(Layout::NHWC, {1, 12, 18, 18})), c.input({64, 12, 1, 1}),
                       {.layout = Layout::NHWC}, c.input({64}));
   });
+  // A 3x3 layer that the cpu backend runs by Winograd, its filters transformed at run time as a
+  // training step's are, 16 at a time: 40 filters (two lane groups, a partial one, an empty one
+  // of the last panel), 33 channels, 24 tiles over two images.
+  add_case(list, OpKind::Conv2d, "weights_as_input_winograd_k40_nhwc", t, [](CaseGraph& c) {
+    return c.g.conv2d(c.input(stored(Layout::NHWC, {2, 33, 13, 11})), c.input({40, 33, 3, 3}),
+                      {.pad = {1, 1, 1, 1}, .layout = Layout::NHWC}, c.input({40}));
+  });
   // A sliced view: every other column of a [1, 2, 7, 14] buffer, rows padded to 14.
   add_case(list, OpKind::Conv2d, "strided_input", t, [](CaseGraph& c) {
     return c.g.conv2d(c.input({1, 2, 7, 7}, {196, 98, 14, 2}), c.weights({3, 2, 3, 3}), {.pad = {1, 1, 1, 1}});

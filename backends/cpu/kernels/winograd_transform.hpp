@@ -23,7 +23,7 @@ using WinogradOutputFn = void (*)(const float* m, std::int64_t point_stride, std
                                   std::int64_t ld);
 
 // The 1-D transforms at the points 0, 1, -1, 2, -2 and infinity, x and y `xs` and `ys` apart:
-// B^T (6 -> 6) and A^T (6 -> 4). G (3 -> 6) is applied once per filter, in double.
+// B^T (6 -> 6) and A^T (6 -> 4). G (3 -> 6), the filters' transform, is in conv2d_winograd.cpp.
 template <class T>
 [[gnu::always_inline]] inline void winograd_input_1d(const T* x, int xs, T* y, int ys) {
   const T x0 = x[0], x1 = x[xs], x2 = x[2 * xs], x3 = x[3 * xs], x4 = x[4 * xs], x5 = x[5 * xs];

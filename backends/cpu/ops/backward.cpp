@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 #include <variant>
+#include <vector>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -28,24 +29,56 @@ void cpu_activation_backward(const HostOpArgs& args) {
   });
 }
 
+// One channel plane of max pooling's gradient, x and dy read and dx written `pixel` floats apart
+// (1 in NCHW, C in NHWC). An output row at a time, each filter tap over the run of output columns
+// whose input column is inside the image: every column keeps the first maximum in window order
+// (window_argmax's choice, NaN included) with no per-tap bounds test, then adds its dy there.
+void max_pool_plane_backward(const Pool2dParams& p, const PoolDims& d, std::int64_t pixel, const float* x,
+                             const float* dy, float* dx, std::vector<float>& best, std::vector<std::int64_t>& at) {
+  for (std::int64_t i = 0; i < d.h * d.w; ++i) dx[i * pixel] = 0.0f;
+  const std::int64_t sh = p.stride[0], sw = p.stride[1], dh = p.dilation[0], dw = p.dilation[1];
+  for (std::int64_t oh = 0; oh < d.p; ++oh) {
+    std::fill(at.begin(), at.end(), -1);
+    for (std::int64_t r = 0; r < p.kernel[0]; ++r) {
+      const std::int64_t h = oh * sh - p.pad[0] + r * dh;
+      if (h < 0 || h >= d.h) continue;
+      for (std::int64_t s = 0; s < p.kernel[1]; ++s) {
+        const std::int64_t offset = s * dw - p.pad[1];  // input column of output column ow: ow * sw + offset
+        const std::int64_t first = offset >= 0 ? 0 : ceil_div(-offset, sw);
+        const std::int64_t last = std::min(d.q, d.w - offset <= 0 ? 0 : ceil_div(d.w - offset, sw));
+        const float* row = x + h * d.w * pixel;
+        for (std::int64_t ow = first; ow < last; ++ow) {
+          const std::int64_t w = ow * sw + offset;
+          const float v = row[w * pixel];
+          const auto o = static_cast<std::size_t>(ow);
+          // Selects, not a branch: on real data which tap wins is unpredictable.
+          const bool take = (at[o] < 0) | (v > best[o]);
+          best[o] = take ? v : best[o];
+          at[o] = take ? h * d.w + w : at[o];
+        }
+      }
+    }
+    for (std::int64_t ow = 0; ow < d.q; ++ow)
+      if (const std::int64_t i = at[static_cast<std::size_t>(ow)]; i >= 0) dx[i * pixel] += dy[(oh * d.q + ow) * pixel];
+  }
+}
+
 void cpu_max_pool2d_backward(const HostOpArgs& args) {
   const auto& p = std::get<Pool2dParams>(args.node.params);
   const PoolDims d = pool_dims(args.inputs[0].shape(), p);
   const F32Input x(args.inputs[0]), dy(args.inputs[1]);
   const F32Output dx(args.output);
-  const ActivationIndex x_at = d.x_index(), y_at = d.y_index();
+  const bool nhwc = d.layout == Layout::NHWC;
+  const std::int64_t pixel = nhwc ? d.c : 1;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.c), [&](const auto& range) {
+    std::vector<float> best(static_cast<std::size_t>(d.q));
+    std::vector<std::int64_t> at(static_cast<std::size_t>(d.q));
     for (std::int64_t plane = range.begin(); plane != range.end(); ++plane) {
       const std::int64_t n = plane / d.c, c = plane % d.c;
-      const auto at = [&](std::int64_t h, std::int64_t w) { return x_at(n, c, h, w); };
-      for (std::int64_t h = 0; h < d.h; ++h)
-        for (std::int64_t w = 0; w < d.w; ++w) dx.data()[at(h, w)] = 0.0f;
-      for (std::int64_t oh = 0; oh < d.p; ++oh)
-        for (std::int64_t ow = 0; ow < d.q; ++ow) {
-          const WindowPosition m =
-              window_argmax(p, d.h, d.w, oh, ow, [&](auto h, auto w) { return x.data()[at(h, w)]; });
-          if (m.h >= 0) dx.data()[at(m.h, m.w)] += dy.data()[y_at(n, c, oh, ow)];
-        }
+      // A plane's first element: (n, c) of NCHW, or channel c of image n in NHWC.
+      const std::int64_t x0 = nhwc ? n * d.h * d.w * d.c + c : plane * d.h * d.w;
+      const std::int64_t y0 = nhwc ? n * d.p * d.q * d.c + c : plane * d.p * d.q;
+      max_pool_plane_backward(p, d, pixel, x.data() + x0, dy.data() + y0, dx.data() + x0, best, at);
     }
   });
   dx.commit(0, args.output.numel());

@@ -16,6 +16,7 @@
 
 #include "backends/cpu/kernels/cache_sizes.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
+#include "backends/cpu/kernels/lanes16.hpp"
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/kernels/vector_kernels.hpp"
 #include "core/runtime/op_math.hpp"
@@ -25,31 +26,36 @@ namespace {
 
 constexpr int out_tile = winograd_out_tile, in_tile = winograd_in_tile, points = winograd_points;
 
-// G (3 -> 6), the filter's 1-D transform at the transforms' points, in double: it runs once.
-void filter_1d(const double* x, int xs, double* y, int ys) {
-  const double x0 = x[0], x1 = x[xs], x2 = x[2 * xs];
-  y[0] = x0 / 4;
-  y[ys] = -(x0 + x1 + x2) / 6;
-  y[2 * ys] = -(x0 - x1 + x2) / 6;
-  y[3 * ys] = x0 / 24 + x1 / 12 + x2 / 6;
-  y[4 * ys] = x0 / 24 - x1 / 12 + x2 / 6;
+// G (3 -> 6), the filter's 1-D transform at the transforms' points.
+template <class T>
+[[gnu::always_inline]] inline void filter_1d(const T* x, int xs, T* y, int ys) {
+  const T x0 = x[0], x1 = x[xs], x2 = x[2 * xs];
+  y[0] = x0 * (1.0f / 4);
+  y[ys] = (x0 + x1 + x2) * (-1.0f / 6);
+  y[2 * ys] = (x0 - x1 + x2) * (-1.0f / 6);
+  y[3 * ys] = x0 * (1.0f / 24) + x1 * (1.0f / 12) + x2 * (1.0f / 6);
+  y[4 * ys] = x0 * (1.0f / 24) - x1 * (1.0f / 12) + x2 * (1.0f / 6);
   y[5 * ys] = x2;
 }
 
 // U: per transform point, panels of nr filters, each [c][nr], zero past the last filter.
 std::int64_t filter_panels(const ConvDims& d, std::int64_t nr) { return ceil_div(d.k, nr); }
 
+// Filters that are not constant (a training step's) are transformed on every run, so this runs
+// 16 filters at a time, one per lane, and writes each point's values as whole runs of a panel row.
 void transform_filters(const ConvDims& d, const float* w, std::int64_t nr, float* u) {
-  const std::int64_t panels = filter_panels(d, nr);
-  std::fill_n(u, points * panels * d.c * nr, 0.0f);
-  tbb::parallel_for(std::int64_t{0}, d.k, [&](std::int64_t k) {
-    for (std::int64_t c = 0; c < d.c; ++c) {
-      std::array<double, 9> g;
-      std::copy_n(w + (k * d.c + c) * 9, 9, g.begin());
-      std::array<double, points> transformed;
-      winograd_2d<3, in_tile>(g.data(), transformed.data(), filter_1d);
+  const std::int64_t panels = filter_panels(d, nr), per_panel = nr / lanes16;
+  tbb::parallel_for(std::int64_t{0}, panels * per_panel, [&](std::int64_t task) {
+    const std::int64_t k0 = task * lanes16, lanes = std::clamp<std::int64_t>(d.k - k0, 0, lanes16);
+    float* panel_row = u + task / per_panel * d.c * nr + task % per_panel * lanes16;
+    for (std::int64_t c = 0; c < d.c; ++c, panel_row += nr) {
+      std::array<Lanes16, 9> g{};
+      for (std::int64_t j = 0; j < lanes; ++j)
+        for (int tap = 0; tap < 9; ++tap) g[static_cast<std::size_t>(tap)][j] = w[((k0 + j) * d.c + c) * 9 + tap];
+      std::array<Lanes16, points> transformed;
+      winograd_2d<3, in_tile>(g.data(), transformed.data(), filter_1d<Lanes16>);
       for (int xi = 0; xi < points; ++xi)
-        u[((xi * panels + k / nr) * d.c + c) * nr + k % nr] = static_cast<float>(transformed[xi]);
+        store_vector<lanes16>(panel_row + xi * panels * d.c * nr, transformed[static_cast<std::size_t>(xi)]);
     }
   });
 }

@@ -15,7 +15,7 @@ bool winograd_applies(const ConvDims& d, const Conv2dParams& p);
 // Whether a layer where it applies runs faster with it than with the direct kernel, by its shape.
 bool winograd_preferred(const ConvDims& d);
 
-// Filters transformed (G g G^T, in double) into the micro-kernel's B panels, once per graph.
+// Filters transformed (G g G^T) into the micro-kernel's B panels, once per graph where constant.
 struct WinogradFilters final : HostNodeState {
   explicit WinogradFilters(const ConvDims& d, const float* w);
   AlignedFloats panels;
