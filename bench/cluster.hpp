@@ -38,8 +38,9 @@ class Cluster {
   // A non-blocking sum of `count` f32 over every rank into `recv`, started now: a handle for
   // finish(), which polls until it is done and ends the whole job, naming `what` (the collective,
   // which buffer), when it is not done within the timeout above. `send` and `recv` must stay
-  // untouched until then; a handle holds until a start after every started one has finished. MPI
-  // advances started collectives only inside its calls: progress() is one.
+  // untouched until then. Every handle must be finished once; when all started ones have been,
+  // handles start from 0 again. MPI advances started collectives only inside its calls: progress()
+  // is one.
   virtual int start_allreduce(const float* send, float* recv, std::size_t count) = 0;
   virtual void progress() = 0;
   virtual void finish(int handle, const std::string& what) = 0;

@@ -3,7 +3,6 @@
 #include <mpi.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -115,8 +114,6 @@ class MpiCluster final : public Cluster {
   }
 
   int start_allreduce(const float* send, float* recv, std::size_t count) override {
-    if (std::all_of(requests_.begin(), requests_.end(), [](MPI_Request r) { return r == MPI_REQUEST_NULL; }))
-      requests_.clear();  // all finished: handles start from 0 again
     requests_.emplace_back();
     MPI_Iallreduce(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests_.back());
     return static_cast<int>(requests_.size() - 1);
@@ -131,6 +128,7 @@ class MpiCluster final : public Cluster {
 
   void finish(int handle, const std::string& what) override {
     wait(requests_.at(static_cast<std::size_t>(handle)), what.c_str());  // MPI_REQUEST_NULL once done
+    if (++finished_ == requests_.size()) requests_.clear(), finished_ = 0;  // handles start from 0 again
   }
 
   double reference_allreduce_s(std::size_t count, int iterations) override {
@@ -170,6 +168,7 @@ class MpiCluster final : public Cluster {
   double timeout_s_ = 600.0;
   MPI_Op bf16_sum_ = MPI_OP_NULL;
   std::vector<MPI_Request> requests_;  // start_allreduce's, by handle; MPI_REQUEST_NULL once done
+  std::size_t finished_ = 0;           // handles given to finish()
   std::string transport_;
 };
 
