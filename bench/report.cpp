@@ -15,6 +15,7 @@
 #include "job.hpp"
 #include "peak.hpp"
 #include "results_file.hpp"
+#include "scaling_model.hpp"
 #include "standings.hpp"
 
 namespace porta::bench {
@@ -451,6 +452,66 @@ std::string scaling_section(const std::vector<ResultsInput>& inputs) {
          "<th>update</th></tr>" + rows + "</table>";
 }
 
+// The allreduce bus bandwidths that `comm` rows of `in` measured: for each transport, f32 at the largest size.
+std::vector<Link> measured_links(const ResultsInput& in) {
+  std::map<std::string, std::pair<double, Link>> largest;  // transport -> (bytes, link)
+  for (const Json& row : in.doc["results"]) {
+    if (text_of(row, "op") != "allreduce" || text_of(row, "dtype") != "f32" || text_of(row, "status") != "ok" ||
+        !row.contains("params"))
+      continue;
+    const auto bytes = number_of(row, "bytes"), busbw = number_of(row, "busbw_gbs");
+    const std::int64_t ranks = row["params"].value("ranks", std::int64_t{0});
+    if (!bytes || !busbw || ranks < 2) continue;
+    const std::string transport = text_of(row, "backend");
+    auto [it, fresh] = largest.try_emplace(transport);
+    if (!fresh && it->second.first >= *bytes) continue;
+    it->second = {*bytes, {fmt::format("measured: {} allreduce of {:.0f} MiB", transport, *bytes / (1 << 20)), *busbw,
+                           ranks, true}};
+  }
+  std::vector<Link> links;
+  for (const auto& [transport, entry] : largest) links.push_back(entry.second);
+  return links;
+}
+
+// For each single-process train row with its gradients' size: the efficiency predicted on the assumed
+// links and on those the same file's `comm` rows measured (bench/scaling_model.hpp).
+std::string scaling_model_section(const std::vector<ResultsInput>& inputs) {
+  std::string tables;
+  for (const ResultsInput& in : inputs) {
+    std::vector<Link> links = assumed_links();
+    for (Link& l : measured_links(in)) links.push_back(std::move(l));
+    for (const Json& row : in.doc["results"]) {
+      if (text_of(row, "op") != "train" || text_of(row, "status") != "ok" || !row.contains("params")) continue;
+      const Json& p = row["params"];
+      const auto epoch_s = number_of(row, "median_s"), steps = number_of(p, "steps_per_epoch"),
+                 bytes = number_of(p, "gradient_bytes");
+      if (!epoch_s || !steps || !bytes || *steps <= 0 || p.value("data_parallel", false)) continue;
+      const double step_s = *epoch_s / *steps;
+      tables += fmt::format("<table><caption>{} on {}: a step of {:.1f} ms, {:.1f} MB of gradients</caption><tr>"
+                            "<th>link</th><th>ranks</th><th>bus GB/s</th><th>allreduce ms</th><th>efficiency</th>"
+                            "<th>overlapped</th></tr>",
+                            escape(text_of(row, "workload")), escape(text_of(row, "device")), step_s * 1e3,
+                            *bytes / 1e6);
+      for (const Link& l : links) {
+        const ScalingPrediction s = predict_scaling(step_s, *bytes, l);
+        tables += fmt::format("<tr><td{}>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1f}</td>"
+                              "<td class=\"num\">{:.1f}</td><td class=\"num\">{:.2f}</td><td class=\"num\">{:.2f}"
+                              "</td></tr>",
+                              l.measured ? "" : " class=\"muted\"", escape(l.name), l.ranks, l.busbw_gbs,
+                              s.allreduce_s * 1e3, s.efficiency, s.efficiency_overlapped);
+      }
+      tables += "</table>";
+    }
+  }
+  if (tables.empty()) return {};
+  return "<h2>Data-parallel scaling on paper</h2><p>Predicted from each measured training step (weak scaling: the "
+         "same batch per rank) and a ring allreduce of the gradients, 2(n-1)/n &times; bytes / bus bandwidth; "
+         "<em>efficiency</em> adds the allreduce to the step, <em>overlapped</em> hides it behind the backward pass, "
+         "taken as 2/3 of the step. Grey rows are assumed bandwidths (docs/cluster.md says which and why), the "
+         "others measured by <code>porta-bench comm</code> in the same file. A prediction, not a measurement.</p>" +
+         tables;
+}
+
 // The train rows (porta-bench train, the train suite): images/s of each network's last epoch on each
 // device, one chart per workload; a cpu row followed by PyTorch's of the same workload (as
 // train_with_references writes them) is labelled with PyTorch's epoch time over porta's.
@@ -537,7 +598,7 @@ std::string render_report(const std::vector<ResultsInput>& files) {
   h += inputs_section(inputs) + (m.platforms.empty() ? "" : devices_section(m));
   if (comm.empty() || !m.problems.empty())  // a page of collectives alone has no GFLOP/s to show
     h += bars_section(m) + algo_section(m) + rooflines_section(m) + speedups_section(m) + portability_section(m);
-  h += train_section(inputs) + scaling_section(inputs) + comm;
+  h += train_section(inputs) + scaling_section(inputs) + scaling_model_section(inputs) + comm;
   return h + "</body></html>\n";
 }
 

@@ -25,6 +25,7 @@
 #include "problems.hpp"
 #include "report.hpp"
 #include "results_file.hpp"
+#include "scaling_model.hpp"
 #include "standings.hpp"
 #include "suites.hpp"
 #include "timing.hpp"
@@ -596,6 +597,42 @@ TEST_CASE("report: the train chart, porta's cpu row labelled with PyTorch's epoc
   CHECK(has(html, "data-images-per-s=\"128.0\""));
   CHECK(has(html, "128.0, 1.50x PyTorch"));
   CHECK(has(html, "64.0</text>"));  // opencl: no PyTorch beside it
+}
+
+TEST_CASE("scaling model: a ring allreduce's time, and efficiency with and without overlap") {
+  // 100 MB over 4 ranks at 10 GB/s: 2 x 3/4 x 100e6 / 10e9 = 15 ms.
+  const ScalingPrediction hidden = predict_scaling(0.3, 100e6, {"test", 10.0, 4});
+  CHECK(hidden.allreduce_s == doctest::Approx(0.015));
+  CHECK(hidden.efficiency == doctest::Approx(0.3 / 0.315));
+  CHECK(hidden.efficiency_overlapped == doctest::Approx(1.0));  // 15 ms < the 200 ms backward pass
+  // A step of 30 ms: the backward pass (20 ms) hides 20 of the 150 ms allreduce at 1 GB/s.
+  const ScalingPrediction exposed = predict_scaling(0.03, 100e6, {"test", 1.0, 4});
+  CHECK(exposed.efficiency == doctest::Approx(0.03 / 0.18));
+  CHECK(exposed.efficiency_overlapped == doctest::Approx(0.03 / 0.16));
+  CHECK(predict_scaling(0.1, 100e6, {"one", 1.0, 1}).efficiency == 1.0);
+  // A published system (docs/cluster.md): ResNet-50 on 32 servers of 8 P100, 50 Gb/s Ethernet between
+  // them, 0.232 s per step; the paper reports about 0.90 of linear from 8 to 256 GPUs.
+  const ScalingPrediction published = predict_scaling(0.232, 25.6e6 * 4, {"50 Gb/s", 6.25, 32});
+  CHECK(published.efficiency == doctest::Approx(0.88).epsilon(0.01));
+  CHECK(published.efficiency_overlapped == 1.0);
+  const std::vector<Link> links = assumed_links();
+  CHECK(links.size() == 7);
+  CHECK(links.back().ranks == 128);
+}
+
+TEST_CASE("report: the scaling model on each train row, with the allreduce that comm rows measured") {
+  Row train{.op = "train", .workload = "resnet50 b8", .device = "cpu", .backend = "cpu", .dtype = "f32"};
+  train.median_s = 2.0;
+  train.params = Json{{"steps_per_epoch", 4}, {"gradient_bytes", 102.4e6}};
+  Row comm{.op = "allreduce", .workload = "allreduce 256 MiB", .device = "cpu", .backend = "mpi", .dtype = "f32"};
+  comm.bytes = 256 << 20;
+  comm.params = Json{{"ranks", 2}};
+  comm.busbw_gbs = 0.35;
+  const std::string html = render_report({{"a.json", results_document(Json{{"hostname", "a"}}, {train, comm})}});
+  CHECK(has(html, "<h2>Data-parallel scaling on paper</h2>"));
+  CHECK(has(html, "resnet50 b8 on cpu: a step of 500.0 ms, 102.4 MB of gradients"));
+  CHECK(has(html, "measured: mpi allreduce of 256 MiB</td><td class=\"num\">2</td><td class=\"num\">0.3</td>"));
+  CHECK_FALSE(has(render_report({{"b.json", results_document(Json{{"hostname", "b"}}, {comm})}}), "on paper"));
 }
 
 TEST_CASE("standings: the page from the fixtures, byte for byte, whatever the order of the files") {

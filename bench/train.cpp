@@ -163,6 +163,14 @@ void print_step_profile(std::FILE* out, const Graph& step, const Executable& exe
   fmt::print(out, "\n");
 }
 
+// The bytes of the trainable parameters' gradients: what a data-parallel step allreduces.
+std::uint64_t gradient_bytes(const Graph& inference) {
+  const autodiff::TrainingGraph t = autodiff::training_graph(inference);
+  std::uint64_t bytes = 0;
+  for (const Tensor p : t.params) bytes += t.graph.desc(p).bytes();
+  return bytes;
+}
+
 }  // namespace
 
 void apply_optimizer(Graph& g, std::span<const Tensor> params, std::span<const Tensor> grads,
@@ -193,7 +201,8 @@ Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_
   const Shape& input = p.graph.shape(p.graph.inputs().at(0));
   p.params = {{"model", model}, {"batch", batch}, {"resolution", input.back()}};
   p.params.update(optimizer_params("sgd"));
-  p.params.update({{"loss", "softmax cross-entropy to integer labels"}, {"seed", seed}});
+  p.params.update({{"loss", "softmax cross-entropy to integer labels"}, {"seed", seed},
+                   {"gradient_bytes", gradient_bytes(p.graph)}});
   return p;
 }
 

@@ -44,6 +44,13 @@ TEST_CASE("BERT has BertModel's parameter count and takes a batch and a sequence
   CHECK(std::count_if(g.nodes().begin(), g.nodes().end(), attention) == 12);
   check_error([] { models::build("bert-base", {.seq = 513}); }, ErrorCode::InvalidArgument, {"513", "512"});
   check_error([] { models::build("vit-b16", {.resolution = 100}); }, ErrorCode::InvalidArgument, {"16"});
+  // Fewer encoder layers: each of BERT-base's holds 7,087,872 parameters.
+  const Graph shallow = models::build("bert-base", {.layers = 2});
+  CHECK(parameters(shallow) == 109'482'240 - 10 * 7'087'872);
+  CHECK(std::count_if(shallow.nodes().begin(), shallow.nodes().end(), attention) == 2);
+  const Graph vit = models::build("vit-b16", {.layers = 1});
+  CHECK(std::count_if(vit.nodes().begin(), vit.nodes().end(), attention) == 1);
+  check_error([] { models::build("vit-b16", {.layers = -1}); }, ErrorCode::InvalidArgument, {"layers -1"});
 }
 
 // BERT's outputs for ids, segments and a mask given in that order.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <span>
 #include <string>
 
 #include "test_util.hpp"
@@ -274,6 +275,30 @@ TEST_SUITE("autodiff") {
     CHECK(kept.curve == host.curve);  // the same arithmetic on ref, bit for bit
     CHECK(kept.params == host.params);
     check_curves(on_device, points(), 40, 0.3f, 1e-3f);
+  }
+
+  TEST_CASE("training_graph: float constants the outputs depend on become parameters, and nothing else") {
+    Graph g;
+    const Tensor x = g.input("x", {2, 3});
+    const Tensor w = g.constant("w", {3, 3}, std::vector<float>(9, 0.5f));
+    const Tensor unused = g.constant("unused", {3}, std::vector<float>(3, 1.0f));
+    const std::vector<std::int64_t> index{0, 2};
+    const Tensor columns = g.constant_bytes("columns", {2}, DType::i64, std::as_bytes(std::span(index)));
+    const Tensor y = g.gather(g.matmul(x, w), columns, 1);
+    g.output("y", y);
+    g.output("first", g.relu(x));
+    autodiff::step_counter(g);  // its increment is a constant feeding only its update
+    g.assign(g.variable("total", {3}), g.add(g.relu(unused), unused));
+    const autodiff::TrainingGraph t = autodiff::training_graph(g);
+    REQUIRE(t.params.size() == 1);
+    CHECK(t.graph.info(t.params[0]).name == "w");
+    CHECK(t.graph.info(t.params[0]).role == Role::Variable);
+    std::vector<std::string> constants;
+    for (const TensorInfo& info : t.graph.tensors())
+      if (info.role == Role::Constant) constants.push_back(info.name);
+    CHECK(std::find(constants.begin(), constants.end(), "columns") != constants.end());
+    CHECK(std::find(constants.begin(), constants.end(), "unused") != constants.end());
+    CHECK(t.graph.variables().size() == 3);  // w, the step counter and "total"
   }
 
   TEST_CASE("a CNN learns bar orientations to 95 % on held-out images, with the same loss curve on ref and every device") {

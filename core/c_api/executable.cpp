@@ -1,4 +1,4 @@
-// porta.h: an executable's inputs and outputs by name, its run and what it measured.
+// porta.h: an executable's inputs, outputs and variables by name, its run and what it measured.
 #include <span>
 
 #include "core/c_api/handles.hpp"
@@ -82,6 +82,31 @@ porta_status porta_last_run_time(const porta_executable* exe, double* seconds, p
     const porta::RunTime t = get(exe, "exe").last_run_time();
     out_ref(seconds, "seconds") = t.seconds;
     if (clock != nullptr) *clock = static_cast<porta_run_clock>(t.clock);
+  });
+}
+
+porta_status porta_executable_variable_desc(const porta_executable* exe, const char* name, porta_tensor_desc* out) {
+  return guard([&] { out_ref(out, "out") = to_c(get(exe, "exe").variable_desc(text(name, "name"))); });
+}
+
+porta_status porta_get_variable(const porta_executable* exe, const char* name, void* data, size_t bytes) {
+  return guard([&] {
+    check_buffer(data, bytes);
+    const std::string n = text(name, "name");
+    const porta::Executable& e = get(exe, "exe");
+    check_size(bytes, e.variable_desc(n).bytes(), "the buffer's size in bytes", n.c_str());
+    const std::vector<std::byte> value = e.variable_bytes(n);
+    std::memcpy(data, value.data(), value.size());
+  });
+}
+
+porta_status porta_set_variable(porta_executable* exe, const char* name, const void* data, size_t bytes) {
+  return guard([&] {
+    check_buffer(data, bytes);
+    const std::string n = text(name, "name");
+    porta::Executable& e = get(exe, "exe");
+    check_size(bytes, e.variable_desc(n).bytes(), "the buffer's size in bytes", n.c_str());
+    e.set_variable_bytes(n, std::span(static_cast<const std::byte*>(data), bytes));
   });
 }
 

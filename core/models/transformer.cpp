@@ -103,6 +103,14 @@ Tensor bert_mask(Graph& g, DType dtype, const EncoderShape& e) {
   return g.reshape(additive, {e.batch, 1, 1, e.seq}, "attention_mask/heads");
 }
 
+// options.layers, or the model's own depth where it is 0.
+std::int64_t encoder_layers(const ModelOptions& options, std::int64_t own, const std::string& model) {
+  if (options.layers < 0)
+    throw Error(ErrorCode::InvalidArgument, model + ": layers " + std::to_string(options.layers) +
+                                                " must be at least 1 (0: the model's own " + std::to_string(own) + ")");
+  return options.layers == 0 ? own : options.layers;
+}
+
 }  // namespace
 
 Graph bert(bool large, const ModelOptions& options) {
@@ -116,7 +124,8 @@ Graph bert(bool large, const ModelOptions& options) {
   Layers l(g, options.dtype, options.seed);
   Tensor x = bert_embeddings(l, e);
   const Tensor mask = bert_mask(g, options.dtype, e);
-  for (int i = 0; i < (large ? 24 : 12); ++i) x = bert_layer(l, x, mask, e, "encoder.layer." + std::to_string(i));
+  for (std::int64_t i = 0; i < encoder_layers(options, large ? 24 : 12, "bert"); ++i)
+    x = bert_layer(l, x, mask, e, "encoder.layer." + std::to_string(i));
   const Tensor hidden = g.reshape(x, {e.batch, e.seq, e.hidden}, "encoder/output");
   g.output("hidden", hidden);
   // The pooler: dense and tanh on each sequence's first token.
@@ -148,7 +157,8 @@ Graph vit_b16(const ModelOptions& options) {
   x = g.add(g.concat(tokens, 1, "sequence"), l.random("encoder.pos_embedding", {1, e.seq, hidden}, -0.1f, 0.1f),
             "positioned");
   x = g.reshape(x, {e.batch * e.seq, hidden}, "rows");
-  for (int i = 0; i < 12; ++i) x = vit_layer(l, x, e, "encoder.layers.encoder_layer_" + std::to_string(i));
+  for (std::int64_t i = 0; i < encoder_layers(options, 12, "vit-b16"); ++i)
+    x = vit_layer(l, x, e, "encoder.layers.encoder_layer_" + std::to_string(i));
   x = g.reshape(x, {e.batch, e.seq, hidden}, "encoder/sequence");
   x = g.reshape(g.slice(x, {.starts = {0}, .ends = {1}, .axes = {1}, .steps = {1}}, "class_output"), {e.batch, hidden}, "features");
   g.output("logits", l.linear(l.layer_norm(x, 1e-6f, "encoder.ln"), options.classes, "heads.head"));

@@ -45,10 +45,11 @@ struct BatchStatistics {
 };
 BatchStatistics batchnorm_training(Graph& graph, Tensor x, Tensor scale, Tensor bias, float epsilon = 1e-5f);
 
-// A training copy of an inference graph (porta::models, porta::onnx::load): every constant that a
-// node reads becomes a variable of the same name, value and dtype, and every batchnorm normalises
-// with its batch's statistics (batchnorm_training), its running mean and variance left unread.
-// Inputs, outputs and node names are kept.
+// A training copy of an inference graph (porta::models, porta::onnx::load): every float constant that
+// an output depends on becomes a variable of the same name, value and dtype (a parameter), and every
+// batchnorm normalises with its batch's statistics (batchnorm_training), its running mean and variance
+// left unread. Integer constants and those feeding only variables' updates stay constants. Inputs,
+// outputs, variables and node names are kept.
 struct TrainingGraph {
   Graph graph;
   std::vector<Tensor> params;  // the variables made, in the order of the source's tensors

@@ -18,7 +18,8 @@ struct ModelOptions {
   std::int64_t classes = 1000;
   DType dtype = DType::f32;
   std::uint64_t seed = 1;
-  std::int64_t seq = 0;  // BERT's sequence length; 0 = 128
+  std::int64_t seq = 0;     // BERT's sequence length; 0 = 128
+  std::int64_t layers = 0;  // the transformers' encoder layers; 0 = the model's own (12, or 24 for bert-large)
 };
 
 // Input "input" [batch, 3, resolution, resolution]; output "logits" [batch, classes].

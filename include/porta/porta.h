@@ -264,6 +264,56 @@ porta_model_options porta_model_options_default(void);
 /* "resnet50", "efficientnet-b0" ... "efficientnet-b7": input "input", output "logits". */
 porta_status porta_model_build(const char* name, const porta_model_options* options, porta_graph** out);
 
+/* ---- variables and training (docs/training.md) ------------------------------------------------------ */
+
+/* State kept on the device from run to run, starting from `bytes` of `data` in `dtype` storage. */
+porta_status porta_graph_variable(porta_graph* graph, const char* name, const int64_t* shape, size_t rank,
+                                  porta_dtype dtype, const void* data, size_t bytes, porta_tensor* out);
+/* After each run, `variable` holds `value` (of its shape and dtype). */
+porta_status porta_graph_assign(porta_graph* graph, porta_tensor variable, porta_tensor value);
+
+/* Appends d(sum(loss * seed)) / d(t) for each of the `count` tensors of `wrt` and writes them to `grads`
+ * (count entries); seed may be PORTA_NO_TENSOR (all ones). Unsupported names an op without a backward rule. */
+porta_status porta_gradients(porta_graph* graph, porta_tensor loss, const porta_tensor* wrt, size_t count,
+                             porta_tensor seed, porta_tensor* grads);
+/* mean((prediction - target)^2), shape [1]. */
+porta_status porta_mean_squared_error(porta_graph* graph, porta_tensor prediction, porta_tensor target,
+                                      const char* name, porta_tensor* out);
+/* Softmax cross-entropy averaged over the rows, shape [1]: float labels of the logits' shape, or i64/i32 class
+ * indices, one per row. */
+porta_status porta_softmax_cross_entropy_loss(porta_graph* graph, porta_tensor logits, porta_tensor labels,
+                                              const char* name, porta_tensor* out);
+/* A new graph (free it with porta_graph_free) copying `inference` with every float constant an output depends
+ * on as a variable of the same name (a parameter) and batchnorms on batch statistics. Writes up to `capacity`
+ * parameters to `params` (may be NULL with capacity 0) and their number to *count. */
+porta_status porta_training_graph(const porta_graph* inference, porta_graph** out, porta_tensor* params,
+                                  size_t capacity, size_t* count);
+
+typedef struct porta_sgd_options {
+  size_t size;
+  float learning_rate; /* 0.01 */
+  float momentum;      /* 0: no velocity */
+  float weight_decay;  /* 0 */
+} porta_sgd_options;
+porta_sgd_options porta_sgd_options_default(void);
+typedef struct porta_adamw_options {
+  size_t size;
+  float learning_rate, beta1, beta2, epsilon, weight_decay; /* 1e-3, 0.9, 0.999, 1e-8, 1e-2 */
+} porta_adamw_options;
+porta_adamw_options porta_adamw_options_default(void);
+/* Each run of the graph becomes one optimiser step (PyTorch's) of the `count` parameter variables given
+ * their gradients; the state lives in variables "<param>.velocity", or "<param>.m", "<param>.v" and
+ * "adamw.step". `options` may be NULL (the defaults). Call apply_adamw once per graph. */
+porta_status porta_apply_sgd(porta_graph* graph, const porta_tensor* params, const porta_tensor* grads, size_t count,
+                             const porta_sgd_options* options);
+porta_status porta_apply_adamw(porta_graph* graph, const porta_tensor* params, const porta_tensor* grads,
+                               size_t count, const porta_adamw_options* options);
+/* A [1] f32 variable `name` (NULL: "dropout.step"), 0 at the first run, that each run increments. */
+porta_status porta_step_counter(porta_graph* graph, const char* name, porta_tensor* out);
+/* Training-mode dropout: x * mask / (1 - ratio), the mask a pure function of (seed, step, element). */
+porta_status porta_dropout(porta_graph* graph, porta_tensor x, porta_tensor step, float ratio, uint64_t seed,
+                           const char* name, porta_tensor* out);
+
 /* ---- devices ------------------------------------------------------------------------------------- */
 
 typedef struct porta_device porta_device;
@@ -331,6 +381,11 @@ porta_status porta_run(porta_executable* exe);
 porta_status porta_get_output(const porta_executable* exe, const char* name, void* data, size_t bytes);
 porta_status porta_get_output_f32(const porta_executable* exe, const char* name, float* values, size_t count);
 porta_status porta_last_run_time(const porta_executable* exe, double* seconds, porta_run_clock* clock);
+/* A variable's description, and its value in its storage dtype (exactly its size): read from the device,
+ * or written to it (a checkpoint saved and restored). */
+porta_status porta_executable_variable_desc(const porta_executable* exe, const char* name, porta_tensor_desc* out);
+porta_status porta_get_variable(const porta_executable* exe, const char* name, void* data, size_t bytes);
+porta_status porta_set_variable(porta_executable* exe, const char* name, const void* data, size_t bytes);
 /* Device memory of the plan (activation arena plus constants), known before the first run. */
 porta_status porta_planned_peak_bytes(const porta_executable* exe, uint64_t* bytes);
 

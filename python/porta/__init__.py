@@ -12,11 +12,12 @@ numpy.uint16 holding the bf16 bit patterns (the high half of the float32's bits)
 """
 import sys as _sys
 
-from ._porta import Device, DeviceInfo, Error, ErrorCode, Executable, Graph, Tensor, devices, models, onnx
+from ._porta import Device, DeviceInfo, Error, ErrorCode, Executable, Graph, Tensor, autodiff, devices, models, onnx
 
-# `import porta.onnx` and `import porta.models` work as well as attribute access.
+# `import porta.onnx`, `import porta.models` and `import porta.autodiff` work as well as attribute access.
 _sys.modules[__name__ + ".onnx"] = onnx
 _sys.modules[__name__ + ".models"] = models
+_sys.modules[__name__ + ".autodiff"] = autodiff
 
-__all__ = ["Device", "DeviceInfo", "Error", "ErrorCode", "Executable", "Graph", "Tensor", "devices", "models",
-           "onnx"]
+__all__ = ["Device", "DeviceInfo", "Error", "ErrorCode", "Executable", "Graph", "Tensor", "autodiff", "devices",
+           "models", "onnx"]

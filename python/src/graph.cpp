@@ -197,6 +197,11 @@ void bind_layers(py::class_<Graph>& c) {
   c.def("logical_or", &Graph::logical_or, "a"_a, "b"_a, "name"_a = "");
   c.def("where", &Graph::where, "cond"_a, "x"_a, "y"_a, "name"_a = "",
         "ONNX Where: x where the bool cond holds, else y; all three broadcast.");
+  c.def("dropout", [](Graph& g, Tensor x, Tensor step, float ratio, std::uint64_t seed, std::string name) {
+    return g.dropout(x, step, {.ratio = ratio, .seed = seed}, std::move(name));
+  }, "x"_a, "step"_a, "ratio"_a = 0.5f, "seed"_a = 0, "name"_a = "",
+        "Training-mode dropout: x * mask / (1 - ratio), the mask a pure function of (seed, step, element), the "
+        "same on every device; step is a [1] f32 tensor, e.g. porta.autodiff.step_counter(graph).");
 }
 
 }  // namespace
@@ -242,6 +247,11 @@ void bind_graph(py::module_& m) {
   c.def("dtype", [](const Graph& g, Tensor t) { return std::string(to_string(g.dtype(t))); }, "tensor"_a);
   c.def_property_readonly("inputs", &input_names, "The names of the graph's inputs.");
   c.def_property_readonly("outputs", &output_names, "The names of the graph's outputs.");
+  c.def("output_tensor", [](const Graph& g, const std::string& name) {
+    for (const auto& [output, t] : g.outputs())
+      if (output == name) return t;
+    throw Error(ErrorCode::NotFound, "the graph has no output '" + name + "'");
+  }, "name"_a, "The tensor of the output `name` (e.g. of a graph from porta.autodiff.training_graph).");
   c.def_property_readonly("variables", [](const Graph& g) {
     std::vector<std::string> names;
     for (const Tensor t : g.variables()) names.push_back(g.info(t).name);

@@ -7,4 +7,5 @@ PYBIND11_MODULE(_porta, m) {
   porta::python::bind_graph(m);
   porta::python::bind_runtime(m);
   porta::python::bind_sources(m);
+  porta::python::bind_autodiff(m);
 }

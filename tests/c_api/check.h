@@ -33,8 +33,9 @@ extern int check_count;
 
 #define CHECK_OK(call) CHECK_STATUS(call, PORTA_OK)
 
-/* The op cases on every device under test (op_cases.c); the error paths (errors.c). */
+/* The op cases on every device under test (op_cases.c); the error paths (errors.c); training (training.c). */
 int run_op_cases(void);
 void run_error_paths(void);
+void run_training(void);
 
 #endif

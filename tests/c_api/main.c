@@ -1,5 +1,5 @@
 /* The C API's tests, in C11: every op on every device of the build against ref (op_cases.c) and every
- * error path (errors.c). With the argument use-after-free it uses a freed graph, which the library
+ * error path (errors.c), and training (training.c). With the argument use-after-free it uses a freed graph, which the library
  * reports as an invalid handle, and which AddressSanitizer stops at (tests/CMakeLists.txt). */
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +23,7 @@ static int use_after_free(void) {
 int main(int argc, char** argv) {
   if (argc > 1 && strcmp(argv[1], "use-after-free") == 0) return use_after_free();
   run_error_paths();
+  run_training();
   const int devices = run_op_cases();
   printf("%d checks, %d failed\n", check_count, check_failures);
   if (check_failures == 0 && devices == 0) printf("SKIPPED: no device under test is present\n");
