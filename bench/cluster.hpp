@@ -35,6 +35,16 @@ class Cluster {
   // AllReduce and Broadcast (root 0), and of one rank's part for AllGather (send: count, receive:
   // count x size) and ReduceScatter (send: count x size, receive: count).
   virtual void run(Collective op, CommType type, const void* send, void* recv, std::size_t count) = 0;
+  // A non-blocking sum of `count` f32 over every rank into `recv`, started now: a handle for
+  // finish(), which polls until it is done and ends the whole job, naming `what` (the collective,
+  // which buffer), when it is not done within the timeout above. `send` and `recv` must stay
+  // untouched until then. Every handle must be finished once; when all started ones have been,
+  // handles start from 0 again. MPI advances started collectives only inside its calls: progress()
+  // is one.
+  virtual int start_allreduce(const float* send, float* recv, std::size_t count) = 0;
+  virtual void progress() = 0;
+  virtual void finish(int handle, const std::string& what) = 0;
+
   // The seconds per call of `iterations` plain MPI_Allreduce calls on `count` f32 (the slowest rank's),
   // with nothing of porta around them: the reference that porta-bench comm's allreduce is held to.
   virtual double reference_allreduce_s(std::size_t count, int iterations) = 0;

@@ -8,9 +8,12 @@
 #   fail    rank 1 fails at its device: the job ends with rank 1's error and exit code, not a hang;
 #   kill    rank 1 is killed mid-run: the job ends with an error, not a hang;
 #   stall   rank 1 is stopped mid-run: rank 0 ends the job after --rank-timeout with that message;
-#   train   train --data-parallel: the loss curve and variables equal one process's with the same
-#           global batch and seed, the variables identical on every rank, the scaling efficiency
-#           recorded; a batch that does not split across the ranks is refused.
+#   stall-train  rank 1 stops itself before its second data-parallel step: another rank ends the
+#           job after --rank-timeout, naming the allreduce and its bucket;
+#   train   train --data-parallel, SGD and AdamW: the loss curve and variables equal one process's
+#           with the same global batch and seed, the variables identical on every rank, the scaling efficiency
+#           recorded, the same variables without the overlap (--no-overlap); a batch that does not
+#           split across the ranks is refused.
 # Exits 77 (skipped) where mpirun or porta-bench's MPI module is absent.
 set -euo pipefail
 bench=$1 dir=$2 case=$3 np=$4
@@ -142,14 +145,28 @@ kill | stall)
       { cat stderr.txt; echo "rank 0 did not end the job for the stalled rank"; exit 1; }
   fi
   ;;
+stall-train)
+  job bash -c '[ "$OMPI_COMM_WORLD_RANK" = 1 ] && export PORTA_BENCH_STOP_AT_STEP=2; exec "$0" "$@"' \
+    "$bench" train --data-parallel --model mlp-nobn --batch 24 --images 96 --epochs 1 --bucket-mib 1 \
+    --device cpu:threads=1 --rank-timeout 20
+  [ "$code" != 0 ] || { cat stderr.txt; echo "the job succeeded without rank 1"; exit 1; }
+  # Whichever running rank's wait ends first ends the job.
+  stalled="error: not every rank came to the allreduce of gradient bucket 1 of [0-9]* ([0-9]* f32) within 20 s"
+  grep -q "porta-bench: rank [02] (.*): $stalled" stderr.txt ||
+    { cat stderr.txt; echo "rank 0 did not end the job in the allreduce of the stalled rank"; exit 1; }
+  ;;
 train)
   train=(train --data-parallel --model mlp-nobn --images 96 --epochs 2 --bucket-mib 1 --device cpu:threads=1)
-  "$bench" "${train[@]}" --batch 24 --json one.json >one.txt 2>&1 || { cat one.txt; exit 1; }
-  job "$bench" "${train[@]}" --batch 24 --json job.json
-  [ "$code" = 0 ] || { cat stdout.txt stderr.txt; exit 1; }
-  python3 - one.json job.json "$np" <<'PY'
+  for optimizer in sgd adamw; do
+    "$bench" "${train[@]}" --optimizer $optimizer --batch 24 --json one-$optimizer.json >one.txt 2>&1 ||
+      { cat one.txt; exit 1; }
+    job "$bench" "${train[@]}" --optimizer $optimizer --batch 24 --json job-$optimizer.json
+    [ "$code" = 0 ] || { cat stdout.txt stderr.txt; exit 1; }
+    python3 - one-$optimizer.json job-$optimizer.json "$np" $optimizer <<'PY'
 import json, sys
 one, job, np = json.load(open(sys.argv[1]))["results"], json.load(open(sys.argv[2]))["results"], int(sys.argv[3])
+optimizer = sys.argv[4]
+assert all(r["params"]["optimizer"] == optimizer for r in one + job), [r["params"] for r in job]
 assert [r["params"]["ranks"] for r in one] == [1, 1] and [r["params"]["ranks"] for r in job] == [1, np], job
 assert all(r["status"] == "ok" for r in one + job), [r["reason"] for r in one + job]
 fused, split, parallel = one[0], one[1], job[1]
@@ -166,18 +183,31 @@ assert len(curve) == len(curve1) == 8 and curve[-1] < curve[0], curve
 worst = max(abs(a - b) / abs(b) for a, b in zip(curve, curve1))
 assert all(close(a, b, b) for a, b in zip(curve, curve1)), (curve, curve1)
 prints1, prints = split["params"]["variable_fingerprints"], parallel["params"]["variable_fingerprints"]
-assert prints1.keys() == prints.keys() and len(prints) == 8, prints.keys()  # 4 weights, 4 velocities
+# 4 weights and per weight, a velocity (SGD) or two moments and one step count (AdamW)
+assert prints1.keys() == prints.keys() and len(prints) == {"sgd": 8, "adamw": 13}[optimizer], prints.keys()
 for name, (mixed, magnitude) in prints.items():
     assert close(mixed, prints1[name][0], magnitude) and close(magnitude, prints1[name][1], magnitude), name
 p = parallel["params"]
 assert p["data_parallel"] and p["batch_per_rank"] == 24 // np and p["buckets"] >= 2, p
 assert len(p["variables_fnv1a"]) == 16, p
 assert p["scaling_efficiency"] > 0 and p["baseline_images_per_s"] == job[0]["params"]["images_per_s"], p
-print(f"{np} ranks: loss {curve[0]:.6f} -> {curve[-1]:.6f} over {len(curve)} steps, at most {worst:.2e} from one "
+print(f"{np} ranks, {optimizer}: loss {curve[0]:.6f} -> {curve[-1]:.6f} over {len(curve)} steps, at most {worst:.2e} from one "
       f"process's; {len(prints)} variables within {rtol} of it; {p['images_per_s']:.0f} images/s, "
       f"scaling efficiency {p['scaling_efficiency']:.2f} against one rank's {p['baseline_images_per_s']:.0f}")
 PY
-  "$bench" report job.json -o report.html >/dev/null
+  done
+  # The allreduces started after the backward pass instead: the same sums, so the same variables.
+  job "$bench" "${train[@]}" --no-overlap --batch 24 --json later.json
+  [ "$code" = 0 ] || { cat stdout.txt stderr.txt; exit 1; }
+  python3 - job-sgd.json later.json <<'PY'
+import json, sys
+during, after = (json.load(open(f))["results"][1]["params"] for f in sys.argv[1:3])
+assert during["allreduce_overlap"] is True and after["allreduce_overlap"] is False, (during, after)
+assert during["variables_fnv1a"] == after["variables_fnv1a"], (during["variables_fnv1a"], after["variables_fnv1a"])
+print(f"allreduce waited for after the backward pass: {during['step_allreduce_s'] * 1e3:.2f} ms a step with the "
+      f"overlap, {after['step_allreduce_s'] * 1e3:.2f} ms without")
+PY
+  "$bench" report job-sgd.json -o report.html >/dev/null
   grep -q "<h2>Data-parallel training</h2>.*<tr data-efficiency=\"[0-9.]*\"><td>mlp-nobn b24, $np ranks" report.html ||
     { echo "the report has no data-parallel row"; exit 1; }
   job "$bench" "${train[@]}" --batch 25

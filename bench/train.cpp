@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include "cli.hpp"
 #include "env.hpp"
 #include "porta/models.hpp"
 #include "timing.hpp"
@@ -52,11 +53,11 @@ Graph mlp(std::int64_t batch, std::uint64_t seed, bool batchnorm = true) {
 // The shape of the class labels of `logits`: one per row, the class axis (the last) dropped.
 Shape label_shape(const Shape& logits) { return Shape(logits.begin(), logits.end() - 1); }
 
-// training_loss's graph with the gradients of every weight and SGD with momentum driving them as variables.
-Graph training_step(const Graph& inference) {
+// training_loss's graph with the gradients of every weight and the optimizer driving them as variables.
+Graph training_step(const Graph& inference, const std::string& optimizer = "sgd") {
   autodiff::TrainingGraph t = training_loss(inference);
   Graph& g = t.graph;
-  autodiff::apply_sgd(g, t.params, autodiff::gradients(g, g.outputs().back().second, t.params), sgd);
+  apply_optimizer(g, t.params, autodiff::gradients(g, g.outputs().back().second, t.params), optimizer);
   return std::move(g);
 }
 
@@ -172,6 +173,21 @@ std::uint64_t gradient_bytes(const Graph& inference) {
 
 }  // namespace
 
+void apply_optimizer(Graph& g, std::span<const Tensor> params, std::span<const Tensor> grads,
+                     const std::string& optimizer) {
+  if (optimizer == "sgd") return autodiff::apply_sgd(g, params, grads, sgd);
+  if (optimizer == "adamw") return autodiff::apply_adamw(g, params, grads, train_adamw);
+  throw ArgumentError(fmt::format("unknown optimizer '{}' (sgd, adamw)", optimizer));
+}
+
+Json optimizer_params(const std::string& optimizer) {
+  if (optimizer == "adamw")
+    return {{"optimizer", "adamw"}, {"learning_rate", train_adamw.learning_rate}, {"beta1", train_adamw.beta1},
+            {"beta2", train_adamw.beta2}, {"epsilon", train_adamw.epsilon}, {"weight_decay", train_adamw.weight_decay}};
+  return {{"optimizer", "sgd"}, {"learning_rate", sgd.learning_rate}, {"momentum", sgd.momentum},
+          {"weight_decay", sgd.weight_decay}};
+}
+
 std::vector<std::string> train_model_names() {
   std::vector<std::string> names{"mlp", "mlp-nobn"};
   for (const models::ModelInfo& m : models::available()) names.push_back(m.name);
@@ -183,10 +199,10 @@ Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_
   p.graph = model.starts_with("mlp") ? mlp(batch, seed, model == "mlp")
                                      : models::build(model, {.batch = batch, .seed = seed});
   const Shape& input = p.graph.shape(p.graph.inputs().at(0));
-  p.params = {{"model", model}, {"batch", batch}, {"resolution", input.back()}, {"optimizer", "sgd"},
-              {"learning_rate", sgd.learning_rate}, {"momentum", sgd.momentum}, {"weight_decay", sgd.weight_decay},
-              {"loss", "softmax cross-entropy to integer labels"}, {"seed", seed},
-              {"gradient_bytes", gradient_bytes(p.graph)}};
+  p.params = {{"model", model}, {"batch", batch}, {"resolution", input.back()}};
+  p.params.update(optimizer_params("sgd"));
+  p.params.update({{"loss", "softmax cross-entropy to integer labels"}, {"seed", seed},
+                   {"gradient_bytes", gradient_bytes(p.graph)}});
   return p;
 }
 
@@ -204,7 +220,8 @@ Row run_training(const Problem& problem, const Target& target, const RunSettings
   }
   try {
     const double start = steady_seconds();
-    const Graph step = training_step(problem.graph);  // Unsupported where an op has no backward rule
+    // Unsupported where an op has no backward rule
+    const Graph step = training_step(problem.graph, problem.params["optimizer"].get<std::string>());
     CompileOptions options = settings.compile;
     options.profile = train.profile;
     Executable exe = target.device->compile(step, options);
@@ -329,6 +346,8 @@ std::vector<Problem> problems_on(const TrainArgs& a, const Target& target) {
 
 int run_train(const TrainArgs& a, const std::string& command_line) {
   if (a.parallel.enabled) return run_data_parallel(a, command_line);
+  if (a.parallel.optimizer != "sgd")
+    throw ArgumentError("--optimizer " + a.parallel.optimizer + " is for --data-parallel; train times SGD");
   for (const std::string& file : {a.json, a.csv})
     if (!file.empty()) check_writable(file);
   const std::vector<Target> targets = open_targets(a.devices);

@@ -5,6 +5,7 @@
 // the planned peak memory of a step.
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,13 @@ struct TrainSettings {
 };
 
 inline constexpr autodiff::SgdOptions train_sgd{.learning_rate = 0.01f, .momentum = 0.9f, .weight_decay = 5e-4f};
+inline constexpr autodiff::AdamWOptions train_adamw{};  // --data-parallel --optimizer adamw
+
+// The update of `params` from `grads` appended to `g`: "sgd" (train_sgd) or "adamw" (train_adamw).
+void apply_optimizer(Graph& g, std::span<const Tensor> params, std::span<const Tensor> grads,
+                     const std::string& optimizer);
+// `optimizer`'s name and hyper-parameters as a train problem's params.
+Json optimizer_params(const std::string& optimizer);
 
 // The inference graph made trainable (autodiff::training_graph) with its loss, output "loss" after
 // the network's: softmax cross-entropy to integer class "labels", an input.

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
 #include <optional>
 #include <span>
 
@@ -28,14 +32,14 @@ struct Parameter {
 
 // The training step in two graphs, since an executable runs its whole graph: `gradients` is the
 // forward and backward pass of a shard (outputs "loss" and "grad:P"; the parameters are variables
-// it reads and never assigns), `update` applies SGD to variables of the same names and initial
-// values from the averaged gradients, its inputs "grad:P".
+// it reads and never assigns), `update` applies the optimizer to variables of the same names and
+// initial values from the averaged gradients, its inputs "grad:P".
 struct SplitStep {
   Graph gradients, update;
   std::vector<Parameter> params;
 };
 
-SplitStep split_step(const Graph& inference) {
+SplitStep split_step(const Graph& inference, const std::string& optimizer) {
   autodiff::TrainingGraph t = training_loss(inference);
   Graph& g = t.graph;
   const std::vector<Tensor> grads = autodiff::gradients(g, g.outputs().back().second, t.params);
@@ -51,7 +55,7 @@ SplitStep split_step(const Graph& inference) {
     params.push_back(s.update.variable_bytes(info.name, info.desc.shape, info.desc.dtype, info.data));
     inputs.push_back(s.update.input(grad_prefix + info.name, info.desc.shape));
   }
-  autodiff::apply_sgd(s.update, params, inputs, train_sgd);
+  apply_optimizer(s.update, params, inputs, optimizer);
   s.gradients = std::move(g);
   return s;
 }
@@ -71,64 +75,120 @@ std::vector<std::vector<std::size_t>> buckets(const std::vector<Parameter>& para
 
 // Seconds of each part of the steps, summed over an epoch.
 struct StepSeconds {
-  double backward = 0.0;   // the gradient executable: forward and backward of the shard
-  double allreduce = 0.0;  // the allreduce calls alone
-  double update = 0.0;     // gradients out and in, the update executable, the parameters copied back
+  double backward = 0.0;   // the gradient executable (forward and backward), the allreduces started in it
+  double allreduce = 0.0;  // waiting for the allreduces after it
+  double update = 0.0;     // the update executable's inputs set, its run, the parameters copied back
+};
+
+// A bucket's gradients (the loss first in bucket 0), packed as the gradient run reports them, and
+// their sum over the ranks; its allreduce starts once the last of its `tensors` has come.
+struct Bucket {
+  std::vector<float> send, sum;
+  std::size_t tensors = 0, missing = 0;
+  int handle = -1;
+};
+
+// Where an output of the gradient executable goes: its bucket and offset there.
+struct Slot {
+  std::size_t bucket = 0, offset = 0;
 };
 
 struct Replica {
   Executable gradients, update;
   std::vector<Parameter> params;
   std::vector<std::vector<std::size_t>> buckets;
+  std::vector<Bucket> packed;  // per bucket
+  std::map<std::string, Slot, std::less<>> slots;  // "loss" and "grad:P"
   std::string input;  // the images' input
 };
 
-Replica make_replica(const Graph& inference, const Device& device, const CompileOptions& options, double bucket_mib) {
-  SplitStep s = split_step(inference);
-  const auto max_numel = static_cast<std::size_t>(bucket_mib * (1 << 20) / sizeof(float));
-  return {device.compile(s.gradients, options), device.compile(s.update, options), s.params,
-          buckets(s.params, std::max<std::size_t>(1, max_numel)), inference.info(inference.inputs().at(0)).name};
+// The buffers of the buckets and the slot of each gradient (and the loss) in them.
+void pack(Replica& r) {
+  r.packed.resize(r.buckets.size());
+  for (std::size_t b = 0; b < r.buckets.size(); ++b) {
+    Bucket& bucket = r.packed[b];
+    std::size_t size = 0;
+    if (b == 0) r.slots["loss"] = {b, size++}, ++bucket.tensors;
+    for (const std::size_t i : r.buckets[b]) {
+      r.slots[grad_prefix + r.params[i].name] = {b, size};
+      size += r.params[i].numel;
+      ++bucket.tensors;
+    }
+    bucket.send.resize(size);
+    bucket.sum.resize(size);
+  }
 }
 
-// One step: forward and backward on this rank's shard; the loss and gradients summed over the
-// ranks, bucket by bucket, and divided by their count; the same update on every rank. The loss of
-// the global batch (the mean of the shards' means).
+Replica make_replica(const Graph& inference, const Device& device, const CompileOptions& options,
+                     const DataParallelSettings& parallel) {
+  SplitStep s = split_step(inference, parallel.optimizer);
+  const auto max_numel = static_cast<std::size_t>(parallel.bucket_mib * (1 << 20) / sizeof(float));
+  Replica r{.gradients = device.compile(s.gradients, options), .update = device.compile(s.update, options),
+            .params = s.params, .buckets = buckets(s.params, std::max<std::size_t>(1, max_numel)),
+            .input = inference.info(inference.inputs().at(0)).name};
+  pack(r);
+  return r;
+}
+
+// Runs the gradient executable; each bucket's allreduce starts as soon as the run has reported
+// its last tensor, so that it overlaps the rest of the backward pass. Every rank's graph reports
+// in the same order, so the ranks start the collectives in the same order, as MPI requires. Without
+// `overlap`, they start after the run, in the order of the gradients' names.
+void run_gradients(Replica& r, Cluster& job, bool overlap) {
+  for (Bucket& b : r.packed) b.missing = b.tensors, b.handle = -1;
+  const RunOptions options{.output_ready = [&](std::string_view name, std::span<const std::byte> bytes) {
+    const auto slot = r.slots.find(name);
+    if (slot == r.slots.end()) return;  // the logits
+    Bucket& b = r.packed[slot->second.bucket];
+    if (bytes.size() > (b.send.size() - slot->second.offset) * sizeof(float))
+      throw Error(ErrorCode::Internal, fmt::format("--data-parallel: output {} overflows its bucket", name));
+    std::memcpy(b.send.data() + slot->second.offset, bytes.data(), bytes.size());
+    if (--b.missing == 0) b.handle = job.start_allreduce(b.send.data(), b.sum.data(), b.send.size());
+    job.progress();
+  }};
+  if (overlap) return r.gradients.run(options);
+  r.gradients.run();
+  for (const auto& [name, slot] : r.slots) options.output_ready(name, r.gradients.output_bytes(name));
+}
+
+// One step: forward and backward on this rank's shard, the loss and gradients summed over the
+// ranks bucket by bucket meanwhile, and divided by their count; the same update on every rank.
+// The loss of the global batch (the mean of the shards' means).
 float train_step(Replica& r, std::span<const float> images, std::span<const float> labels, Cluster& job,
-                 StepSeconds& seconds) {
+                 bool overlap, StepSeconds& seconds) {
   double start = steady_seconds();
   r.gradients.set_input(r.input, images);
   r.gradients.set_input("labels", labels);
-  r.gradients.run();
+  run_gradients(r, job, overlap);
   seconds.backward += steady_seconds() - start;
   start = steady_seconds();
+  for (std::size_t b = 0; b < r.packed.size(); ++b) {
+    const std::string what = fmt::format("the allreduce of gradient bucket {} of {} ({} f32)", b + 1,
+                                         r.packed.size(), r.packed[b].send.size());
+    if (r.packed[b].handle < 0) throw Error(ErrorCode::Internal, "--data-parallel: the run never started " + what);
+    job.finish(r.packed[b].handle, what);
+  }
+  seconds.allreduce += steady_seconds() - start;
+  start = steady_seconds();
   const float scale = 1.0f / static_cast<float>(job.size());
-  float loss = 0.0f;
-  double reducing = 0.0;
-  std::vector<float> send, sum;
-  for (std::size_t b = 0; b < r.buckets.size(); ++b) {
-    send.clear();
-    if (b == 0) send.push_back(r.gradients.output("loss").at(0));
-    for (const std::size_t i : r.buckets[b]) {
-      const std::vector<float> grad = r.gradients.output(grad_prefix + r.params[i].name);
-      send.insert(send.end(), grad.begin(), grad.end());
-    }
-    sum.resize(send.size());
-    const double reduce_start = steady_seconds();
-    job.run(Collective::AllReduce, CommType::F32, send.data(), sum.data(), send.size());
-    reducing += steady_seconds() - reduce_start;
-    for (float& x : sum) x *= scale;
-    std::size_t at = b == 0 ? 1 : 0;
-    if (b == 0) loss = sum[0];
-    for (const std::size_t i : r.buckets[b]) {
-      r.update.set_input(grad_prefix + r.params[i].name, std::span<const float>(sum).subspan(at, r.params[i].numel));
-      at += r.params[i].numel;
-    }
+  for (Bucket& b : r.packed)
+    for (float& x : b.sum) x *= scale;
+  for (const Parameter& p : r.params) {
+    const Slot& slot = r.slots.find(grad_prefix + p.name)->second;
+    const std::span<const float> sum = r.packed[slot.bucket].sum;
+    r.update.set_input(grad_prefix + p.name, sum.subspan(slot.offset, p.numel));
   }
   r.update.run();
   for (const Parameter& p : r.params) r.gradients.set_variable_bytes(p.name, r.update.variable_bytes(p.name));
-  seconds.allreduce += reducing;
-  seconds.update += steady_seconds() - start - reducing;
-  return loss;
+  seconds.update += steady_seconds() - start;
+  return r.packed.front().sum.front();
+}
+
+// A test hook (bench/test_mpi.sh, case stall-train): PORTA_BENCH_STOP_AT_STEP=k stops this rank
+// (SIGSTOP) before its k-th data-parallel step, from 1, so that the others wait for it in an allreduce.
+void stop_if_asked(std::size_t step) {
+  static const char* const at = std::getenv("PORTA_BENCH_STOP_AT_STEP");
+  if (at != nullptr && std::strtoull(at, nullptr, 10) == step) std::raise(SIGSTOP);
 }
 
 // Rank `rank`'s rows of a batch: the batch axis leads, so they are one contiguous part.
@@ -179,7 +239,7 @@ Row data_parallel_row(const Problem& global, const std::string& model, const Tar
   if (!target.device) throw Error(ErrorCode::DeviceUnavailable, target.spec + ": " + target.error);
   double start = steady_seconds();
   Replica r = make_replica(train_problem(model, batch / ranks, settings.seed).graph, *target.device,
-                           settings.compile, a.parallel.bucket_mib);
+                           settings.compile, a.parallel);
   row.compile_s = job.max(steady_seconds() - start);
   const SyntheticData data(global.graph, steps, settings.seed);
   std::vector<std::vector<float>> images, labels;
@@ -195,7 +255,8 @@ Row data_parallel_row(const Problem& global, const std::string& model, const Tar
     start = steady_seconds();
     for (std::int64_t s = 0; s < steps; ++s) {
       const auto b = static_cast<std::size_t>(s) % images.size();
-      losses.push_back(train_step(r, images[b], labels[b], job, seconds));
+      stop_if_asked(losses.size() + 1);
+      losses.push_back(train_step(r, images[b], labels[b], job, !a.parallel.no_overlap, seconds));
     }
     epochs.push_back(job.max(steady_seconds() - start));
   }
@@ -207,6 +268,7 @@ Row data_parallel_row(const Problem& global, const std::string& model, const Tar
                      {"buckets", r.buckets.size()}, {"bucket_mib", a.parallel.bucket_mib},
                      {"step_backward_s", job.max(seconds.backward * per_step)},
                      {"step_allreduce_s", job.max(seconds.allreduce * per_step)},
+                     {"allreduce_overlap", !a.parallel.no_overlap},
                      {"step_update_s", job.max(seconds.update * per_step)},
                      {"planned_peak_bytes", r.gradients.planned_peak_bytes() + r.update.planned_peak_bytes()}});
   row.params.update(check_variables(r.update, job));
@@ -244,6 +306,14 @@ std::vector<Row> train_both(const Problem& global, const std::string& model, con
   return rows;
 }
 
+// The global batch's problem with --optimizer's update, for the baseline and the data-parallel row alike.
+Problem parallel_problem(const std::string& model, std::int64_t batch, const TrainArgs& a) {
+  Problem p = train_problem(model, batch, a.seed);
+  for (const char* key : {"learning_rate", "momentum", "weight_decay"}) p.params.erase(key);
+  p.params.update(optimizer_params(a.parallel.optimizer));
+  return p;
+}
+
 }  // namespace
 
 void add_data_parallel_options(CLI::App& cmd, DataParallelSettings& s) {
@@ -252,6 +322,10 @@ void add_data_parallel_options(CLI::App& cmd, DataParallelSettings& s) {
                "check the variables stay identical; rank 0 first runs the 1-rank baseline");
   cmd.add_option("--bucket-mib", s.bucket_mib, "--data-parallel: gradients per allreduce, in MiB")
       ->check(CLI::Range(1e-3, 4096.0))->capture_default_str();
+  cmd.add_flag("--no-overlap", s.no_overlap, "--data-parallel: start the allreduces after the backward pass, "
+                                              "not during it (to measure what the overlap saves)");
+  cmd.add_option("--optimizer", s.optimizer, "--data-parallel: the update, SGD with momentum or AdamW")
+      ->check(CLI::IsMember({"sgd", "adamw"}))->capture_default_str();
   cmd.add_option("--rank-timeout", s.rank_timeout_s, "--data-parallel: seconds a rank waits for the others")
       ->check(CLI::PositiveNumber)->capture_default_str();
 }
@@ -280,7 +354,7 @@ int run_data_parallel(const TrainArgs& a, const std::string& command_line) {
     if (target.device) infos.push_back(target.device->info());
     for (const std::string& model : a.models)
       for (const std::int64_t batch : batches)
-        for (Row& row : train_both(train_problem(model, batch, a.seed), model, target, settings, a, job)) {
+        for (Row& row : train_both(parallel_problem(model, batch, a), model, target, settings, a, job)) {
           rows.push_back(std::move(row));
           print_progress(rows.back(), rows.size(), 2 * a.models.size() * a.batches.size() * targets.size());
         }

@@ -1,7 +1,7 @@
 #pragma once
 // porta-bench train --data-parallel: under mpirun, each rank trains on its shard of the global batch;
 // the gradients are averaged over the ranks (Cluster's allreduce, f32, in buckets) and every rank
-// applies the same SGD update, so the variables stay identical, which is checked at the end.
+// applies the same update (SGD or AdamW), so the variables stay identical, which is checked at the end.
 // docs/training.md#data-parallel-training says how the step is split.
 #include <string>
 
@@ -13,6 +13,8 @@ struct DataParallelSettings {
   bool enabled = false;
   double bucket_mib = 25.0;       // gradients per allreduce, at most (one larger tensor goes alone)
   double rank_timeout_s = 3600.0; // how long a rank waits for the others (rank 0's 1-rank baseline included)
+  bool no_overlap = false;        // start the allreduces after the backward pass (to measure the overlap)
+  std::string optimizer = "sgd";  // the update: sgd or adamw (bench/train.hpp's hyper-parameters)
 };
 
 struct TrainArgs;

@@ -53,8 +53,20 @@ RunTime ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRe
   std::copy(plans_.begin(), plans_.begin() + static_cast<std::ptrdiff_t>(records.plans.size()), records.plans.begin());
   const bool profile = !node_seconds.empty();
   std::fill(node_seconds.begin(), node_seconds.end(), 0.0);
-  if (launches_.empty()) return {};  // views only: nothing ran on the device
   cl_command_queue queue = device_->queue.get();
+  // Reports the flagged steps before `end` (every launch of them enqueued) once the queue is done.
+  std::size_t reported = 0;
+  const auto report_before = [&](std::size_t end) {
+    for (bool finished = false; reported < std::min(end, records.report.size()); ++reported) {
+      if (!records.report[reported]) continue;
+      if (!finished) check_cl(clFinish(queue), "clFinish"), finished = true;
+      records.completed(reported);
+    }
+  };
+  if (launches_.empty()) {  // views only: nothing ran on the device
+    report_before(records.report.size());
+    return {};
+  }
   // The run's time spans the first command's start to the last one's end. A library call may run
   // several kernels and give the event of its last one only, so markers stand in at the edges.
   ClEvent first, last;
@@ -83,6 +95,7 @@ RunTime ClGraphProgram::run(DeviceBuffer& arena, DeviceBuffer& constants, NodeRe
     if (!first) first = owned;
     if (i + 1 == launches_.size()) last = owned;
     if (profile) events_[i] = std::move(owned);
+    report_before(i + 1 < launches_.size() ? launches_[i + 1].step : records.report.size());
   }
   if (!last) last = enqueue_marker(queue);  // the last call gave no event
   check_cl(clFinish(queue), "clFinish");

@@ -113,6 +113,24 @@ class MpiCluster final : public Cluster {
     }
   }
 
+  int start_allreduce(const float* send, float* recv, std::size_t count) override {
+    requests_.emplace_back();
+    MPI_Iallreduce(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests_.back());
+    return static_cast<int>(requests_.size() - 1);
+  }
+
+  void progress() override {
+    for (MPI_Request& request : requests_) {
+      int done = 0;
+      if (request != MPI_REQUEST_NULL) MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    }
+  }
+
+  void finish(int handle, const std::string& what) override {
+    wait(requests_.at(static_cast<std::size_t>(handle)), what.c_str());  // MPI_REQUEST_NULL once done
+    if (++finished_ == requests_.size()) requests_.clear(), finished_ = 0;  // handles start from 0 again
+  }
+
   double reference_allreduce_s(std::size_t count, int iterations) override {
     std::vector<float> send(count, 1.0f), recv(count);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -149,6 +167,8 @@ class MpiCluster final : public Cluster {
   int rank_ = 0, size_ = 1, local_rank_ = 0;
   double timeout_s_ = 600.0;
   MPI_Op bf16_sum_ = MPI_OP_NULL;
+  std::vector<MPI_Request> requests_;  // start_allreduce's, by handle; MPI_REQUEST_NULL once done
+  std::size_t finished_ = 0;           // handles given to finish()
   std::string transport_;
 };
 

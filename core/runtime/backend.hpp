@@ -2,6 +2,7 @@
 // The backend contract: what every backend (ref, cpu, opencl, cuda, hip) implements.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -71,10 +72,14 @@ struct CompiledGraph {
 
 // What a run records, one slot per node of `order` where a span is not empty: device-timed
 // durations (CompileOptions::profile) and the plans its kernels report (the first run; see
-// core/runtime/plan_log.hpp).
+// core/runtime/plan_log.hpp). `report` flags the steps after which the run calls `completed(step)`,
+// once that node's output is complete in the arena (RunOptions::output_ready); empty, none. A backend
+// that cannot report throws Unsupported.
 struct NodeRecords {
   std::span<double> seconds;
   std::span<std::string> plans;
+  std::span<const std::uint8_t> report = {};
+  std::function<void(std::size_t step)> completed = {};
 };
 
 // A backend's prepared form of one CompiledGraph.

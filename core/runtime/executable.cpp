@@ -1,5 +1,6 @@
 #include "porta/executable.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/runtime/executable_impl.hpp"
@@ -49,6 +50,7 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<DeviceImpl> device, std::shared_p
       poisoned_.emplace_back(offset, tensors[t].desc.bytes());
   }
   program_ = device_->prepare(compiled_);
+  plan_reports();
   if (compiled_->options.profile) node_seconds_.assign(compiled_->order.size(), 0.0);
 }
 
@@ -111,15 +113,43 @@ void ExecutableImpl::set(const TensorInfo& info, std::span<const std::byte> byte
   arena_->write(static_cast<std::size_t>(compiled_->plan.offset[id]), dense);
 }
 
-void ExecutableImpl::run() {
+// An output is complete once the node that makes it has run: the planner keeps an output's bytes
+// to itself until the run ends, so no later node writes them.
+void ExecutableImpl::plan_reports() {
+  const std::vector<std::int32_t>& order = compiled_->order;
+  outputs_after_.assign(order.size() + 1, {});
+  report_steps_.assign(order.size(), 0);
+  const auto& outputs = compiled_->graph.outputs();
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    const std::int32_t producer = compiled_->graph.info(outputs[o].second).producer;
+    const auto step = static_cast<std::size_t>(std::find(order.begin(), order.end(), producer) - order.begin());
+    outputs_after_[producer < 0 ? order.size() : step].push_back(o);
+    if (producer >= 0 && step < order.size()) report_steps_[step] = 1;
+  }
+}
+
+void ExecutableImpl::report(std::size_t step, const RunOptions& options) const {
+  for (const std::size_t o : outputs_after_[step]) {
+    const auto& [name, tensor] = compiled_->graph.outputs()[o];
+    options.output_ready(name, read_locked(tensor));
+  }
+}
+
+void ExecutableImpl::run(const RunOptions& options) {
   const std::lock_guard lock(mutex_);
   if (compiled_->options.poison_memory)  // 0xff.. is NaN in f32, f16 and bf16
     for (const auto& [offset, bytes] : poisoned_) arena_->fill(offset, bytes, std::byte{0xff});
   last_run_ = {};  // a run that throws has no time
   std::vector<std::string> plans;
   if (!planned_) plans.resize(compiled_->order.size());
-  last_run_ = program_->run(*arena_, *constants_, {node_seconds_, plans});
+  NodeRecords records{node_seconds_, plans};
+  if (options.output_ready) {
+    records.report = report_steps_;
+    records.completed = [&](std::size_t step) { report(step, options); };
+  }
+  last_run_ = program_->run(*arena_, *constants_, records);
   if (!planned_) node_plans_ = std::move(plans), planned_ = true;
+  if (options.output_ready) report(compiled_->order.size(), options);
 }
 
 RunTime ExecutableImpl::last_run_time() const {
@@ -135,9 +165,13 @@ std::vector<std::byte> ExecutableImpl::variable_bytes(std::string_view name) con
 }
 
 std::vector<std::byte> ExecutableImpl::read(Tensor t) const {
+  const std::lock_guard lock(mutex_);
+  return read_locked(t);
+}
+
+std::vector<std::byte> ExecutableImpl::read_locked(Tensor t) const {
   const auto id = static_cast<std::size_t>(t.id);
   std::vector<std::byte> bytes(compiled_->graph.info(t).desc.bytes());
-  const std::lock_guard lock(mutex_);
   if (compiled_->plan.constant_offset[id] >= 0)
     constants_->read(static_cast<std::size_t>(compiled_->plan.constant_offset[id]), bytes);
   else
@@ -185,7 +219,8 @@ void Executable::set_variable(std::string_view name, std::span<const float> valu
 void Executable::set_variable_bytes(std::string_view name, std::span<const std::byte> bytes) {
   impl_->set(impl_->variable(name), bytes, false);
 }
-void Executable::run() { impl_->run(); }
+void Executable::run() { impl_->run({}); }
+void Executable::run(const RunOptions& options) { impl_->run(options); }
 RunTime Executable::last_run_time() const { return impl_->last_run_time(); }
 
 namespace {

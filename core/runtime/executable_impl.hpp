@@ -15,7 +15,7 @@ class ExecutableImpl {
   void set_input(std::string_view name, std::span<const std::byte> bytes, bool from_f32) {
     set(input(name), bytes, from_f32);
   }
-  void run();
+  void run(const RunOptions& options = {});
   RunTime last_run_time() const;
   std::vector<std::byte> output_bytes(std::string_view name) const;
   std::vector<std::byte> variable_bytes(std::string_view name) const;
@@ -32,6 +32,9 @@ class ExecutableImpl {
   template <class Entry, class Make>
   std::vector<Entry> per_node(std::size_t steps, Make make) const;
   std::vector<std::byte> read(Tensor t) const;  // from the arena or the constants, under the lock
+  std::vector<std::byte> read_locked(Tensor t) const;  // the same, the lock already held
+  void plan_reports();
+  void report(std::size_t step, const RunOptions& options) const;  // the outputs made by that step
 
   std::shared_ptr<DeviceImpl> device_;
   std::shared_ptr<const CompiledGraph> compiled_;
@@ -40,6 +43,10 @@ class ExecutableImpl {
   std::unique_ptr<Program> program_;
   std::vector<std::pair<std::size_t, std::size_t>> poisoned_;  // arena (offset, bytes) of intermediates
   std::vector<double> node_seconds_;
+  // Per step of the order, and one past it (outputs no node makes), the outputs (indices into the
+  // graph's) complete after it; and the steps that have any.
+  std::vector<std::vector<std::size_t>> outputs_after_;
+  std::vector<std::uint8_t> report_steps_;
   std::vector<std::string> node_plans_;  // recorded on the first run
   bool planned_ = false;                 // the first run has recorded them
   RunTime last_run_;

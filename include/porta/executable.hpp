@@ -2,6 +2,7 @@
 // A graph compiled for one device: set inputs, run, read outputs.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -50,6 +51,20 @@ struct NodePlan {
   std::string plan;
 };
 
+// What a caller asks of one run.
+struct RunOptions {
+  // When set, called once per output of the graph during the run, as soon as the backend knows its
+  // bytes complete, with its name and bytes (storage dtype; valid during the call only), in the
+  // execution order of the nodes that make them; outputs that no node makes (an input, a constant,
+  // a variable as the run found it) come last. On ref and cpu it is called from the run's thread
+  // right after the node; on OpenCL once the queue has finished that node (the run waits for the
+  // device there, so each call costs a round trip); CUDA and HIP throw Unsupported (an event
+  // recorded on the run's stream after the node, polled between launches, would do). A backend
+  // that cannot report early may report every output at the end of the run. The callback must not
+  // call this Executable (the run holds its lock); an exception from it ends the run and propagates.
+  std::function<void(std::string_view output, std::span<const std::byte> bytes)> output_ready;
+};
+
 class Executable {
  public:
   explicit Executable(std::unique_ptr<detail::ExecutableImpl> impl);
@@ -64,6 +79,7 @@ class Executable {
 
   // Runs the whole graph and waits for it. Safe to call from several threads: runs are serialized.
   void run();
+  void run(const RunOptions& options);
   // The time of the last run, measured by the backend on every run (not only with
   // CompileOptions::profile). See RunTime.
   RunTime last_run_time() const;
