@@ -62,15 +62,6 @@ std::string hex(std::uint32_t bits) {
   return text;
 }
 
-// ref, the oracle of every other device, then the devices under test.
-std::vector<Device> ref_and_devices_under_test() {
-  std::vector<Device> opened{Device::open("ref")};
-  for (const std::string& spec : devices_under_test())
-    if (spec != "ref")
-      if (std::optional<Device> device = open_or_skip(spec)) opened.push_back(*device);
-  return opened;
-}
-
 // PORTA_TEST_IMPL=vendor checks the vendor providers; ref has none and is checked as it is. Not
 // PORTA_TEST_TF32: the activations' epilogue forms multiply by one, which is exact in f32 only.
 Impl impl_under_test(const Device& device) {

@@ -32,20 +32,16 @@ Graph chain_graph() {
 
 TEST_CASE("output_ready: each output once, after what it depends on, its bytes final") {
   const Graph g = chain_graph();
-  std::vector<std::string> specs = {"ref"};
-  for (const std::string& spec : devices_under_test()) specs.push_back(spec);
-  for (const std::string& spec : specs) {
-    const std::optional<Device> device = spec == "ref" ? Device::open("ref") : open_or_skip(spec);
-    if (!device) continue;
-    INFO("device " << spec);
-    Executable exe = device->compile(g, options_under_test());
+  for (const Device& device : ref_and_devices_under_test()) {
+    INFO("device " << device.info().spec);
+    Executable exe = device.compile(g, options_under_test());
     std::vector<std::string> order;
     std::map<std::string, std::vector<std::byte>> seen;
     const RunOptions options{.output_ready = [&](std::string_view name, std::span<const std::byte> bytes) {
       order.emplace_back(name);
       seen[std::string(name)].assign(bytes.begin(), bytes.end());
     }};
-    const std::string backend = device->info().backend;
+    const std::string backend = device.info().backend;
     if (backend == "cuda" || backend == "hip") {
       CHECK_THROWS_AS(exe.run(options), Error);
       continue;

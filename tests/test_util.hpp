@@ -142,6 +142,15 @@ inline std::optional<Device> open_or_skip(const std::string& spec) {
   return open_or_skip(spec, untested);
 }
 
+// ref, then each other device under test that opens (open_or_skip).
+inline std::vector<Device> ref_and_devices_under_test() {
+  std::vector<Device> result{Device::open("ref")};
+  for (const std::string& spec : devices_under_test())
+    if (spec != "ref")
+      if (std::optional<Device> device = open_or_skip(spec)) result.push_back(std::move(*device));
+  return result;
+}
+
 // Runs `f`, which must throw porta::Error with `code`; returns its message ("" when it did not throw).
 template <class F>
 std::string error_of(F&& f, ErrorCode code) {

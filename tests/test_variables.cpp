@@ -33,13 +33,9 @@ Graph counter_graph() {
 TEST_SUITE("autodiff") {
   TEST_CASE("variables: kept across runs, read as they were when the run began, set and read from the host") {
     const Graph g = counter_graph();
-    std::vector<std::string> specs = {"ref"};
-    for (const std::string& spec : devices_under_test()) specs.push_back(spec);
-    for (const std::string& spec : specs) {
-      const std::optional<Device> device = spec == "ref" ? Device::open("ref") : open_or_skip(spec);
-      if (!device) continue;
-      INFO("device " << spec);
-      Executable exe = device->compile(g, options_under_test());
+    for (const Device& device : ref_and_devices_under_test()) {
+      INFO("device " << device.info().spec);
+      Executable exe = device.compile(g, options_under_test());
       CHECK(exe.variable_names() == std::vector<std::string>{"counter", "mirror", "frozen"});
       CHECK(exe.variable("mirror") == std::vector<float>(6, 5.0f));
       exe.set_input("step", std::vector<float>{1, 2, 3, 4, 5, 6});

@@ -4,7 +4,7 @@
 namespace porta::autodiff::detail {
 
 Rule backward_rule(OpKind op) {
-  static_assert(op_kind_count == 44, "a new OpKind: give it its rule (or nullptr) here, then count it");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its rule (or nullptr) here, then count it");
   switch (op) {
     case OpKind::MatMul: return matmul_backward;
     case OpKind::Gemm: return gemm_backward;

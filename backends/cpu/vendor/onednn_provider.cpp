@@ -62,7 +62,7 @@ namespace {
 using Check = void (*)(const HostOpArgs&);
 
 Check check_for(OpKind op) {
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::MatMul: return onednn_check_matmul;
     case OpKind::Gemm: return onednn_check_gemm;

