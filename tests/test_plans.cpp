@@ -36,6 +36,10 @@ GemmShape plain(std::int64_t m, std::int64_t n, std::int64_t k) { return {.m = m
 GemmShape b_transposed(std::int64_t m, std::int64_t n, std::int64_t k) {
   return {.m = m, .n = n, .k = k, .lda = k, .ldb = k, .b_trans = true};
 }
+GemmShape packed_ahead(GemmShape shape) {
+  shape.b_packed = true;
+  return shape;
+}
 GemmShape a_transposed(std::int64_t m, std::int64_t n, std::int64_t k) {
   return {.m = m, .n = n, .k = k, .lda = m, .ldb = n, .a_trans = true};
 }
@@ -88,6 +92,14 @@ TEST_SUITE("cpu_plans") {
          "gemm blocked kernel=avx512 14x32 a=columns b=in_place kc=512 nc=64 pass=1024 split=columns threads=2"},
         {icelake, {.m = 256, .n = 256, .k = 256, .a_dtype = DType::f16, .lda = 256, .ldb = 256},
          "gemm blocked kernel=avx512 14x32 a=packed b=own_panels kc=256 nc=256 pass=256 threads=8"},
+        // A constant B packed ahead (BERT's layers at sequence 128, ViT's at 197 rows): read as packed,
+        // never transposed around, and threads with few rows each share C's columns.
+        {zen4_1t, packed_ahead(b_transposed(128, 3072, 768)),
+         "gemm blocked kernel=avx512 14x32 a=rows b=packed_ahead kc=512 nc=3072 pass=768 threads=1"},
+        {zen4, packed_ahead(b_transposed(128, 3072, 768)),
+         "gemm blocked kernel=avx512 14x32 a=rows b=packed_ahead kc=512 nc=3072 pass=768 split=columns threads=2"},
+        {zen4_1t, packed_ahead(b_transposed(197, 768, 3072)),
+         "gemm blocked kernel=avx512 14x32 a=packed b=packed_ahead kc=512 nc=768 pass=3072 threads=1"},
         // Below 2^20 multiply-adds, on the calling thread.
         {generic, plain(64, 64, 64),
          "gemm blocked kernel=generic 6x16 a=rows b=in_place kc=64 nc=64 pass=64 threads=1"},

@@ -110,6 +110,8 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   add_case(list, OpKind::Gemm, "m1_wide_trans_b", t, [](CaseGraph& c) {
     return c.g.gemm(c.input({1, 1001}), c.weights({1063, 1001}), {.trans_b = true}, c.weights({1063}));
   });
+  // The cases below that name a path of the cpu backend's GEMM give B at run time: a constant B is
+  // packed ahead there (the b_constant cases at the end).
   // A few rows beside a transposed B (a classifier at a small batch): dot products by the cpu
   // backend, a last block of 3 rows, a ragged last chunk of columns, a depth tail.
   add_case(list, OpKind::Gemm, "few_rows_trans_b_7x1001x1063", t, [](CaseGraph& c) {
@@ -120,15 +122,15 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   // product C^T = B A^T, whose 41 columns end within a panel, transposed into C before the bias
   // and relu; then with A transposed too.
   add_case(list, OpKind::Gemm, "transposed_product_41x390x700", t, [](CaseGraph& c) {
-    return c.g.gemm(c.input({41, 390}), c.weights({700, 390}), {.trans_b = true, .activation = Activation::Relu},
+    return c.g.gemm(c.input({41, 390}), c.input({700, 390}), {.trans_b = true, .activation = Activation::Relu},
                     c.weights({700}));
   });
   add_case(list, OpKind::Gemm, "transposed_product_trans_ab_33x300x601", t, [](CaseGraph& c) {
-    return c.g.gemm(c.input({300, 33}), c.weights({601, 300}), {.trans_a = true, .trans_b = true}, c.weights({601}));
+    return c.g.gemm(c.input({300, 33}), c.input({601, 300}), {.trans_a = true, .trans_b = true}, c.weights({601}));
   });
   // Columns in two chunks of the transposed product (2050 each).
   add_case(list, OpKind::Gemm, "transposed_product_chunks_17x40x4100", t, [](CaseGraph& c) {
-    return c.g.gemm(c.input({17, 40}), c.weights({4100, 40}), {.trans_b = true, .activation = Activation::Relu},
+    return c.g.gemm(c.input({17, 40}), c.input({4100, 40}), {.trans_b = true, .activation = Activation::Relu},
                     c.weights({4100}));
   });
   add_case(list, OpKind::Gemm, "m1_wide", t,
@@ -138,12 +140,12 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   // 28-row kernel's panels) where it exceeds half of L3 (the tests' 64 KiB: 150x9x70), else read
   // in place by columns.
   add_case(list, OpKind::Gemm, "packed_a_45x33x600", t,
-           [](CaseGraph& c) { return c.g.gemm(c.input({45, 33}), c.weights({33, 600}), {}, c.weights({600})); });
+           [](CaseGraph& c) { return c.g.gemm(c.input({45, 33}), c.input({33, 600}), {}, c.weights({600})); });
   add_case(list, OpKind::Gemm, "trans_a_narrow_61x40x9", t, [](CaseGraph& c) {
-    return c.g.gemm(c.input({40, 61}), c.weights({40, 9}), {.trans_a = true}, c.weights({9}));
+    return c.g.gemm(c.input({40, 61}), c.input({40, 9}), {.trans_a = true}, c.weights({9}));
   });
   add_case(list, OpKind::Gemm, "trans_a_narrow_150x70x9", t, [](CaseGraph& c) {
-    return c.g.gemm(c.input({70, 150}), c.weights({70, 9}), {.trans_a = true}, c.weights({9}));
+    return c.g.gemm(c.input({70, 150}), c.input({70, 9}), {.trans_a = true}, c.weights({9}));
   });
   // At most 8 columns: dot products along k on the cpu backend. 70 rows (groups of 4 and 2 more),
   // 35 deep (two steps of 16 and a tail), 8 columns (two groups of 4); then B transposed, 5
@@ -175,29 +177,43 @@ void add_gemm_cases(std::vector<OpCase>& list, DType t) {
   // A read in place and streamed under ops.cpu_small_caches by AVX-512's 28x16 kernel (its rows
   // 400 bytes apart do not alias).
   add_case(list, OpKind::Gemm, "streamed_300x16x100", t,
-           [](CaseGraph& c) { return c.g.gemm(c.input({300, 100}), c.weights({100, 16})); });
+           [](CaseGraph& c) { return c.g.gemm(c.input({300, 100}), c.input({100, 16})); });
   // Threads that split C's columns on the cpu backend (few rows, A read in place): two chunks of
   // 32-column panels, the last panel one column wide, the last row panel 7 rows.
   add_case(list, OpKind::Gemm, "split_columns_301x67x97", t, [](CaseGraph& c) {
-    return c.g.gemm(c.input({301, 67}), c.weights({67, 97}), {.activation = Activation::Relu}, c.weights({97}));
+    return c.g.gemm(c.input({301, 67}), c.input({67, 97}), {.activation = Activation::Relu}, c.weights({97}));
   });
   // A and B both read in place on the cpu backend (C's columns a multiple of the kernel's): four
   // 32-column panels, two depth slices, a last row panel of 7 rows.
   add_case(list, OpKind::Gemm, "b_in_place_301x600x128", t, [](CaseGraph& c) {
-    return c.g.gemm(c.input({301, 600}), c.weights({600, 128}), {.activation = Activation::Relu}, c.weights({128}));
+    return c.g.gemm(c.input({301, 600}), c.input({600, 128}), {.activation = Activation::Relu}, c.weights({128}));
   });
   // Few rows beside many columns (a classifier at a small batch): A and B read in place on the cpu
   // backend whatever N, two whole row tiles and 9 rows, a last column panel of 9, two depth slices.
   add_case(list, OpKind::Gemm, "few_rows_37x600x1001", t, [](CaseGraph& c) {
-    return c.g.gemm(c.input({37, 600}), c.weights({600, 1001}), {}, c.weights({1001}));
+    return c.g.gemm(c.input({37, 600}), c.input({600, 1001}), {}, c.weights({1001}));
   });
   // Rows 4 KiB apart (K = 1024), which the cpu backend reads in place with a kernel of fewer rows:
   // a ragged last row panel, two depth slices, narrow N (partial and whole panel), N = 40 (on
   // AVX-512 one panel of 48) and N = 80 (two panels of 32 and one of 16, the kernel's tail).
   for (const std::int64_t n : {5, 16, 40, 80})
     add_case(list, OpKind::Gemm, "rows_4k_apart_n" + std::to_string(n), t, [n](CaseGraph& c) {
-      return c.g.gemm(c.input({31, 1024}), c.weights({1024, n}), {.activation = Activation::Relu}, c.weights({n}));
+      return c.g.gemm(c.input({31, 1024}), c.input({1024, n}), {.activation = Activation::Relu}, c.weights({n}));
     });
+  // B a constant, which the cpu backend packs once when it prepares the graph, and B given at run
+  // time, which each call packs: A read in place (100 rows) and packed (141), two depth slices,
+  // a last column panel of 6, B plain and transposed.
+  for (const std::int64_t m : {100, 141})
+    for (const bool trans_b : {false, true})
+      for (const bool constant : {false, true}) {
+        const std::string name = std::string(constant ? "b_constant_" : "b_at_run_time_") + (trans_b ? "nt_" : "nn_") +
+                                 std::to_string(m) + "x550x530";
+        add_case(list, OpKind::Gemm, name, t, [=](CaseGraph& c) {
+          const Shape b_shape = trans_b ? Shape{550, 530} : Shape{530, 550};
+          return c.g.gemm(c.input({m, 530}), constant ? c.weights(b_shape) : c.input(b_shape), {.trans_b = trans_b},
+                          c.weights({550}));
+        });
+      }
 }
 
 namespace {

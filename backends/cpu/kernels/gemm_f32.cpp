@@ -250,6 +250,7 @@ struct Blocked {
   std::int64_t ldc;
   const GemmEpilogue& epilogue;
   float* b_pass;  // plan.b_copies() copies of a pass of packed B, pass * nc floats each
+  const float* b_ahead;  // B packed ahead (PackedB::panels), or null
   // B's panels as the kernels read them: steps of k b.ld apart where B is in place. A last panel
   // of at most tail_nr columns runs on the kernel's narrower tail (README.md, `tail_nr`), which
   // reads the first tail_nr columns of the panel, in place or packed (its steps of k nr apart).
@@ -299,6 +300,7 @@ void pack_b(const Blocked& g, const Pass& pass, std::int64_t task, float* panels
 // The packed B that a task of column chunk `chunk` reads: the shared one, or the thread's own
 // copy, into which the thread's first task of the chunk packs it.
 const float* b_panels_for(const Blocked& g, Pass& pass, std::int64_t chunk) {
+  if (g.plan.b_read == GemmBRead::packed_ahead) return g.b_ahead + pass.jc * g.k;
   if (g.plan.b_read != GemmBRead::own_panels) return g.b_pass;
   const auto slot = static_cast<std::int64_t>(tbb::this_task_arena::current_thread_index());
   float* copy = g.b_pass + slot * g.plan.pass * g.plan.nc;
@@ -394,14 +396,15 @@ void run_task(const Blocked& g, Pass& pass, std::int64_t task) {
 // each thread for itself) in a task per chunk of panels and depth slice, so that a GEMM with few
 // columns (one chunk) does not pack all its depth on one thread; then the tasks of the grid.
 void run_blocked(const GemmPlan& plan, std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand& a,
-                 const GemmOperand& b, float* c, std::int64_t ldc, const GemmEpilogue& epilogue) {
+                 const GemmOperand& b, float* c, std::int64_t ldc, const GemmEpilogue& epilogue,
+                 const float* b_ahead) {
   const MicroKernel& kernel = *plan.kernel;
   const bool b_in_place = plan.b_read == GemmBRead::in_place;
   const auto b_pass = gemm_scratch().acquire(static_cast<std::size_t>(plan.b_copies() * plan.pass * plan.nc));
   const MicroKernelFn run_in_place = plan.a_read == GemmARead::columns         ? kernel.run_columns_a
                                      : plan.a_read == GemmARead::rows_streamed ? kernel.run_streamed_a
                                                                                : kernel.run_rows_a;
-  const Blocked g{plan, kernel, kernel_set(kernel.isa), m, n, k, a, b, c, ldc, epilogue, b_pass.data(),
+  const Blocked g{plan, kernel, kernel_set(kernel.isa), m, n, k, a, b, c, ldc, epilogue, b_pass.data(), b_ahead,
                   Taps{no_shift, 1, 0, b_in_place ? b.ld : 0}, Taps{no_shift, 1, 0, b_in_place ? b.ld : kernel.nr},
                   run_in_place};
   for (std::int64_t jc = 0; jc < n; jc += plan.nc) {
@@ -419,20 +422,48 @@ void run_blocked(const GemmPlan& plan, std::int64_t m, std::int64_t n, std::int6
   }
 }
 
+bool packed_for(const GemmPlan& plan, const PackedB& packed) {
+  return plan.kernel->nr == packed.nr && plan.kc == packed.kc && plan.nc == packed.nc;
+}
+
 }  // namespace
 
+// Each column slice and depth slice a task, into the place where run_blocked reads it.
+PackedB pack_b_ahead(const GemmShape& shape, const GemmOperand& b) {
+  if (shape.m <= 0 || shape.n <= 0) return {};
+  GemmShape ahead = shape;
+  ahead.b_packed = true;
+  const GemmPlan plan = plan_gemm(ahead, host_machine());
+  if (plan.algorithm != GemmAlgorithm::blocked) return {};
+  PackedB packed{plan.kernel->nr, plan.kc, plan.nc, {}};
+  const std::int64_t n = shape.n, k = shape.k, slices = ceil_div(k, plan.kc);
+  packed.panels.resize(static_cast<std::size_t>(ceil_div(n, plan.nc) * plan.nc * k));
+  tbb::parallel_for(std::int64_t{0}, ceil_div(n, plan.nc) * slices, [&](std::int64_t task) {
+    const std::int64_t jc = task / slices * plan.nc, pc = task % slices * plan.kc;
+    pack(b, false, jc, std::min(plan.nc, n - jc), pc, std::min(plan.kc, k - pc), packed.nr,
+         packed.panels.data() + jc * k + pc * plan.nc);
+  });
+  return packed;
+}
+
 void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand& a, const GemmOperand& b, float* c,
-              std::int64_t ldc, const GemmEpilogue& epilogue) {
+              std::int64_t ldc, const GemmEpilogue& epilogue, const PackedB* packed_b) {
   if (m <= 0 || n <= 0) return;
-  const GemmShape shape{m, n, k, a.dtype, b.dtype, a.ld, b.ld, a.trans, b.trans};
-  const GemmPlan plan = plan_gemm(shape, host_machine());
+  const bool ahead = packed_b != nullptr && !packed_b->panels.empty();
+  GemmShape shape{m, n, k, a.dtype, b.dtype, a.ld, b.ld, a.trans, b.trans, ahead};
+  GemmPlan plan = plan_gemm(shape, host_machine());
+  if (plan.b_read == GemmBRead::packed_ahead && !packed_for(plan, *packed_b)) {
+    shape.b_packed = false;  // packed for another plan (another thread count): B is packed here
+    plan = plan_gemm(shape, host_machine());
+  }
   if (plans_wanted()) note_plan("cpu", describe(shape), describe(plan));
   switch (plan.algorithm) {
     case GemmAlgorithm::zero_fill: return zero_fill(m, n, c, ldc, epilogue);
     case GemmAlgorithm::few_rows: return few_rows(m, n, k, a, b, c, ldc, plan, epilogue);
     case GemmAlgorithm::transposed_product: return transposed_product(m, n, k, a, b, c, ldc, plan, epilogue);
     case GemmAlgorithm::dot: return gemm_dot(m, n, k, a, b, c, ldc, plan, epilogue);
-    case GemmAlgorithm::blocked: return run_blocked(plan, m, n, k, a, b, c, ldc, epilogue);
+    case GemmAlgorithm::blocked:
+      return run_blocked(plan, m, n, k, a, b, c, ldc, epilogue, ahead ? packed_b->panels.data() : nullptr);
   }
 }
 

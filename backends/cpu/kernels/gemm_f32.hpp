@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
+#include "backends/cpu/plans/gemm_plan.hpp"
 #include "porta/dtype.hpp"
 
 namespace porta::detail {
@@ -35,11 +37,22 @@ struct GemmTile {
 // Tiles do not overlap and cover C; they may run concurrently.
 using GemmEpilogue = std::function<void(const GemmTile&)>;
 
+// op(B) packed once into the panels that the plan of a shape reads: a layer's constant weights,
+// packed when the graph is prepared rather than on every call. Empty where that plan reads no
+// packed panels. The kernel width and blocking it was packed for travel with it, and a call whose
+// plan differs packs B itself.
+struct PackedB {
+  std::int64_t nr = 0, kc = 0, nc = 0;
+  std::vector<float> panels;  // column slices of nc, k * nc floats apart, each in depth slices of kc
+};
+PackedB pack_b_ahead(const GemmShape& shape, const GemmOperand& b);
+
 // C[m, n] = op(A)[m, k] op(B)[k, n], C row-major with leading dimension ldc, overwritten, never
 // read first. Every element is summed in an order fixed by the micro-kernel and the cache
 // blocking alone, so results do not depend on the thread count. Callers may call it from inside
-// their own parallel loops; small problems run on the calling thread.
+// their own parallel loops; small problems run on the calling thread. `packed_b`, where given,
+// is op(B) as pack_b_ahead packed it for this shape.
 void gemm_f32(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand& a, const GemmOperand& b,
-              float* c, std::int64_t ldc, const GemmEpilogue& epilogue = {});
+              float* c, std::int64_t ldc, const GemmEpilogue& epilogue = {}, const PackedB* packed_b = nullptr);
 
 }  // namespace porta::detail

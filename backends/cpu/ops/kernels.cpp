@@ -76,6 +76,8 @@ constexpr HostKernelTable table = [] {
 const HostPrepareTable preparers = [] {
   HostPrepareTable t{};
   t[static_cast<std::size_t>(OpKind::Conv2d)] = cpu_prepare_conv2d;
+  t[static_cast<std::size_t>(OpKind::MatMul)] = cpu_prepare_matmul;
+  t[static_cast<std::size_t>(OpKind::Gemm)] = cpu_prepare_gemm;
   return t;
 }();
 

@@ -18,7 +18,46 @@ GemmOperand operand(const HostTensor& t, std::int64_t ld, bool trans) {
   return {.data = t.data, .dtype = t.dtype(), .ld = ld, .trans = trans};
 }
 
+// A constant B (a layer's weights), packed once when the graph is prepared.
+struct PackedWeights final : HostNodeState {
+  PackedB b;
+};
+
+const PackedB* packed_weights(const HostOpArgs& args) {
+  const auto* state = dynamic_cast<const PackedWeights*>(args.state);
+  return state ? &state->b : nullptr;
+}
+
+// B of `node` packed for its product `shape` where B is a constant, else null.
+std::shared_ptr<const HostNodeState> pack_weights(const Graph& graph, const Node& node, const GemmShape& shape) {
+  const TensorInfo& w = graph.info(node.inputs[1]);
+  if (w.role != Role::Constant || !w.data) return nullptr;
+  auto state = std::make_shared<PackedWeights>();
+  state->b = pack_b_ahead(shape, {w.data->data(), w.desc.dtype, shape.ldb, shape.b_trans});
+  return state->b.panels.empty() ? nullptr : state;
+}
+
 }  // namespace
+
+// MatMul's B packed ahead where it is a constant matrix that every batch shares.
+std::shared_ptr<const HostNodeState> cpu_prepare_matmul(const Graph& graph, const Node& node) {
+  const auto& p = std::get<MatMulParams>(node.params);
+  const Shape& b_shape = graph.shape(node.inputs[1]);
+  if (b_shape.size() != 2) return nullptr;
+  const MatMulDims d = matmul_dims(graph.shape(node.inputs[0]), b_shape, p);
+  return pack_weights(graph, node,
+                      {d.m, d.n, d.k, graph.dtype(node.inputs[0]), graph.dtype(node.inputs[1]), p.trans_a ? d.m : d.k,
+                       p.trans_b ? d.k : d.n, p.trans_a, p.trans_b});
+}
+
+std::shared_ptr<const HostNodeState> cpu_prepare_gemm(const Graph& graph, const Node& node) {
+  const auto& p = std::get<GemmParams>(node.params);
+  const Shape& a_shape = graph.shape(node.inputs[0]);
+  const Shape& y_shape = graph.shape(node.output);
+  return pack_weights(graph, node,
+                      {y_shape[0], y_shape[1], a_shape[p.trans_a ? 0 : 1], graph.dtype(node.inputs[0]),
+                       graph.dtype(node.inputs[1]), a_shape[1], graph.shape(node.inputs[1])[1], p.trans_a, p.trans_b});
+}
 
 void cpu_matmul(const HostOpArgs& args) {
   const auto& p = std::get<MatMulParams>(args.node.params);
@@ -33,7 +72,8 @@ void cpu_matmul(const HostOpArgs& args) {
                for (std::int64_t i = t.row; i < t.row + t.rows; ++i) {
                  c.commit(c_offset + i * d.n + t.col, t.cols);
                }
-             });
+             },
+             packed_weights(args));
   });
 }
 
@@ -60,7 +100,8 @@ void cpu_gemm(const HostOpArgs& args) {
   const F32Output y(args.output);
   const float beta = c ? p.beta : 0.0f;
   const bool plain = p.alpha == 1.0f && beta == 0.0f && p.activation == Activation::None;  // y is done
-  if (plain && !y.converts()) return gemm_f32(m, n, k, a, b, y.data(), n);
+  const PackedB* packed_b = packed_weights(args);
+  if (plain && !y.converts()) return gemm_f32(m, n, k, a, b, y.data(), n, {}, packed_b);
   gemm_f32(m, n, k, a, b, y.data(), n, [&](const GemmTile& t) {
     for (std::int64_t i = t.row; i < t.row + t.rows; ++i) {
       float* y_row = y.data() + i * n + t.col;
@@ -77,7 +118,7 @@ void cpu_gemm(const HostOpArgs& args) {
       }
       y.commit(i * n + t.col, t.cols);
     }
-  });
+  }, packed_b);
 }
 
 }  // namespace porta::detail

@@ -9,6 +9,8 @@ const HostKernelTable& cpu_kernels();
 const HostPrepareTable& cpu_preparers();
 
 std::shared_ptr<const HostNodeState> cpu_prepare_conv2d(const Graph& graph, const Node& node);
+std::shared_ptr<const HostNodeState> cpu_prepare_matmul(const Graph& graph, const Node& node);
+std::shared_ptr<const HostNodeState> cpu_prepare_gemm(const Graph& graph, const Node& node);
 
 void cpu_matmul(const HostOpArgs& args);
 void cpu_gemm(const HostOpArgs& args);

@@ -69,6 +69,14 @@ void choose_a(GemmPlan& plan, const GemmShape& s, const Machine& machine) {
 // How B arrives and how the threads share the work (README.md, `b_in_place_max_cols`,
 // `whole_depth`, `own_b_min_rows`, `split_columns_max_rows`).
 void choose_b(GemmPlan& plan, const GemmShape& s, const Machine& machine) {
+  // Packed ahead, B costs the call nothing to pack and has no copies to share; threads that read A
+  // in place with few rows each still share C's columns.
+  if (s.b_packed) {
+    plan.b_read = GemmBRead::packed_ahead;
+    plan.pass = s.k;
+    plan.split_columns = plan.parallel && plan.a_in_place() && s.m <= split_columns_max_rows * machine.threads;
+    return;
+  }
   const bool b_in_place = plan.a_in_place() && s.b_dtype == DType::f32 && !s.b_trans &&
                           (s.n <= b_in_place_max_cols || s.m <= split_columns_max_rows * plan.threads);
   // A column slice of op(B) that fits a quarter of L3 is packed whole: two parallel regions, not
@@ -86,14 +94,15 @@ void choose_b(GemmPlan& plan, const GemmShape& s, const Machine& machine) {
 }
 
 // The algorithms that need no micro-kernel, where they apply (README.md, `dot_max_rows`,
-// `transposed_max_rows`, `dot_max_cols`); else blocked.
+// `transposed_max_rows`, `dot_max_cols`); else blocked. A B packed ahead is read as packed: the
+// transposed product serves to avoid packing it (README.md, `packed_ahead`).
 GemmAlgorithm algorithm_of(const GemmShape& s, const CacheSizes& cache) {
   if (s.k <= 0) return GemmAlgorithm::zero_fill;
   // (A's one row is contiguous unless transposed with a row stride, which matmul never passes.)
   const bool a_rows = s.a_dtype == DType::f32 && (!s.a_trans || (s.m == 1 && s.lda == 1));
   const bool b_f32 = s.b_dtype == DType::f32;
   if (a_rows && b_f32 && (s.m == 1 || (s.b_trans && s.m <= dot_max_rows))) return GemmAlgorithm::few_rows;
-  if (s.b_trans && b_f32 && s.m <= transposed_max_rows && s.n > s.m && s.n * s.k * f32_bytes > cache.l2 / 2)
+  if (s.b_trans && b_f32 && !s.b_packed && s.m <= transposed_max_rows && s.n > s.m && s.n * s.k * f32_bytes > cache.l2 / 2)
     return GemmAlgorithm::transposed_product;
   if (s.a_dtype == DType::f32 && !s.a_trans && b_f32 && s.n <= dot_max_cols) return GemmAlgorithm::dot;
   return GemmAlgorithm::blocked;
@@ -141,6 +150,7 @@ const char* name(GemmBRead b) {
     case GemmBRead::shared_panels: return "shared_panels";
     case GemmBRead::own_panels: return "own_panels";
     case GemmBRead::in_place: return "in_place";
+    case GemmBRead::packed_ahead: return "packed_ahead";
   }
   return "?";
 }

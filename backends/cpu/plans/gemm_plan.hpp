@@ -21,6 +21,7 @@ struct GemmShape {
   DType a_dtype = DType::f32, b_dtype = DType::f32;
   std::int64_t lda = 0, ldb = 0;
   bool a_trans = false, b_trans = false;
+  bool b_packed = false;  // op(B) packed ahead into the panels of this shape's plan (pack_b_ahead)
 };
 
 enum class GemmAlgorithm {
@@ -34,8 +35,9 @@ enum class GemmAlgorithm {
 // How the blocked algorithm reads A: packed into panels, or where it lies by rows (streamed from
 // memory) or by columns (transposed).
 enum class GemmARead { packed, rows, rows_streamed, columns };
-// How it reads B: packed once and shared, packed by each thread for itself, or where it lies.
-enum class GemmBRead { shared_panels, own_panels, in_place };
+// How it reads B: packed once and shared, packed by each thread for itself, where it lies, or
+// packed ahead of the call (a constant B, once when the graph is prepared).
+enum class GemmBRead { shared_panels, own_panels, in_place, packed_ahead };
 
 struct GemmPlan {
   GemmAlgorithm algorithm = GemmAlgorithm::blocked;
@@ -57,7 +59,7 @@ struct GemmPlan {
   bool a_in_place() const { return a_read != GemmARead::packed; }
   bool a_by_rows() const { return a_read == GemmARead::rows || a_read == GemmARead::rows_streamed; }
   std::int64_t b_copies() const {
-    return b_read == GemmBRead::in_place ? 0 : b_read == GemmBRead::own_panels ? threads : 1;
+    return b_read == GemmBRead::own_panels ? threads : b_read == GemmBRead::shared_panels ? 1 : 0;
   }
 };
 
