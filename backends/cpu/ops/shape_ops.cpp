@@ -19,24 +19,28 @@ namespace {
 // Bytes per task of a parallel copy: big enough to amortise the task, small enough to share.
 constexpr std::int64_t copy_chunk_bytes = 1 << 18;
 
-// Output row `row` (every output index but the last) gathers its elements from x through the
-// strided view: a transpose's permuted strides, a slice's stepped ones, an expand's zeros.
+// Output row `row` (every output index but the last two) gathers its elements from x through the
+// strided view: a transpose's permuted strides, a slice's stepped ones, an expand's zeros. A row
+// spans two dimensions so that a short last one (an interleave's, of 2 or 3) still makes long rows.
 template <class Element>
 void gather_rows(const HostTensor& x, const HostTensor& y, const StridedView& view) {
-  const std::size_t last = view.extent.size() - 1;
+  if (y.numel() == 0) return;
+  const std::size_t last = view.extent.size() - 1, outer = last == 0 ? 0 : last - 1;
   const std::int64_t length = view.extent[last], step = view.stride[last];
+  const std::int64_t runs = last == 0 ? 1 : view.extent[outer], run_step = last == 0 ? 0 : view.stride[outer];
   const auto* src = reinterpret_cast<const Element*>(x.data);
   auto* dst = reinterpret_cast<Element*>(y.data);
-  const auto rows = tbb::blocked_range<std::int64_t>(0, y.numel() / length);
+  const auto rows = tbb::blocked_range<std::int64_t>(0, y.numel() / (runs * length));
   tbb::parallel_for(rows, [&](const tbb::blocked_range<std::int64_t>& range) {
     for (std::int64_t row = range.begin(); row != range.end(); ++row) {
       std::int64_t rest = row, x_index = view.offset;
-      for (std::size_t i = last; i-- > 0;) {
+      for (std::size_t i = outer; i-- > 0;) {
         x_index += rest % view.extent[i] * view.stride[i];
         rest /= view.extent[i];
       }
-      Element* y_row = dst + row * length;
-      for (std::int64_t j = 0; j < length; ++j) y_row[j] = src[x_index + j * step];
+      Element* y_row = dst + row * runs * length;
+      for (std::int64_t r = 0; r < runs; ++r, x_index += run_step, y_row += length)
+        for (std::int64_t j = 0; j < length; ++j) y_row[j] = src[x_index + j * step];
     }
   });
 }
