@@ -332,6 +332,20 @@ TEST_SUITE("autodiff") {
         {"depthwise, 2 filters per channel", {1, 3, 5, 5}, {6, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 3}},
         {"1x1", {2, 3, 2, 3}, {5, 3, 1, 1}, {}},
         {"nhwc, groups 2", {1, 5, 4, 4}, {4, 2, 3, 3}, {.pad = {1, 1, 0, 0}, .groups = 2, .layout = Layout::NHWC}},
+        // The strided data gradient's phases: taps a dilation apart, phases without taps, pads past
+        // the filter, a stride past it, x smaller than the stride.
+        {"stride 2, dilation 2", {1, 2, 9, 8}, {2, 2, 3, 3},
+         {.stride = {2, 2}, .pad = {2, 1, 1, 2}, .dilation = {2, 2}}},
+        {"stride 3 x 2, dilation 1 x 3, a 1x3 filter", {1, 2, 7, 10}, {3, 2, 1, 3},
+         {.stride = {3, 2}, .pad = {0, 1, 0, 1}, .dilation = {1, 3}}},
+        {"stride 2, pads past the filter", {1, 2, 5, 5}, {2, 2, 2, 2}, {.stride = {2, 2}, .pad = {3, 0, 0, 3}}},
+        {"stride 4, 3 taps", {1, 2, 9, 10}, {2, 2, 3, 3}, {.stride = {4, 4}, .pad = {1, 2, 0, 0}}},
+        {"groups 2, stride 2, odd sizes", {2, 4, 7, 5}, {4, 2, 3, 3},
+         {.stride = {2, 2}, .pad = {0, 1, 1, 0}, .groups = 2}},
+        {"depthwise nhwc, stride 2, one row", {2, 1, 3, 3}, {3, 1, 3, 3},
+         {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 3, .layout = Layout::NHWC}},
+        {"depthwise 5x5, stride 2", {1, 2, 9, 6}, {2, 1, 5, 5}, {.stride = {2, 2}, .pad = {2, 2, 2, 1}, .groups = 2}},
+        {"nhwc, stride 2", {2, 5, 6, 3}, {4, 3, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .layout = Layout::NHWC}},
     };
     for (const Case& c : cases) {
       CAPTURE(c.name);

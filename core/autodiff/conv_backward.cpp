@@ -1,8 +1,11 @@
 // Conv2d's data and filter gradients as forward convolutions (docs/training.md), so that every
 // backend runs them with its own convolution kernels:
-// - the data gradient is a transposed convolution: dy with stride - 1 zeros between its pixels,
-//   convolved at stride 1 with the filters flipped in space and with their in and out channels
-//   swapped within each group (a 1x1 filter convolves dy first and spreads the result);
+// - the data gradient is a transposed convolution: dy convolved at stride 1 with the filters flipped
+//   in space and with their in and out channels swapped within each group. Strided, it splits into
+//   s_h x s_w phases (sub-pixel form): the dx pixels (a + s_h i, b + s_w j) read only the taps whose
+//   offsets the stride divides, so each phase is a stride-1 convolution of dy with those taps, and
+//   the phases interleave into dx; no multiplication meets the zeros that spreading dy by the stride
+//   would insert (a 1x1 filter convolves dy first and spreads the result);
 // - the filter gradient correlates x with dy over N, P and Q. Ungrouped, it is one GEMM,
 //   dyᵀ [K, N P Q] times im2col(x) [N P Q, R S C], which every backend's GEMM runs at full speed;
 //   depthwise (one filter per channel), the depthwise_filter_gradient op; otherwise grouped, a
@@ -10,6 +13,7 @@
 //   filters are dy's channels, with stride and dilation trading places (the forward kernels tile
 //   that tiny-output, huge-filter shape poorly: depthwise, 14.2 s of a 28 s EfficientNet-B0 step).
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "core/autodiff/graph_math.hpp"
@@ -117,6 +121,51 @@ Tensor depthwise_filter_gradient(Graph& g, Tensor x, Tensor dy, const Conv2dPara
   return g.slice(full, {.starts = {0, 0}, .ends = {w_shape[2], w_shape[3]}, .axes = {2, 3}, .steps = {}});
 }
 
+// Along one axis, the taps of the flipped filter that a phase a of the data gradient reads, and the
+// stride-1 convolution over dy that applies them: dx row a + s i reads tap r from dy row
+// (a + pad - r d) / s + i wherever s divides a + pad - r d, so the taps lie s / gcd(s, d) apart and
+// read dy rows d / gcd(s, d) apart. `in` is dy's extent, `out` the phase's.
+struct PhaseAxis {
+  std::int64_t first = 0, taps = 0, step = 1;  // flipped-filter taps first, first + step, ...; none: zeros
+  std::int64_t dilation = 1, pad_before = 0, pad_after = 0;
+  std::int64_t end() const { return first + (taps - 1) * step + 1; }
+};
+
+PhaseAxis phase_axis(std::int64_t a, std::int64_t s, std::int64_t d, std::int64_t pad, std::int64_t extent,
+                     std::int64_t in, std::int64_t out) {
+  PhaseAxis ax{.step = s / std::gcd(s, d), .dilation = d / std::gcd(s, d)};
+  std::int64_t r0 = 0;  // the first tap of the phase, in the unflipped filter
+  while (r0 < extent && (a + pad - r0 * d) % s != 0) ++r0;
+  if (r0 == extent) return ax;
+  ax.taps = (extent - 1 - r0) / ax.step + 1;
+  ax.first = extent - 1 - (r0 + (ax.taps - 1) * ax.step);
+  const std::int64_t offset = (a + pad - r0 * d) / s;  // the dy row that dx row a reads with tap r0
+  ax.pad_before = (ax.taps - 1) * ax.dilation - offset;
+  ax.pad_after = out - in + offset;
+  if (in + std::min<std::int64_t>(ax.pad_before, 0) + std::min<std::int64_t>(ax.pad_after, 0) <= 0)
+    ax.taps = 0;  // every dy row this phase could read is cropped away
+  return ax;
+}
+
+// One phase as a stride-1 convolution of dn [N, K, P, Q] with its taps of wt, [N, C, out_h, out_w].
+Tensor phase_conv(Graph& g, Tensor dn, Tensor wt, const PhaseAxis& h, const PhaseAxis& w, std::int64_t groups,
+                  const Shape& out) {
+  if (h.taps == 0 || w.taps == 0) return detail::filled(g, out, 0.0f, g.dtype(dn));
+  const Shape sw = g.shape(wt);
+  const Tensor taps = h.taps == sw[2] && w.taps == sw[3]
+                          ? wt
+                          : g.slice(wt, {.starts = {h.first, w.first}, .ends = {h.end(), w.end()}, .axes = {2, 3},
+                                         .steps = {h.step, w.step}});
+  // Negative pads crop, which the convolution cannot: a pad node does it first.
+  const std::array<std::int64_t, 4> pad{h.pad_before, w.pad_before, h.pad_after, w.pad_after};
+  std::array<std::int64_t, 4> crop{}, grow{};
+  for (std::size_t i = 0; i < 4; ++i) {
+    crop[i] = std::min<std::int64_t>(pad[i], 0);
+    grow[i] = std::max<std::int64_t>(pad[i], 0);
+  }
+  return g.conv2d(pad_hw(g, dn, crop), taps, {.pad = grow, .dilation = {h.dilation, w.dilation}, .groups = groups});
+}
+
 }  // namespace
 
 namespace detail {
@@ -124,23 +173,33 @@ namespace detail {
 Tensor transposed_conv(Graph& g, Tensor dy, Tensor w, const Conv2dParams& p, std::int64_t h, std::int64_t wd) {
   const Shape sw = g.shape(w);
   const Tensor dn = to_nchw(g, dy, p.layout), wt = transposed_filters(g, w, p.groups);
-  // Output row h reads spread rows h + r' dh - ((R - 1) dh - pad_top); the bottom pad makes H rows.
-  std::array<std::int64_t, 4> pad{};
-  pad[0] = (sw[2] - 1) * p.dilation[0] - p.pad[0];
-  pad[1] = (sw[3] - 1) * p.dilation[1] - p.pad[1];
-  pad[2] = h + p.pad[0] - g.shape(dn)[2] * p.stride[0];
-  pad[3] = wd + p.pad[1] - g.shape(dn)[3] * p.stride[1];
-  // A 1x1 filter commutes with the spreading: convolve the P x Q pixels, not s² times as many.
-  if (sw[2] == 1 && sw[3] == 1)
+  const Shape sd = g.shape(dn);
+  // A 1x1 filter commutes with the spreading: convolve the P x Q pixels, then spread them.
+  if (sw[2] == 1 && sw[3] == 1) {
+    const std::array<std::int64_t, 4> pad{-p.pad[0], -p.pad[1], h + p.pad[0] - sd[2] * p.stride[0],
+                                          wd + p.pad[1] - sd[3] * p.stride[1]};
     return from_nchw(g, pad_hw(g, spread(g, g.conv2d(dn, wt, {.groups = p.groups}), p.stride), pad), p.layout);
-  // Negative pads crop, which the convolution cannot: a pad node does it first.
-  std::array<std::int64_t, 4> crop{}, grow{};
-  for (std::size_t i = 0; i < 4; ++i) {
-    crop[i] = std::min<std::int64_t>(pad[i], 0);
-    grow[i] = std::max<std::int64_t>(pad[i], 0);
   }
-  const Conv2dParams t{.stride = {1, 1}, .pad = grow, .dilation = p.dilation, .groups = p.groups};
-  return from_nchw(g, g.conv2d(pad_hw(g, spread(g, dn, p.stride), crop), wt, t), p.layout);
+  // Phase (a, b) makes dx rows a + s_h i and columns b + s_w j, for i < ceil(H / s_h), j < ceil(W / s_w).
+  const std::int64_t sh = p.stride[0], sv = p.stride[1], ph = (h + sh - 1) / sh, pw = (wd + sv - 1) / sv;
+  const Shape phase_shape{sd[0], sw[1] * p.groups, ph, pw};
+  std::vector<Tensor> phases;
+  for (std::int64_t a = 0; a < sh; ++a)
+    for (std::int64_t b = 0; b < sv; ++b)
+      phases.push_back(phase_conv(g, dn, wt, phase_axis(a, sh, p.dilation[0], p.pad[0], sw[2], sd[2], ph),
+                                  phase_axis(b, sv, p.dilation[1], p.pad[1], sw[3], sd[3], pw), p.groups,
+                                  phase_shape));
+  if (phases.size() == 1) return from_nchw(g, phases[0], p.layout);
+  // [N, C, s_h s_w, ceil(H / s_h), ceil(W / s_w)] interleaved, in dx's layout, then cut to H x W.
+  const std::int64_t n = sd[0], c = phase_shape[1];
+  const Tensor stacked = g.reshape(g.concat(phases, 2), {n, c, sh, sv, ph, pw});
+  const bool nhwc = p.layout == Layout::NHWC;
+  const Tensor woven = g.transpose(stacked, nhwc ? std::vector<std::int64_t>{0, 4, 2, 5, 3, 1}
+                                                 : std::vector<std::int64_t>{0, 1, 4, 2, 5, 3});
+  const Tensor dx = g.reshape(woven, nhwc ? Shape{n, ph * sh, pw * sv, c} : Shape{n, c, ph * sh, pw * sv});
+  if (ph * sh == h && pw * sv == wd) return dx;
+  const std::int64_t h_axis = nhwc ? 1 : 2;
+  return g.slice(dx, {.starts = {0, 0}, .ends = {h, wd}, .axes = {h_axis, h_axis + 1}, .steps = {}});
 }
 
 }  // namespace detail

@@ -140,6 +140,8 @@ void add_shape_cases(std::vector<OpCase>& list, DType t) {
       {"nchw_to_nhwc_3x67x45", {2, 3, 67, 45}, {0, 2, 3, 1}}, {"nhwc_to_nchw_37ch", {2, 9, 11, 37}, {0, 3, 1, 2}},
       // Only size-1 dimensions move, or one sits between two that swap.
       {"all_size1", {1, 1, 1}, {2, 0, 1}}, {"size1_moves", {3, 1, 4}, {1, 0, 2}}, {"size1_between", {2, 1, 3}, {2, 1, 0}},
+      // A strided data gradient's phases interleaved: stride 2 x 3, the last dimension the short one.
+      {"phase_interleave", {2, 3, 2, 3, 5, 7}, {0, 1, 4, 2, 5, 3}},
   };
   for (const Tr& tr : transposes)
     add_case(list, OpKind::Transpose, tr.variant, t,

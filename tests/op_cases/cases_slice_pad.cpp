@@ -80,6 +80,8 @@ void add_pad_cases(std::vector<OpCase>& list, DType t) {
       {"edge_size1_dims", {1, 4, 1}, {{2, 1, 3, 1, 0, 2}, PadMode::Edge, 0.0f}},
       {"edge_odd_129x127", {129, 127}, {{1, 0, 2, 3}, PadMode::Edge, 0.0f}},
       {"nothing_padded", {3, 5}, {{0, 0, 0, 0}, PadMode::Reflect, 0.0f}},
+      {"stride_spread_rank6", {2, 3, 5, 1, 4, 1}, {{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2}, PadMode::Constant, 0.0f}},
+      {"reflect_rows_and_columns", {2, 5, 6}, {{0, 2, 3, 1, 4, 1}, PadMode::Reflect, 0.0f}},
   };
   for (const Pd& pd : pads)
     add_case(list, OpKind::Pad, pd.variant, t, [pd](CaseGraph& c) { return c.g.pad(c.input(pd.x), pd.p); });

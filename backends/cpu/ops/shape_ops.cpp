@@ -19,57 +19,68 @@ namespace {
 // Bytes per task of a parallel copy: big enough to amortise the task, small enough to share.
 constexpr std::int64_t copy_chunk_bytes = 1 << 18;
 
-// Output row `row` (every output index but the last) gathers its elements from x through the
-// strided view: a transpose's permuted strides, a slice's stepped ones, an expand's zeros.
+// Output row `row` (every output index but the last two) gathers its elements from x through the
+// strided view: a transpose's permuted strides, a slice's stepped ones, an expand's zeros. A row
+// spans two dimensions so that a short last one (an interleave's, of 2 or 3) still makes long rows.
 template <class Element>
 void gather_rows(const HostTensor& x, const HostTensor& y, const StridedView& view) {
-  const std::size_t last = view.extent.size() - 1;
+  if (y.numel() == 0) return;
+  const std::size_t last = view.extent.size() - 1, outer = last == 0 ? 0 : last - 1;
   const std::int64_t length = view.extent[last], step = view.stride[last];
+  const std::int64_t runs = last == 0 ? 1 : view.extent[outer], run_step = last == 0 ? 0 : view.stride[outer];
   const auto* src = reinterpret_cast<const Element*>(x.data);
   auto* dst = reinterpret_cast<Element*>(y.data);
-  const auto rows = tbb::blocked_range<std::int64_t>(0, y.numel() / length);
+  const auto rows = tbb::blocked_range<std::int64_t>(0, y.numel() / (runs * length));
   tbb::parallel_for(rows, [&](const tbb::blocked_range<std::int64_t>& range) {
     for (std::int64_t row = range.begin(); row != range.end(); ++row) {
       std::int64_t rest = row, x_index = view.offset;
-      for (std::size_t i = last; i-- > 0;) {
+      for (std::size_t i = outer; i-- > 0;) {
         x_index += rest % view.extent[i] * view.stride[i];
         rest /= view.extent[i];
       }
-      Element* y_row = dst + row * length;
-      for (std::int64_t j = 0; j < length; ++j) y_row[j] = src[x_index + j * step];
+      Element* y_row = dst + row * runs * length;
+      for (std::int64_t r = 0; r < runs; ++r, x_index += run_step, y_row += length)
+        for (std::int64_t j = 0; j < length; ++j) y_row[j] = src[x_index + j * step];
     }
   });
 }
 
-// Output row `row` of a pad: the input row it reads (none where an outer coordinate lands in a
-// constant pad), padded along the last dimension.
+// Output row `row` of a pad, the last two output dimensions (so that a short last one, a stride
+// spread by a reshape and a pad, still makes long rows): the input rows it reads (none where an
+// outer coordinate lands in a constant pad), each padded along the last dimension.
 template <class Element>
 void pad_rows(const HostTensor& x, const HostTensor& y, const PadParams& p) {
   const Shape& x_shape = x.shape();
   const Shape& y_shape = y.shape();
   const Shape x_strides = contiguous_strides(x_shape);
-  const std::size_t last = y_shape.size() - 1;
+  const std::size_t last = y_shape.size() - 1, outer = last == 0 ? 0 : last - 1;
   const std::int64_t length = y_shape[last], begin = p.pads[last], x_length = x_shape[last];
+  const std::int64_t runs = last == 0 ? 1 : y_shape[outer];
   const auto value = static_cast<Element>(storage_bits(p.value, y.dtype()));
   const auto* src = reinterpret_cast<const Element*>(x.data);
   auto* dst = reinterpret_cast<Element*>(y.data);
-  const auto rows = tbb::blocked_range<std::int64_t>(0, y.numel() / length);
+  if (y.numel() == 0) return;
+  const auto rows = tbb::blocked_range<std::int64_t>(0, y.numel() / (runs * length));
   tbb::parallel_for(rows, [&](const tbb::blocked_range<std::int64_t>& range) {
     for (std::int64_t row = range.begin(); row != range.end(); ++row) {
-      std::int64_t rest = row, x_index = 0;
-      for (std::size_t i = last; i-- > 0 && x_index >= 0;) {
+      std::int64_t rest = row, x_row = 0;
+      for (std::size_t i = outer; i-- > 0 && x_row >= 0;) {
         const std::int64_t from = pad_source(rest % y_shape[i] - p.pads[i], x_shape[i], p.mode);
-        x_index = from < 0 ? -1 : x_index + from * x_strides[i];
+        x_row = from < 0 ? -1 : x_row + from * x_strides[i];
         rest /= y_shape[i];
       }
-      Element* y_row = dst + row * length;
-      if (x_index < 0) {
-        std::fill_n(y_row, length, value);
-        continue;
-      }
-      for (std::int64_t j = 0; j < length; ++j) {
-        const std::int64_t from = pad_source(j - begin, x_length, p.mode);
-        y_row[j] = from < 0 ? value : src[x_index + from];
+      for (std::int64_t r = 0; r < runs; ++r) {
+        Element* y_run = dst + (row * runs + r) * length;
+        const std::int64_t from = last == 0 ? 0 : pad_source(r - p.pads[outer], x_shape[outer], p.mode);
+        if (x_row < 0 || from < 0) {
+          std::fill_n(y_run, length, value);
+          continue;
+        }
+        const Element* x_run = src + x_row + (last == 0 ? 0 : from * x_strides[outer]);
+        for (std::int64_t j = 0; j < length; ++j) {
+          const std::int64_t at = pad_source(j - begin, x_length, p.mode);
+          y_run[j] = at < 0 ? value : x_run[at];
+        }
       }
     }
   });
