@@ -139,7 +139,7 @@ TEST_SUITE("autodiff") {
     }
   }
 
-  TEST_CASE("mixed precision: a precision that is not a float dtype and a condition that is not bool [1] are errors") {
+  TEST_CASE("mixed precision: bf16 products, f32 parameters and loss; wrong dtypes of precision or apply_if fail") {
     CHECK_THROWS_WITH_AS(autodiff::training_graph(cnn_inference(), {.precision = DType::i32}),
                          doctest::Contains("not a float dtype"), Error);
     autodiff::TrainingGraph t = autodiff::training_graph(cnn_inference(), {.precision = DType::bf16});
@@ -148,6 +148,11 @@ TEST_SUITE("autodiff") {
     const Tensor loss = autodiff::softmax_cross_entropy(g, g.outputs().at(0).second, target);
     CHECK(g.dtype(loss) == DType::f32);
     for (const Tensor p : t.params) CHECK(g.dtype(p) == DType::f32);
+    // The convolutions and the gemm compute in bf16.
+    std::size_t low_products = 0;
+    for (const Node& n : g.nodes())
+      if (n.op == OpKind::Conv2d || n.op == OpKind::Gemm) low_products += g.dtype(n.output) == DType::bf16;
+    CHECK(low_products == 3);
     CHECK_THROWS_WITH_AS(autodiff::apply_sgd(g, t.params, autodiff::gradients(g, loss, t.params), sgd, loss),
                          doctest::Contains("apply_if must be a bool [1] tensor"), Error);
     CHECK_THROWS_WITH_AS(autodiff::scaled_gradients(g, loss, t.params, {.initial_scale = 0.0f}),
