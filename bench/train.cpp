@@ -53,18 +53,31 @@ Graph mlp(std::int64_t batch, std::uint64_t seed, bool batchnorm = true) {
 // The shape of the class labels of `logits`: one per row, the class axis (the last) dropped.
 Shape label_shape(const Shape& logits) { return Shape(logits.begin(), logits.end() - 1); }
 
-// training_loss's graph with the gradients of every weight and the optimizer driving them as variables.
-Graph training_step(const Graph& inference, const std::string& optimizer = "sgd") {
-  autodiff::TrainingGraph t = training_loss(inference);
+// training_loss's graph with the gradients of every weight and the optimizer driving them as variables;
+// in f16 the gradients are loss-scaled and a step whose gradients overflowed is skipped.
+Graph training_step(const Graph& inference, const std::string& optimizer = "sgd", DType precision = DType::f32) {
+  autodiff::TrainingGraph t = training_loss(inference, precision);
   Graph& g = t.graph;
-  apply_optimizer(g, t.params, autodiff::gradients(g, g.outputs().back().second, t.params), optimizer);
+  const Tensor loss = g.outputs().back().second;
+  if (precision != DType::f16) {
+    apply_optimizer(g, t.params, autodiff::gradients(g, loss, t.params), optimizer);
+  } else {
+    const autodiff::ScaledGradients s = autodiff::scaled_gradients(g, loss, t.params, train_loss_scale);
+    apply_optimizer(g, t.params, s.grads, optimizer, s.finite);
+  }
   return std::move(g);
+}
+
+// The step of a train problem: its inference graph, optimizer and precision.
+Graph training_step(const Problem& problem) {
+  return training_step(problem.graph, problem.params["optimizer"].get<std::string>(),
+                       parse_dtype(problem.params.value("precision", std::string("f32"))));
 }
 
 }  // namespace
 
-autodiff::TrainingGraph training_loss(const Graph& inference) {
-  autodiff::TrainingGraph t = autodiff::training_graph(inference);
+autodiff::TrainingGraph training_loss(const Graph& inference, DType precision) {
+  autodiff::TrainingGraph t = autodiff::training_graph(inference, {.precision = precision});
   Graph& g = t.graph;
   const Tensor logits = g.outputs().at(0).second;
   if (g.shape(logits).empty())
@@ -174,9 +187,9 @@ std::uint64_t gradient_bytes(const Graph& inference) {
 }  // namespace
 
 void apply_optimizer(Graph& g, std::span<const Tensor> params, std::span<const Tensor> grads,
-                     const std::string& optimizer) {
-  if (optimizer == "sgd") return autodiff::apply_sgd(g, params, grads, sgd);
-  if (optimizer == "adamw") return autodiff::apply_adamw(g, params, grads, train_adamw);
+                     const std::string& optimizer, Tensor apply_if) {
+  if (optimizer == "sgd") return autodiff::apply_sgd(g, params, grads, sgd, apply_if);
+  if (optimizer == "adamw") return autodiff::apply_adamw(g, params, grads, train_adamw, apply_if);
   throw ArgumentError(fmt::format("unknown optimizer '{}' (sgd, adamw)", optimizer));
 }
 
@@ -194,15 +207,19 @@ std::vector<std::string> train_model_names() {
   return names;
 }
 
-Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed) {
-  Problem p{.op = "train", .kind = OpKind::Gemm, .workload = fmt::format("{} b{}", model, batch)};
+Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed, DType precision) {
+  const std::string suffix = precision == DType::f32 ? "" : " " + std::string(to_string(precision));
+  Problem p{.op = "train", .kind = OpKind::Gemm, .workload = fmt::format("{} b{}{}", model, batch, suffix)};
   p.graph = model.starts_with("mlp") ? mlp(batch, seed, model == "mlp")
                                      : models::build(model, {.batch = batch, .seed = seed});
   const Shape& input = p.graph.shape(p.graph.inputs().at(0));
   p.params = {{"model", model}, {"batch", batch}, {"resolution", input.back()}};
   p.params.update(optimizer_params("sgd"));
   p.params.update({{"loss", "softmax cross-entropy to integer labels"}, {"seed", seed},
-                   {"gradient_bytes", gradient_bytes(p.graph)}});
+                   {"gradient_bytes", gradient_bytes(p.graph)}, {"precision", to_string(precision)}});
+  if (precision == DType::f16)
+    p.params["loss_scale"] = {{"initial", train_loss_scale.initial_scale},
+                              {"growth_interval", train_loss_scale.growth_interval}};
   return p;
 }
 
@@ -221,7 +238,7 @@ Row run_training(const Problem& problem, const Target& target, const RunSettings
   try {
     const double start = steady_seconds();
     // Unsupported where an op has no backward rule
-    const Graph step = training_step(problem.graph, problem.params["optimizer"].get<std::string>());
+    const Graph step = training_step(problem);
     CompileOptions options = settings.compile;
     options.profile = train.profile;
     Executable exe = target.device->compile(step, options);
@@ -238,9 +255,9 @@ Row run_training(const Problem& problem, const Target& target, const RunSettings
 }
 
 Fit fit_training_batch(const std::string& model, const Device& device, std::uint64_t budget, std::uint64_t seed,
-                       std::int64_t max_batch) {
+                       std::int64_t max_batch, DType precision) {
   return fit_batch([&](std::int64_t batch) {
-    return device.estimate_memory(training_step(train_problem(model, batch, seed).graph));
+    return device.estimate_memory(training_step(train_problem(model, batch, seed, precision)));
   }, budget, max_batch);
 }
 
@@ -300,7 +317,11 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))->capture_default_str();
   cmd->add_option("--epochs", a.train.epochs, "Epochs; the last one is timed")->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  cmd->add_flag("--no-torch", a.no_torch, "Skip PyTorch's training step beside each cpu device");
+  cmd->add_option("--precision", a.precision, "f32, or mixed precision: bf16 or f16 (loss-scaled) around f32 "
+                                             "master weights")->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
+  cmd->add_flag("--no-torch", a.no_torch, "Skip PyTorch's training step beside each cpu device (always skipped "
+                                          "in mixed precision: it trains in f32)");
   cmd->add_flag("--profile", a.train.profile, "Print the heaviest nodes of each network's last step");
   cmd->add_option("--seed", a.seed, "Seed of the weights and the synthetic data")->capture_default_str();
   cmd->add_option("--json", a.json, "Write the results as JSON (schema porta-bench/1)");
@@ -314,12 +335,13 @@ namespace {
 // `model` at --batch fit on `target`: the largest batch whose planned step fits the budget, printed
 // and kept in the problem's params; batch 1 (whose row then fails) where the device did not open.
 Problem fitted_problem(const TrainArgs& a, const std::string& model, const Target& target) {
-  if (!target.device) return train_problem(model, 1, a.seed);
+  const DType precision = parse_dtype(a.precision);
+  if (!target.device) return train_problem(model, 1, a.seed, precision);
   const DeviceInfo& info = target.device->info();
   const std::uint64_t budget = a.memory > 0 ? a.memory : info.memory_free;
   if (budget == 0)
     throw Error(ErrorCode::InvalidArgument, info.spec + " does not report its free memory: give --memory BYTES");
-  const Fit fit = fit_training_batch(model, *target.device, budget, a.seed);
+  const Fit fit = fit_training_batch(model, *target.device, budget, a.seed, std::int64_t{1} << 16, precision);
   constexpr double mib = 1 << 20;
   if (fit.batch == 0)
     throw Error(ErrorCode::OutOfMemory, fmt::format("{} on {}: a training step at batch 1 plans {:.1f} MiB, more "
@@ -327,7 +349,7 @@ Problem fitted_problem(const TrainArgs& a, const std::string& model, const Targe
                                                     fit.at_batch.peak_bytes() / mib, budget / mib));
   fmt::print("{} on {}: batch {} fits a budget of {:.1f} MiB, its training step planning {:.1f} MiB\n", model,
              info.spec, fit.batch, budget / mib, fit.at_batch.peak_bytes() / mib);
-  Problem p = train_problem(model, fit.batch, a.seed);
+  Problem p = train_problem(model, fit.batch, a.seed, precision);
   p.params["batch_fit"] = {{"budget_bytes", budget}, {"planned_peak_bytes", fit.at_batch.peak_bytes()}};
   return p;
 }
@@ -338,7 +360,7 @@ std::vector<Problem> problems_on(const TrainArgs& a, const Target& target) {
   for (const std::string& model : a.models)
     for (const std::string& batch : a.batches)
       problems.push_back(batch == "fit" ? fitted_problem(a, model, target)
-                                        : train_problem(model, std::stoll(batch), a.seed));
+                                        : train_problem(model, std::stoll(batch), a.seed, parse_dtype(a.precision)));
   return problems;
 }
 
@@ -348,6 +370,8 @@ int run_train(const TrainArgs& a, const std::string& command_line) {
   if (a.parallel.enabled) return run_data_parallel(a, command_line);
   if (a.parallel.optimizer != "sgd")
     throw ArgumentError("--optimizer " + a.parallel.optimizer + " is for --data-parallel; train times SGD");
+  if (a.parallel.enabled && a.precision != "f32")
+    throw ArgumentError("--precision " + a.precision + " is not implemented for --data-parallel");
   for (const std::string& file : {a.json, a.csv})
     if (!file.empty()) check_writable(file);
   const std::vector<Target> targets = open_targets(a.devices);
@@ -360,7 +384,7 @@ int run_train(const TrainArgs& a, const std::string& command_line) {
     if (target.device) infos.push_back(target.device->info());
     for (const Problem& problem : problems_on(a, target)) {
       ++done;
-      const TrainSettings train{a.train.images, a.train.epochs, !a.no_torch, a.train.profile};
+      const TrainSettings train{a.train.images, a.train.epochs, !a.no_torch && a.precision == "f32", a.train.profile};
       for (Row& row : train_with_references(problem, target, settings, train)) {
         rows.push_back(std::move(row));
         print_progress(rows.back(), done, total);

@@ -27,16 +27,19 @@ struct TrainSettings {
 
 inline constexpr autodiff::SgdOptions train_sgd{.learning_rate = 0.01f, .momentum = 0.9f, .weight_decay = 5e-4f};
 inline constexpr autodiff::AdamWOptions train_adamw{};  // --data-parallel --optimizer adamw
+inline constexpr autodiff::LossScaleOptions train_loss_scale{};  // --precision f16
 
-// The update of `params` from `grads` appended to `g`: "sgd" (train_sgd) or "adamw" (train_adamw).
+// The update of `params` from `grads` appended to `g`: "sgd" (train_sgd) or "adamw" (train_adamw),
+// skipped in a run where `apply_if` (when given) is false.
 void apply_optimizer(Graph& g, std::span<const Tensor> params, std::span<const Tensor> grads,
-                     const std::string& optimizer);
+                     const std::string& optimizer, Tensor apply_if = {});
 // `optimizer`'s name and hyper-parameters as a train problem's params.
 Json optimizer_params(const std::string& optimizer);
 
 // The inference graph made trainable (autodiff::training_graph) with its loss, output "loss" after
 // the network's: softmax cross-entropy to integer class "labels", an input.
-autodiff::TrainingGraph training_loss(const Graph& inference);
+// `precision` bf16 or f16: the network in mixed precision (autodiff::TrainingOptions), the loss in f32.
+autodiff::TrainingGraph training_loss(const Graph& inference, DType precision = DType::f32);
 
 // A few batches of random images with random class labels, for the first input and the first
 // output (the logits) of `step`, cycled through an epoch.
@@ -50,7 +53,7 @@ std::vector<std::string> train_model_names();
 
 // `model` at `batch` as a problem of op "train" whose graph is the inference network; its
 // training graph is made per run (run_training). Throws NotFound for an unknown model.
-Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed);
+Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed, DType precision = DType::f32);
 
 // One row: the last epoch's time as median_s, with the epoch times, images/s, the planned peak and
 // the first and last losses in params. "unsupported", naming the op, where the network has an op
@@ -69,7 +72,7 @@ std::vector<Row> train_with_references(const Problem& problem, const Target& tar
 // The largest batch (up to `max_batch`) whose training step (training_step's graph of `model`)
 // has a planned peak within `budget` bytes on `device`: plans only, allocates nothing.
 Fit fit_training_batch(const std::string& model, const Device& device, std::uint64_t budget, std::uint64_t seed,
-                       std::int64_t max_batch = std::int64_t{1} << 16);
+                       std::int64_t max_batch = std::int64_t{1} << 16, DType precision = DType::f32);
 
 // The `train` suite's problems: what trains today, and the CNNs the guides train.
 std::vector<Problem> train_problems(std::uint64_t seed);
@@ -86,6 +89,7 @@ struct TrainArgs {
   std::uint64_t seed = 42;
   TrainSettings train;
   bool no_torch = false;
+  std::string precision = "f32";  // --precision: f32, bf16 or f16
   std::string json, csv;
   DataParallelSettings parallel;
 };

@@ -37,6 +37,26 @@ Graph adamw_mlp(const autodiff::AdamWOptions& options) {
   return g;
 }
 
+// adamw_mlp's network (its loss on the raw outputs) as an inference graph of constants, trained in f16
+// around f32 master weights with dynamic loss scaling (the scale doubling every 2 good steps) and AdamW.
+Graph f16_mlp() {
+  std::mt19937 rng(11);
+  Graph inference;
+  const Tensor x = inference.input("x", {8, 5});
+  const Tensor w1 = inference.constant("w1", {5, 6}, random_values(30, rng));
+  const Tensor b1 = inference.constant("b1", {6}, random_values(6, rng));
+  const Tensor w2 = inference.constant("w2", {6, 3}, random_values(18, rng));
+  inference.output("logits", inference.gemm(inference.tanh(inference.gemm(x, w1, {}, b1)), w2));
+  autodiff::TrainingGraph t = autodiff::training_graph(inference, {.precision = DType::f16});
+  Graph& g = t.graph;
+  const Tensor loss = autodiff::mean_squared_error(g, g.outputs().at(0).second, g.input("target", {8, 3}));
+  g.output("loss", loss);
+  const autodiff::ScaledGradients s =
+      autodiff::scaled_gradients(g, loss, t.params, {.initial_scale = 512.0f, .growth_interval = 2});
+  autodiff::apply_adamw(g, t.params, s.grads, {.learning_rate = 0.02f}, s.finite);
+  return std::move(g);
+}
+
 // Runs `steps` training steps on fixed data; returns the losses.
 std::vector<float> train(Executable& exe, int steps) {
   std::mt19937 rng(5);
@@ -141,6 +161,28 @@ TEST_SUITE("autodiff") {
         CHECK_MESSAGE(resumed.variable_bytes(name) == straight.variable_bytes(name), "variable " << name);
       std::filesystem::remove_all(folder);
     }
+  }
+
+  TEST_CASE("checkpoint: f16 mixed precision with loss scaling, 3 steps, save, load, 3 more == 6 straight, bit for bit") {
+    const Graph g = f16_mlp();
+    const Device device = Device::open("cpu");
+    Executable straight = device.compile(g);
+    const std::vector<float> losses = train(straight, 6);
+    CHECK(losses.back() < losses.front());
+    CHECK(straight.variable("loss_scale")[0] == 4096.0f);  // doubled after steps 2, 4 and 6
+    const TempFolder folder("porta-checkpoint-test-f16");
+    {
+      Executable first = device.compile(g);
+      CHECK(train(first, 3) == std::vector<float>(losses.begin(), losses.begin() + 3));
+      checkpoint::save(first, folder.path);
+    }
+    CHECK(std::filesystem::exists(folder.path / "loss_scale.npy"));
+    Executable resumed = device.compile(g);
+    checkpoint::load(resumed, folder.path);
+    CHECK(resumed.variable("loss_scale")[0] == 1024.0f);
+    CHECK(train(resumed, 3) == std::vector<float>(losses.begin() + 3, losses.end()));
+    for (const std::string& name : straight.variable_names())
+      CHECK_MESSAGE(resumed.variable_bytes(name) == straight.variable_bytes(name), "variable " << name);
   }
 
   TEST_CASE("checkpoint: file names escape what a file system may refuse; a missing or misshapen file is an error") {

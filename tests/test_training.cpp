@@ -11,6 +11,7 @@
 #include <string>
 
 #include "test_util.hpp"
+#include "training_data.hpp"
 
 namespace porta::test {
 namespace {
@@ -54,17 +55,6 @@ struct Net {
   }
 };
 
-struct Data {
-  std::vector<float> x, onehot;
-};
-
-std::vector<float> uniform(std::size_t n, float scale, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
-
 // x: random points; label: the argmax of a fixed random linear map of x, as one-hot rows.
 Data points() {
   Data d;
@@ -105,29 +95,6 @@ Net build_mlp(bool variables = false) {
   const Tensor logits = g.gemm(h, w2, {}, b2);
   net.train_with(logits, autodiff::mean_squared_error(g, g.softmax(logits), target), sgd);
   return net;
-}
-
-// Images of 8 x 8 pixels in four classes by the orientation of a bar (horizontal, vertical and the two
-// diagonals) at a random offset, under noise: learnable by orientation filters, whatever the position.
-constexpr std::int64_t images = 64, side = 8, kinds = 4;
-
-Data bars(unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> noise(0.0f, 0.3f);
-  Data d;
-  d.x.resize(images * side * side);
-  d.onehot.assign(images * kinds, 0.0f);
-  for (std::int64_t n = 0; n < images; ++n) {
-    const std::int64_t kind = n % kinds, offset = static_cast<std::int64_t>(rng() % 6) + 1;
-    d.onehot[n * kinds + kind] = 1.0f;
-    for (std::int64_t i = 0; i < side; ++i)
-      for (std::int64_t j = 0; j < side; ++j) {
-        const bool on = kind == 0 ? i == offset : kind == 1 ? j == offset : kind == 2 ? i - j == offset - 3
-                                                                                     : i + j == offset + 4;
-        d.x[(n * side + i) * side + j] = (on ? 1.0f : 0.0f) + noise(rng);
-      }
-  }
-  return d;
 }
 
 // conv 3x3 (8) -> batchnorm (batch statistics) -> relu -> max pool 2x2 -> conv 3x3 (16, bias, fused

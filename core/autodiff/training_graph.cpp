@@ -1,8 +1,10 @@
-// An inference graph made trainable: weights as variables, batchnorms on batch statistics.
+// An inference graph made trainable: weights as variables, batchnorms on batch statistics, and optionally
+// mixed precision (the network in bf16 or f16 around f32 master weights).
 #include <variant>
 
 #include "core/compile/rewrite.hpp"
 #include "porta/autodiff.hpp"
+#include "porta/error.hpp"
 
 namespace porta::autodiff {
 
@@ -19,9 +21,17 @@ std::vector<bool> feeding_outputs(const Graph& g) {
   return needed;
 }
 
+void check_precision(DType precision) {
+  if (precision != DType::f32 && precision != DType::bf16 && precision != DType::f16)
+    throw Error(ErrorCode::InvalidArgument, "training_graph: precision " + std::string(to_string(precision)) +
+                                                " is not a float dtype (f32, bf16 or f16)");
+}
+
 }  // namespace
 
-TrainingGraph training_graph(const Graph& inference) {
+TrainingGraph training_graph(const Graph& inference, const TrainingOptions& options) {
+  const DType low = options.precision;
+  check_precision(low);
   const std::size_t count = inference.tensors().size();
   // Parameters are the float constants an output depends on: not integer ones (indices, shapes), nor
   // ones that only feed variables' updates (a step counter's increment), nor batchnorms' running statistics.
@@ -31,20 +41,50 @@ TrainingGraph training_graph(const Graph& inference) {
       for (const std::size_t slot : {3u, 4u}) running_statistic[static_cast<std::size_t>(n.inputs[slot].id)] = true;
   ::porta::detail::GraphRewriter r(inference);
   TrainingGraph out;
+  std::vector<Tensor> master(count);  // the f32 tensor behind each tensor read in `low`: parameters, inputs
   for (std::size_t i = 0; i < count; ++i) {
     const TensorInfo& info = inference.tensors()[i];
+    const Tensor old{static_cast<std::int32_t>(i)};
+    if (info.role == Role::Input && info.desc.dtype == DType::f32 && low != DType::f32) {
+      master[i] = r[old];
+      r.replace(old, {});  // read through its cast, made at its first reader
+    }
     if (info.role != Role::Constant || !is_float(info.desc.dtype) || !read[i] || running_statistic[i]) continue;
     out.params.push_back(r.graph.variable_bytes(info.name, info.desc.shape, info.desc.dtype, info.data));
-    r.replace(Tensor{static_cast<std::int32_t>(i)}, out.params.back());
+    if (low == DType::f32) r.replace(old, out.params.back());
+    else master[i] = out.params.back();
   }
-  for (const Node& n : inference.nodes()) {
-    if (n.op != OpKind::BatchNorm) {
-      r.copy(n);
-      continue;
+  // The reads of a master tensor in `low`: cast down once, at the first node that reads it.
+  const auto cast_down_inputs = [&](const Node& n) {
+    for (const Tensor t : n.inputs) {
+      const Tensor m = master[static_cast<std::size_t>(t.id)];
+      if (m && !r.find(t)) r.replace(t, r.graph.dtype(m) == low ? m : r.graph.cast(m, low));
     }
-    const float epsilon = std::get<BatchNormParams>(n.params).epsilon;
-    r.replace(n.output, batchnorm_training(r.graph, r[n.inputs[0]], r[n.inputs[1]], r[n.inputs[2]], epsilon).y);
+  };
+  const auto f32 = [&](Tensor old) {
+    const Tensor m = master[static_cast<std::size_t>(old.id)];
+    if (m && r.graph.dtype(m) == DType::f32) return m;
+    const Tensor t = r[old];
+    return r.graph.dtype(t) == DType::f32 ? t : r.graph.cast(t, DType::f32);
+  };
+  for (const Node& n : inference.nodes()) {
+    if (n.op == OpKind::Cast && low != DType::f32 && std::get<CastParams>(n.params).to == DType::f32) {
+      cast_down_inputs(n);
+      r.replace(n.output, r.graph.cast(r[n.inputs[0]], low, n.name));
+    } else if (n.op == OpKind::BatchNorm) {
+      // Mixed precision runs it in f32: x cast up, the master scale and bias read as they are.
+      const auto in = [&](std::size_t slot) { return low == DType::f32 ? r[n.inputs[slot]] : f32(n.inputs[slot]); };
+      const float epsilon = std::get<BatchNormParams>(n.params).epsilon;
+      const Tensor y = batchnorm_training(r.graph, in(0), in(1), in(2), epsilon).y;
+      r.replace(n.output, low == DType::f32 ? y : r.graph.cast(y, low));
+    } else {
+      cast_down_inputs(n);
+      r.copy(n);
+    }
   }
+  if (low != DType::f32)
+    for (const auto& [name, t] : inference.outputs())
+      if (is_float(inference.desc(t).dtype)) r.replace(t, f32(t));
   out.graph = std::move(r).finish();
   return out;
 }

@@ -51,11 +51,39 @@ BatchStatistics batchnorm_training(Graph& graph, Tensor x, Tensor scale, Tensor 
 // batchnorm normalises with its batch's statistics (batchnorm_training), its running mean and variance
 // left unread. Integer constants and those feeding only variables' updates stay constants. Inputs,
 // outputs, variables and node names are kept.
+// Mixed precision (precision bf16 or f16): the parameters stay f32 variables (master weights, so
+// their gradients and the optimiser's state are f32) and are cast down where read, float inputs are
+// cast down where read, and the network computes in `precision` (a cast to f32 inside it casts to
+// `precision` instead); each batchnorm runs in f32 (statistics of a batch need the range and digits),
+// and each float output is cast back to f32, so a loss built on it is f32. f16 needs loss scaling
+// (scaled_gradients) to keep small gradients from flushing to zero; bf16 has f32's range.
+struct TrainingOptions {
+  DType precision = DType::f32;  // f32, bf16 or f16
+};
 struct TrainingGraph {
   Graph graph;
   std::vector<Tensor> params;  // the variables made, in the order of the source's tensors
 };
-TrainingGraph training_graph(const Graph& inference);
+TrainingGraph training_graph(const Graph& inference, const TrainingOptions& options = {});
+
+// Dynamic loss scaling for f16 training: the gradients of `loss * scale` with respect to `wrt`,
+// divided by the scale in their own dtype (f32 for master weights), and whether all of them are
+// finite. The scale is a [1] f32 variable "loss_scale" (so a checkpoint saves it), with the count of
+// good steps since it last changed in "loss_scale.good_steps": a step with an inf or NaN halves the
+// scale and restarts the count, and `growth_interval` good steps in a row double it (0: the scale
+// stays as it is). Pass `finite` to apply_sgd or apply_adamw, which then skip a step whose
+// gradients overflowed, leaving the parameters and their state unchanged.
+struct LossScaleOptions {
+  float initial_scale = 65536.0f;
+  std::int64_t growth_interval = 2000;
+};
+struct ScaledGradients {
+  std::vector<Tensor> grads;  // unscaled, in the order of `wrt`
+  Tensor finite;              // bool [1]: every element of every gradient is finite
+  Tensor scale;               // the "loss_scale" variable, read by this step
+};
+ScaledGradients scaled_gradients(Graph& graph, Tensor loss, std::span<const Tensor> wrt,
+                                 const LossScaleOptions& options = {});
 
 // One step of SGD as PyTorch defines it, built from ops: g = grad + weight_decay * param,
 // v = momentum * velocity + g, param' = param - learning_rate * v. The caller feeds the returned
@@ -95,10 +123,12 @@ AdamWUpdate adamw_update(Graph& graph, Tensor param, Tensor grad, Tensor m, Tens
 // own, zero at first, and assigns the new values, so that every run of the graph is one training
 // step. SGD's state: "<param>.velocity" (when momentum is not 0). AdamW's: "<param>.m", "<param>.v"
 // and one step count, "adamw.step" ([1], f32), so apply_adamw is called once per graph, with
-// every parameter.
-void apply_sgd(Graph& graph, std::span<const Tensor> params, std::span<const Tensor> grads, const SgdOptions& options);
+// every parameter. With `apply_if` (bool [1], e.g. ScaledGradients::finite), a run where it is false
+// leaves the parameters and the state (AdamW's step count included) as they were.
+void apply_sgd(Graph& graph, std::span<const Tensor> params, std::span<const Tensor> grads, const SgdOptions& options,
+               Tensor apply_if = {});
 void apply_adamw(Graph& graph, std::span<const Tensor> params, std::span<const Tensor> grads,
-                 const AdamWOptions& options);
+                 const AdamWOptions& options, Tensor apply_if = {});
 
 // A run counter for Graph::dropout's step: a [1] f32 variable `name`, 0 before the first run, that
 // each run increments on the device, so each run of the executable draws new masks and a checkpoint

@@ -2,6 +2,7 @@
 // include/porta/autodiff.hpp, so that a Python program trains as a C++ one does (docs/training.md).
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,26 +29,37 @@ void bind_autodiff(py::module_& m) {
         "name"_a = "",
         "Softmax cross-entropy averaged over the rows, shape [1]: float labels of logits' shape, or int64/int32 "
         "class indices, one per row, each in [0, classes) (one outside, a negative one included, fails the run).");
-  a.def("training_graph", [](const Graph& inference) {
-    autodiff::TrainingGraph t = autodiff::training_graph(inference);
+  a.def("training_graph", [](const Graph& inference, const std::string& precision) {
+    autodiff::TrainingGraph t = autodiff::training_graph(inference, {.precision = parse_dtype(precision)});
     return py::make_tuple(std::move(t.graph), std::move(t.params));
-  }, "inference"_a,
+  }, "inference"_a, "precision"_a = "f32",
      "(graph, params): a copy whose constants are variables (the params) and whose batchnorms use the batch's "
-     "statistics.");
+     "statistics; precision 'bf16' or 'f16' computes in it around f32 params (mixed precision).");
+  a.def("scaled_gradients", [](Graph& g, Tensor loss, const std::vector<Tensor>& wrt, float initial_scale,
+                               std::int64_t growth_interval) {
+    autodiff::ScaledGradients s = autodiff::scaled_gradients(
+        g, loss, wrt, {.initial_scale = initial_scale, .growth_interval = growth_interval});
+    return py::make_tuple(std::move(s.grads), s.finite, s.scale);
+  }, "graph"_a, "loss"_a, "wrt"_a, "initial_scale"_a = 65536.0f, "growth_interval"_a = 2000,
+     "(grads, finite, scale): dynamic loss scaling for f16; pass finite as apply_if to skip overflowing steps.");
   a.def("apply_sgd", [](Graph& g, const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
-                        float learning_rate, float momentum, float weight_decay) {
+                        float learning_rate, float momentum, float weight_decay, std::optional<Tensor> apply_if) {
     autodiff::apply_sgd(g, params, grads,
-                        {.learning_rate = learning_rate, .momentum = momentum, .weight_decay = weight_decay});
+                        {.learning_rate = learning_rate, .momentum = momentum, .weight_decay = weight_decay},
+                        apply_if.value_or(Tensor{}));
   }, "graph"_a, "params"_a, "grads"_a, "learning_rate"_a = 0.01f, "momentum"_a = 0.0f, "weight_decay"_a = 0.0f,
-     "Each run of the graph is one SGD step (PyTorch's) of every param variable; velocities are variables "
-     "'<param>.velocity'.");
+     "apply_if"_a = py::none(),
+     "Each run of the graph is one SGD step (PyTorch's) of every param variable, none where apply_if is false; "
+     "velocities are variables '<param>.velocity'.");
   a.def("apply_adamw", [](Graph& g, const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
-                          float learning_rate, float beta1, float beta2, float epsilon, float weight_decay) {
+                          float learning_rate, float beta1, float beta2, float epsilon, float weight_decay,
+                          std::optional<Tensor> apply_if) {
     autodiff::apply_adamw(g, params, grads,
                           {.learning_rate = learning_rate, .beta1 = beta1, .beta2 = beta2, .epsilon = epsilon,
-                           .weight_decay = weight_decay});
+                           .weight_decay = weight_decay},
+                          apply_if.value_or(Tensor{}));
   }, "graph"_a, "params"_a, "grads"_a, "learning_rate"_a = 1e-3f, "beta1"_a = 0.9f, "beta2"_a = 0.999f,
-     "epsilon"_a = 1e-8f, "weight_decay"_a = 1e-2f,
+     "epsilon"_a = 1e-8f, "weight_decay"_a = 1e-2f, "apply_if"_a = py::none(),
      "Each run of the graph is one AdamW step (PyTorch's); state in variables '<param>.m', '<param>.v' and "
      "'adamw.step'. Call once per graph.");
   a.def("step_counter", &autodiff::step_counter, "graph"_a, "name"_a = "dropout.step",

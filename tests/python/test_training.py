@@ -33,21 +33,26 @@ def blobs(count, seed):
     return (centres[labels] + rng.normal(0, 0.7, (count, 8))).astype(np.float32), labels.astype(np.int64)
 
 
-def classifier_step(batch, optimizer="sgd"):
-    """An mlp 8 -> 32 -> 4 made trainable; each run is one optimiser step on a batch, its loss an output."""
+def classifier_step(batch, optimizer="sgd", precision="f32"):
+    """An mlp 8 -> 32 -> 4 made trainable; each run is one optimiser step on a batch, its loss an output.
+    In f16 the gradients are loss-scaled and a step that overflows is skipped."""
     net = porta.Graph()
     x = net.input("x", (batch, 8))
     w1 = net.constant("w1", random((32, 8), 4, -0.3, 0.3))
     w2 = net.constant("w2", random((4, 32), 5, -0.3, 0.3))
     net.output("logits", net.gemm(net.tanh(net.gemm(x, w1, trans_b=True)), w2, trans_b=True))
-    g, params = autodiff.training_graph(net)
+    g, params = autodiff.training_graph(net, precision=precision)
     loss = autodiff.softmax_cross_entropy(g, g.output_tensor("logits"), g.input("labels", (batch,), "i64"))
     g.output("loss", loss)
-    grads = autodiff.gradients(g, loss, params)
-    if optimizer == "sgd":
-        autodiff.apply_sgd(g, params, grads, learning_rate=0.1, momentum=0.9)
+    finite = None
+    if precision == "f16":
+        grads, finite, _ = autodiff.scaled_gradients(g, loss, params, initial_scale=1024.0)
     else:
-        autodiff.apply_adamw(g, params, grads, learning_rate=0.02)
+        grads = autodiff.gradients(g, loss, params)
+    if optimizer == "sgd":
+        autodiff.apply_sgd(g, params, grads, learning_rate=0.1, momentum=0.9, apply_if=finite)
+    else:
+        autodiff.apply_adamw(g, params, grads, learning_rate=0.02, apply_if=finite)
     return g, params
 
 
@@ -61,6 +66,22 @@ def test_a_classifier_trains_to_high_accuracy(device, optimizer):
     losses = [float(exe.run(x=x[i:i + 32], labels=labels[i:i + 32])["loss"][0]) for i in range(0, len(x), 32)]
     assert losses[-1] < 0.3 * losses[0]
     w1, w2 = exe.variable("w1"), exe.variable("w2")
+    test_x, test_labels = blobs(1000, 2)
+    predicted = np.argmax(np.tanh(test_x @ w1.T) @ w2.T, axis=1)
+    assert np.mean(predicted == test_labels) >= 0.95
+
+
+@pytest.mark.parametrize("precision", ["bf16", "f16"])
+def test_mixed_precision_trains_to_high_accuracy_around_f32_params(device, precision):
+    g, _ = classifier_step(32, "sgd", precision)
+    exe = device.compile(g)
+    x, labels = blobs(32 * 20, 1)
+    losses = [float(exe.run(x=x[i:i + 32], labels=labels[i:i + 32])["loss"][0]) for i in range(0, len(x), 32)]
+    assert losses[-1] < 0.3 * losses[0]
+    w1, w2 = exe.variable("w1"), exe.variable("w2")
+    assert w1.dtype == np.float32 and w2.dtype == np.float32
+    if precision == "f16":
+        assert exe.variable("loss_scale")[0] == 1024.0  # no overflow, fewer than 2000 good steps
     test_x, test_labels = blobs(1000, 2)
     predicted = np.argmax(np.tanh(test_x @ w1.T) @ w2.T, axis=1)
     assert np.mean(predicted == test_labels) >= 0.95
