@@ -48,9 +48,10 @@ struct SyntheticData {
 // "mlp" and "mlp-nobn" (small networks of ops that train today, defined in train.cpp) and porta::models' networks.
 std::vector<std::string> train_model_names();
 
-// `model` at `batch` as a problem of op "train" whose graph is the inference network; its
-// training graph is made per run (run_training). Throws NotFound for an unknown model.
-Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed);
+// `model` at `batch` as a problem of op "train" whose graph is the inference network, with the
+// dropout and stochastic depth torchvision trains it with unless `regularize` is false (params
+// "dropout"); its training graph is made per run (run_training). Throws NotFound for an unknown model.
+Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed, bool regularize = true);
 
 // One row: the last epoch's time as median_s, with the epoch times, images/s, the planned peak and
 // the first and last losses in params. "unsupported", naming the op, where the network has an op
@@ -69,7 +70,7 @@ std::vector<Row> train_with_references(const Problem& problem, const Target& tar
 // The largest batch (up to `max_batch`) whose training step (training_step's graph of `model`)
 // has a planned peak within `budget` bytes on `device`: plans only, allocates nothing.
 Fit fit_training_batch(const std::string& model, const Device& device, std::uint64_t budget, std::uint64_t seed,
-                       std::int64_t max_batch = std::int64_t{1} << 16);
+                       std::int64_t max_batch = std::int64_t{1} << 16, bool regularize = true);
 
 // The `train` suite's problems: what trains today, and the CNNs the guides train.
 std::vector<Problem> train_problems(std::uint64_t seed);
@@ -86,6 +87,7 @@ struct TrainArgs {
   std::uint64_t seed = 42;
   TrainSettings train;
   bool no_torch = false;
+  bool no_dropout = false;  // train_problem's regularize off, on both sides
   std::string json, csv;
   DataParallelSettings parallel;
 };
