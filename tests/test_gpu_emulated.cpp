@@ -11,6 +11,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "backends/gpu/plan/launch.hpp"
 #include "core/compile/compile.hpp"
@@ -330,6 +334,28 @@ TEST_CASE("emulated gpu: every run is timed by events on its stream, eager, capt
   Executable exe = compile_on(device, g);
   cases::set_random_inputs(exe, g, 3);
   check_run_times(exe, RunClock::Device);
+}
+
+TEST_CASE("emulated gpu: output_ready reports each output once, after the run, eager, captured and replayed") {
+  const auto device = open_emulated();
+  Graph g;
+  const Tensor x = g.input("x", {4, 6});
+  const Tensor a = g.relu(x);
+  g.output("b", g.sigmoid(g.add(a, a)));
+  g.output("a", a);
+  g.output("x", x);
+  Executable exe = compile_on(device, g);
+  for (int run = 0; run < 3; ++run) {  // the capture policy's eager run, capture and replay
+    cases::set_random_inputs(exe, g, 5 + static_cast<std::uint64_t>(run));
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<std::byte>, std::less<>> seen;
+    exe.run({.output_ready = [&](std::string_view name, std::span<const std::byte> bytes) {
+      order.emplace_back(name);
+      seen[std::string(name)].assign(bytes.begin(), bytes.end());
+    }});
+    CHECK(order == std::vector<std::string>{"a", "b", "x"});  // execution order; x, which no node makes, last
+    for (const auto& [name, bytes] : seen) CHECK(bytes == exe.output_bytes(name));
+  }
 }
 
 TEST_CASE("emulated gpu: the FMA probe's threads compute what it counts, at a positive rate") {

@@ -2,7 +2,7 @@
 // PORTA_TEST_DEVICES   device specs separated by ',' or ';' (default: every device of this build)
 // PORTA_TEST_SEED      seed of inputs and weights (default fixed; printed so a failure can be rerun)
 // PORTA_TEST_CASES     only cases whose name contains this text, e.g. "conv2d/" or "/bf16", or starts
-//                      with it after a '^' ("^mul/": mul's cases, not matmul's)
+//                      with it after a '^' ("^mul/": mul's cases, not matmul's); several separated by '|' 
 // PORTA_TEST_VERBOSE   when set, print every case's nmse and max abs error
 // PORTA_TEST_IMPL      native (default) or vendor: the devices' vendor library providers
 // PORTA_TEST_TF32      1: compile with allow_tf32, f32 products judged by tf32's precision

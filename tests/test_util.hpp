@@ -34,8 +34,12 @@ class ScopedEnv {
 };
 
 // PORTA_TEST_CASES: a case is selected when its name contains the filter, or, for a filter that
-// starts with '^', starts with the rest ("^mul/" selects mul's cases and not matmul's).
+// starts with '^', starts with the rest ("^mul/" selects mul's cases and not matmul's); filters
+// separated by '|' select what any of them does ("^matmul/|^gemm/").
 inline bool case_selected(std::string_view name, std::string_view filter) {
+  const std::size_t bar = filter.find('|');
+  if (bar != std::string_view::npos)
+    return case_selected(name, filter.substr(0, bar)) || case_selected(name, filter.substr(bar + 1));
   return filter.starts_with('^') ? name.starts_with(filter.substr(1)) : contains(name, filter);
 }
 

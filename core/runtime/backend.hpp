@@ -74,7 +74,7 @@ struct CompiledGraph {
 // durations (CompileOptions::profile) and the plans its kernels report (the first run; see
 // core/runtime/plan_log.hpp). `report` flags the steps after which the run calls `completed(step)`,
 // once that node's output is complete in the arena (RunOptions::output_ready); empty, none. A backend
-// that cannot report throws Unsupported.
+// that cannot tell when one node has finished calls them all, in order, at the end of its run (CUDA, HIP).
 struct NodeRecords {
   std::span<double> seconds;
   std::span<std::string> plans;

@@ -58,9 +58,8 @@ struct RunOptions {
   // execution order of the nodes that make them; outputs that no node makes (an input, a constant,
   // a variable as the run found it) come last. On ref and cpu it is called from the run's thread
   // right after the node; on OpenCL once the queue has finished that node (the run waits for the
-  // device there, so each call costs a round trip); CUDA and HIP throw Unsupported (an event
-  // recorded on the run's stream after the node, polled between launches, would do). A backend
-  // that cannot report early may report every output at the end of the run. The callback must not
+  // device there, so each call costs a round trip); on CUDA and HIP every output is reported
+  // once the whole run has finished (a backend that cannot report early may do so). The callback must not
   // call this Executable (the run holds its lock); an exception from it ends the run and propagates.
   std::function<void(std::string_view output, std::span<const std::byte> bytes)> output_ready;
 };

@@ -341,26 +341,19 @@ struct IndexGatherArgs {
 };
 
 // Comparisons, logical ops and where (ops/logic.cu), over operands broadcast to the result.
-// Compare: a and b of `dtype` (integers compared exactly, floats as f32) to a bool.
-struct CompareArgs {
-  Comparison op = Comparison::Equal;
-  DType dtype = DType::f32;
+// A bool from two operands of `dtype`: Op is Comparison (integers compared exactly, floats as f32)
+// or LogicalOp (bool operands; not reads a only).
+template <class Op> struct BoolResultArgs {
+  Op op{};
+  DType dtype = DType::boolean;
   std::int64_t count = 0;
   IndexMap a, b;
   const void* a_data = nullptr;
   const void* b_data = nullptr;
   void* y = nullptr;
 };
-
-// Not, and, or of bool tensors; not reads a only.
-struct LogicalArgs {
-  LogicalOp op = LogicalOp::Not;
-  std::int64_t count = 0;
-  IndexMap a, b;
-  const void* a_data = nullptr;
-  const void* b_data = nullptr;
-  void* y = nullptr;
-};
+using CompareArgs = BoolResultArgs<Comparison>;
+using LogicalArgs = BoolResultArgs<LogicalOp>;
 
 // y = cond ? x : other, elements of element_bytes moved as bits.
 struct WhereArgs {
