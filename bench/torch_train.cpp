@@ -12,11 +12,12 @@ Row torch_training(const Problem& problem, int threads, const TrainSettings& tra
   const Graph& g = problem.graph;
   const std::string arguments = fmt::format(
       "--model {} --batch {} --resolution {} --classes {} --images {} --epochs {} --lr {} --momentum {} "
-      "--weight-decay {} --seed {}",
+      "--weight-decay {} --seed {}{}",
       problem.params["model"].get<std::string>(), problem.params["batch"].get<std::int64_t>(),
       problem.params["resolution"].get<std::int64_t>(), g.shape(g.outputs().at(0).second).back(), train.images,
       train.epochs, problem.params["learning_rate"].get<double>(), problem.params["momentum"].get<double>(),
-      problem.params["weight_decay"].get<double>(), problem.params["seed"].get<std::uint64_t>());
+      problem.params["weight_decay"].get<double>(), problem.params["seed"].get<std::uint64_t>(),
+      problem.params.value("dropout", true) ? "" : " --no-dropout");
   const std::string out = run_script("torch_train", arguments, threads, {});
   const std::size_t brace = out.rfind("\n{");
   const Json result = Json::parse(brace == std::string::npos ? out : out.substr(brace + 1), nullptr, false);

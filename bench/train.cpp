@@ -207,13 +207,14 @@ std::vector<std::string> train_model_names() {
   return names;
 }
 
-Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed, DType precision) {
+Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed, DType precision,
+                      bool regularize) {
   const std::string suffix = precision == DType::f32 ? "" : " " + std::string(to_string(precision));
   Problem p{.op = "train", .kind = OpKind::Gemm, .workload = fmt::format("{} b{}{}", model, batch, suffix)};
   p.graph = model.starts_with("mlp") ? mlp(batch, seed, model == "mlp")
-                                     : models::build(model, {.batch = batch, .seed = seed});
+                                     : models::build(model, {.batch = batch, .seed = seed, .training = regularize});
   const Shape& input = p.graph.shape(p.graph.inputs().at(0));
-  p.params = {{"model", model}, {"batch", batch}, {"resolution", input.back()}};
+  p.params = {{"model", model}, {"batch", batch}, {"resolution", input.back()}, {"dropout", regularize}};
   p.params.update(optimizer_params("sgd"));
   p.params.update({{"loss", "softmax cross-entropy to integer labels"}, {"seed", seed},
                    {"gradient_bytes", gradient_bytes(p.graph)}, {"precision", to_string(precision)}});
@@ -255,9 +256,9 @@ Row run_training(const Problem& problem, const Target& target, const RunSettings
 }
 
 Fit fit_training_batch(const std::string& model, const Device& device, std::uint64_t budget, std::uint64_t seed,
-                       std::int64_t max_batch, DType precision) {
+                       std::int64_t max_batch, DType precision, bool regularize) {
   return fit_batch([&](std::int64_t batch) {
-    return device.estimate_memory(training_step(train_problem(model, batch, seed, precision)));
+    return device.estimate_memory(training_step(train_problem(model, batch, seed, precision, regularize)));
   }, budget, max_batch);
 }
 
@@ -322,6 +323,8 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->capture_default_str();
   cmd->add_flag("--no-torch", a.no_torch, "Skip PyTorch's training step beside each cpu device (always skipped "
                                           "in mixed precision: it trains in f32)");
+  cmd->add_flag("--no-dropout", a.no_dropout, "Train without the dropout and stochastic depth torchvision trains "
+                                            "the model with (porta's and PyTorch's side alike)");
   cmd->add_flag("--profile", a.train.profile, "Print the heaviest nodes of each network's last step");
   cmd->add_option("--seed", a.seed, "Seed of the weights and the synthetic data")->capture_default_str();
   cmd->add_option("--json", a.json, "Write the results as JSON (schema porta-bench/1)");
@@ -336,12 +339,13 @@ namespace {
 // and kept in the problem's params; batch 1 (whose row then fails) where the device did not open.
 Problem fitted_problem(const TrainArgs& a, const std::string& model, const Target& target) {
   const DType precision = parse_dtype(a.precision);
-  if (!target.device) return train_problem(model, 1, a.seed, precision);
+  if (!target.device) return train_problem(model, 1, a.seed, precision, !a.no_dropout);
   const DeviceInfo& info = target.device->info();
   const std::uint64_t budget = a.memory > 0 ? a.memory : info.memory_free;
   if (budget == 0)
     throw Error(ErrorCode::InvalidArgument, info.spec + " does not report its free memory: give --memory BYTES");
-  const Fit fit = fit_training_batch(model, *target.device, budget, a.seed, std::int64_t{1} << 16, precision);
+  const Fit fit =
+      fit_training_batch(model, *target.device, budget, a.seed, std::int64_t{1} << 16, precision, !a.no_dropout);
   constexpr double mib = 1 << 20;
   if (fit.batch == 0)
     throw Error(ErrorCode::OutOfMemory, fmt::format("{} on {}: a training step at batch 1 plans {:.1f} MiB, more "
@@ -349,7 +353,7 @@ Problem fitted_problem(const TrainArgs& a, const std::string& model, const Targe
                                                     fit.at_batch.peak_bytes() / mib, budget / mib));
   fmt::print("{} on {}: batch {} fits a budget of {:.1f} MiB, its training step planning {:.1f} MiB\n", model,
              info.spec, fit.batch, budget / mib, fit.at_batch.peak_bytes() / mib);
-  Problem p = train_problem(model, fit.batch, a.seed, precision);
+  Problem p = train_problem(model, fit.batch, a.seed, precision, !a.no_dropout);
   p.params["batch_fit"] = {{"budget_bytes", budget}, {"planned_peak_bytes", fit.at_batch.peak_bytes()}};
   return p;
 }
@@ -360,7 +364,8 @@ std::vector<Problem> problems_on(const TrainArgs& a, const Target& target) {
   for (const std::string& model : a.models)
     for (const std::string& batch : a.batches)
       problems.push_back(batch == "fit" ? fitted_problem(a, model, target)
-                                        : train_problem(model, std::stoll(batch), a.seed, parse_dtype(a.precision)));
+                                        : train_problem(model, std::stoll(batch), a.seed, parse_dtype(a.precision),
+                                                        !a.no_dropout));
   return problems;
 }
 

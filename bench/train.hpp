@@ -51,9 +51,12 @@ struct SyntheticData {
 // "mlp" and "mlp-nobn" (small networks of ops that train today, defined in train.cpp) and porta::models' networks.
 std::vector<std::string> train_model_names();
 
-// `model` at `batch` as a problem of op "train" whose graph is the inference network; its
-// training graph is made per run (run_training). Throws NotFound for an unknown model.
-Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed, DType precision = DType::f32);
+// `model` at `batch` as a problem of op "train" whose graph is the inference network, with the
+// dropout and stochastic depth torchvision trains it with unless `regularize` is false (params
+// "dropout"), trained in `precision` (f32, or bf16/f16 around f32 master weights); its training
+// graph is made per run (run_training). Throws NotFound for an unknown model.
+Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_t seed, DType precision = DType::f32,
+                      bool regularize = true);
 
 // One row: the last epoch's time as median_s, with the epoch times, images/s, the planned peak and
 // the first and last losses in params. "unsupported", naming the op, where the network has an op
@@ -72,7 +75,8 @@ std::vector<Row> train_with_references(const Problem& problem, const Target& tar
 // The largest batch (up to `max_batch`) whose training step (training_step's graph of `model`)
 // has a planned peak within `budget` bytes on `device`: plans only, allocates nothing.
 Fit fit_training_batch(const std::string& model, const Device& device, std::uint64_t budget, std::uint64_t seed,
-                       std::int64_t max_batch = std::int64_t{1} << 16, DType precision = DType::f32);
+                       std::int64_t max_batch = std::int64_t{1} << 16, DType precision = DType::f32,
+                       bool regularize = true);
 
 // The `train` suite's problems: what trains today, and the CNNs the guides train.
 std::vector<Problem> train_problems(std::uint64_t seed);
@@ -90,6 +94,7 @@ struct TrainArgs {
   TrainSettings train;
   bool no_torch = false;
   std::string precision = "f32";  // --precision: f32, bf16 or f16
+  bool no_dropout = false;  // train_problem's regularize off, on both sides
   std::string json, csv;
   DataParallelSettings parallel;
 };

@@ -238,7 +238,7 @@ Row data_parallel_row(const Problem& global, const std::string& model, const Tar
   row.workload = fmt::format("{}, {} ranks", global.workload, ranks);
   if (!target.device) throw Error(ErrorCode::DeviceUnavailable, target.spec + ": " + target.error);
   double start = steady_seconds();
-  Replica r = make_replica(train_problem(model, batch / ranks, settings.seed).graph, *target.device,
+  Replica r = make_replica(train_problem(model, batch / ranks, settings.seed, DType::f32, !a.no_dropout).graph, *target.device,
                            settings.compile, a.parallel);
   row.compile_s = job.max(steady_seconds() - start);
   const SyntheticData data(global.graph, steps, settings.seed);
@@ -308,7 +308,7 @@ std::vector<Row> train_both(const Problem& global, const std::string& model, con
 
 // The global batch's problem with --optimizer's update, for the baseline and the data-parallel row alike.
 Problem parallel_problem(const std::string& model, std::int64_t batch, const TrainArgs& a) {
-  Problem p = train_problem(model, batch, a.seed);
+  Problem p = train_problem(model, batch, a.seed, DType::f32, !a.no_dropout);
   for (const char* key : {"learning_rate", "momentum", "weight_decay"}) p.params.erase(key);
   p.params.update(optimizer_params(a.parallel.optimizer));
   return p;

@@ -244,6 +244,10 @@ TEST_SUITE("autodiff") {
       const float step[] = {5.0f};
       return g.dropout(t[0], g.constant("step", {1}, step), {.ratio = 0.4f, .seed = 11});
     });
+    check_gradients({{"x", {9, 2, 5}}}, [](Graph& g, const auto& t) {  // stochastic depth: whole samples
+      const float step[] = {2.0f};
+      return g.dropout(t[0], g.constant("step", {1}, step), {.ratio = 0.4f, .seed = 11, .mask_dims = 1});
+    });
   }
 
   TEST_CASE("mean squared error") {

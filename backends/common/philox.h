@@ -39,23 +39,64 @@ PORTA_PHILOX_FUNCTION void philox4x32_10(philox_u32* c, philox_u32 k0, philox_u3
   }
 }
 
-/* The 32 random bits of element i of stream (seed, step): word i % 4 of the block whose counter is
- * (i / 4, step) under the key seed. A pure function of its arguments, so any thread may draw any
- * element in any order. */
+/* Block b of stream (seed, step), the four words of draws 4b .. 4b + 3: the counter (b, step) under
+ * the key seed, written to words. */
+PORTA_PHILOX_FUNCTION void philox_block(philox_u64 seed, philox_u32 step, philox_u64 b, philox_u32* words) {
+  words[0] = (philox_u32)b;
+  words[1] = (philox_u32)(b >> 32);
+  words[2] = step;
+  words[3] = 0u;
+  philox4x32_10(words, (philox_u32)seed, (philox_u32)(seed >> 32));
+}
+
+/* The 32 random bits of draw i of stream (seed, step): word i % 4 of block i / 4. A pure function of
+ * its arguments, so any thread may draw any element in any order. */
 PORTA_PHILOX_FUNCTION philox_u32 philox_bits(philox_u64 seed, philox_u32 step, philox_u64 i) {
-  philox_u32 c[4] = {(philox_u32)(i >> 2), (philox_u32)(i >> 34), step, 0u};
-  philox4x32_10(c, (philox_u32)seed, (philox_u32)(seed >> 32));
-  return c[i & 3u];
+  philox_u32 words[4];
+  philox_block(seed, step, i >> 2, words);
+  return words[i & 3u];
 }
 
 /* The step a dropout node reads from its f32 step tensor: the integer part of a non-negative value
  * (exact below 2^24). */
 PORTA_PHILOX_FUNCTION philox_u32 dropout_step(float step) { return (philox_u32)(philox_i64)step; }
 
-/* Dropout keeps element i where its bits reach `threshold`, the drop ratio's share of 2^32
- * (core/runtime/op_math.hpp's dropout_mask), so the decision needs no float. */
-PORTA_PHILOX_FUNCTION int dropout_keeps(philox_u64 seed, philox_u32 step, philox_u64 i, philox_u32 threshold) {
-  return philox_bits(seed, step, i) >= threshold;
+/* Dropout keeps draw j where its bits reach `threshold`, the drop ratio's share of 2^32
+ * (core/runtime/dropout.hpp), so the decision needs no float. Element i reads draw i / span: span 1
+ * draws per element, a larger one shares a draw over that many consecutive elements (stochastic
+ * depth: one per sample). */
+PORTA_PHILOX_FUNCTION int dropout_keeps(philox_u64 seed, philox_u32 step, philox_u64 j, philox_u32 threshold) {
+  return philox_bits(seed, step, j) >= threshold;
+}
+
+/* Dropout's decisions for consecutive elements, each Philox block drawn once for its four draws:
+ * dropout_start at element `first`, then dropout_cursor_keeps and dropout_advance per element. The
+ * same bits as dropout_keeps(seed, step, i / span, threshold), in a quarter of the work at span 1. */
+typedef struct {
+  philox_u64 seed, span, draw, within; /* element i is `within` elements into the span of `draw` */
+  philox_u32 step, threshold;
+  philox_u32 words[4]; /* block draw / 4 */
+} DropoutCursor;
+
+PORTA_PHILOX_FUNCTION void dropout_start(DropoutCursor* c, philox_u64 seed, philox_u32 step, philox_u32 threshold,
+                                         philox_u64 span, philox_u64 first) {
+  c->seed = seed;
+  c->step = step;
+  c->threshold = threshold;
+  c->span = span;
+  c->draw = span == 1u ? first : first / span;
+  c->within = span == 1u ? 0u : first % span;
+  philox_block(seed, step, c->draw >> 2, c->words);
+}
+
+PORTA_PHILOX_FUNCTION int dropout_cursor_keeps(const DropoutCursor* c) {
+  return c->words[c->draw & 3u] >= c->threshold;
+}
+
+PORTA_PHILOX_FUNCTION void dropout_advance(DropoutCursor* c) {
+  if (++c->within < c->span) return;
+  c->within = 0u;
+  if ((++c->draw & 3u) == 0u) philox_block(c->seed, c->step, c->draw >> 2, c->words);
 }
 
 #endif

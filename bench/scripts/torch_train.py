@@ -1,9 +1,10 @@
 """PyTorch eager training steps, run by `porta-bench train` beside porta on the same CPU.
 
-The same experiment as porta's rows: the network in training mode, softmax cross-entropy to random
-class labels, SGD with momentum and weight decay, a few fixed batches of random images cycled
-through each epoch of --images (rounded down to whole batches), every epoch timed and the last one
-reported. The weights are torchvision's own initialisation (or the mlp's below), not porta's.
+The same experiment as porta's rows: the network in training mode (its dropout and stochastic depth
+on, unless --no-dropout), softmax cross-entropy to random class labels, SGD with momentum and weight
+decay, a few fixed batches of random images cycled through each epoch of --images (rounded down to
+whole batches), every epoch timed and the last one reported. The weights are torchvision's own
+initialisation (or the mlp's below), not porta's.
 Prints one JSON object, or {"error": ...} when torch is unusable.
 """
 import json
@@ -30,6 +31,7 @@ def main():
     p.add_argument("--momentum", type=float, required=True)
     p.add_argument("--weight-decay", type=float, required=True)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-dropout", action="store_true", help="dropout and stochastic depth probabilities set to 0")
     a = p.parse_args()  # the timing options are accepted but do not apply: every epoch is timed
     imported = torch_timing.import_torch(a.threads)
     if imported is None:
@@ -44,7 +46,11 @@ def main():
     else:
         print(json.dumps({"error": f"torchvision {torchvision.__version__} has no {name}"}))
         return
-    model.train()
+    model.train()  # dropout and stochastic depth on, as porta's training graph has them
+    if a.no_dropout:
+        for m in model.modules():
+            if isinstance(m, (torch.nn.Dropout, torchvision.ops.StochasticDepth)):
+                m.p = 0.0
     opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=a.weight_decay)
     steps = max(1, a.images // a.batch)
     shape = (a.batch, 3, a.resolution, a.resolution)

@@ -36,14 +36,14 @@ porta_status porta_onnx_load_bytes(const void* data, size_t bytes, int64_t batch
 
 porta_model_options porta_model_options_default(void) {
   return {.size = sizeof(porta_model_options), .batch = 1, .resolution = 0, .classes = 1000, .dtype = PORTA_F32,
-          .seed = 1};
+          .seed = 1, .training = 0};
 }
 
 porta_status porta_model_build(const char* name, const porta_model_options* options, porta_graph** out) {
   return guard([&] {
     const porta_model_options o = params_or(options, porta_model_options_default(), "porta_model_options");
     const porta::models::ModelOptions m{.batch = o.batch, .resolution = o.resolution, .classes = o.classes,
-                                        .dtype = dtype_of(o.dtype), .seed = o.seed};
+                                        .dtype = dtype_of(o.dtype), .seed = o.seed, .training = o.training != 0};
     give(out_ref(out, "out"), porta::models::build(text(name, "name"), m));
   });
 }

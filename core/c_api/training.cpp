@@ -132,4 +132,20 @@ porta_status porta_dropout(porta_graph* graph, porta_tensor x, porta_tensor step
   });
 }
 
+porta_dropout_options porta_dropout_options_default(void) {
+  const porta::DropoutParams d;
+  return {sizeof(porta_dropout_options), d.ratio, d.seed, d.mask_dims};
+}
+
+porta_status porta_dropout_with_options(porta_graph* graph, porta_tensor x, porta_tensor step,
+                                        const porta_dropout_options* options, const char* name, porta_tensor* out) {
+  return guard([&] {
+    porta_tensor& result = out_ref(out, "out");
+    const porta_dropout_options o = params_or(options, porta_dropout_options_default(), "options");
+    result = {get(graph, "graph").dropout(tensor_of(x), tensor_of(step),
+                                          {.ratio = o.ratio, .seed = o.seed, .mask_dims = o.mask_dims},
+                                          optional_text(name)).id};
+  });
+}
+
 }  // extern "C"

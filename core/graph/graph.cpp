@@ -950,6 +950,11 @@ Tensor Graph::dropout(Tensor x, Tensor step, const DropoutParams& p, std::string
     fail(ErrorCode::InvalidArgument, "dropout", name,
          "step '" + info(step).name + "' must be one f32 element, not " + std::string(to_string(dtype(step))) + " " +
              to_string(this->shape(step)));
+  const auto rank = static_cast<std::int32_t>(this->shape(x).size());
+  if (p.mask_dims < -1 || p.mask_dims > rank)
+    fail(ErrorCode::InvalidArgument, "dropout", name,
+         "mask_dims " + std::to_string(p.mask_dims) + " is outside -1 (every dim) .. " + std::to_string(rank) +
+             " (the rank of x, " + to_string(this->shape(x)) + ")");
   return add_node(OpKind::Dropout, p, {x, step}, desc(x), std::move(name));
 }
 

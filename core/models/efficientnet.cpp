@@ -33,7 +33,13 @@ std::int64_t scaled_channels(std::int64_t channels, double width) {
   return rounded;
 }
 
-Tensor mbconv(Layers& l, Tensor x, const Stage& s, std::int64_t stride, std::int64_t filters, const std::string& name) {
+// torchvision's dropout before the classifier, B0 to B7, and the limit the blocks' stochastic depth rises to.
+constexpr float classifier_dropout[] = {0.2f, 0.2f, 0.3f, 0.3f, 0.4f, 0.4f, 0.5f, 0.5f};
+constexpr double stochastic_depth = 0.2;
+
+// An MBConv block; `depth_drop` is the stochastic depth of its residual branch (used in training).
+Tensor mbconv(Layers& l, Tensor x, const Stage& s, std::int64_t stride, std::int64_t filters, float depth_drop,
+              const std::string& name) {
   Graph& g = l.g;
   const std::int64_t channels = g.shape(x)[1], expanded = channels * s.expand;
   Tensor y = x;
@@ -46,7 +52,8 @@ Tensor mbconv(Layers& l, Tensor x, const Stage& s, std::int64_t stride, std::int
   se = g.sigmoid(l.conv_bias(se, expanded, name + ".se.expand"), name + ".se.gate");
   y = g.mul(y, se, name + ".se.scale");
   y = l.conv_bn(y, {.filters = filters, .kernel = 1}, Activation::None, name + ".project");
-  return stride == 1 && channels == filters ? g.add(y, x, name + ".add") : y;
+  if (stride != 1 || channels != filters) return y;
+  return g.add(l.dropout(y, depth_drop, 1, name + ".stochastic_depth"), x, name + ".add");
 }
 
 }  // namespace
@@ -60,15 +67,23 @@ Graph efficientnet(int variant, const ModelOptions& o) {
   const std::int64_t size = o.resolution > 0 ? o.resolution : scale.resolution;
   Tensor x = g.input("input", {o.batch, 3, size, size}, o.dtype);
   x = l.conv_bn(x, {.filters = scaled_channels(32, scale.width), .kernel = 3, .stride = 2}, Activation::Silu, "stem");
+  const auto layers_of = [&](const Stage& s) {
+    return static_cast<std::int64_t>(std::ceil(static_cast<double>(s.layers) * scale.depth));
+  };
+  std::int64_t blocks = 0, block = 0;
+  for (const Stage& s : stages) blocks += layers_of(s);
   for (std::size_t i = 0; i < std::size(stages); ++i) {
     const Stage& s = stages[i];
-    const auto layers = static_cast<std::int64_t>(std::ceil(static_cast<double>(s.layers) * scale.depth));
-    for (std::int64_t b = 0; b < layers; ++b)
-      x = mbconv(l, x, s, b == 0 ? s.stride : 1, scaled_channels(s.channels, scale.width),
+    for (std::int64_t b = 0; b < layers_of(s); ++b, ++block) {
+      // Stochastic depth rises linearly over the blocks, from 0 at the first (torchvision).
+      const double drop = o.training ? stochastic_depth * static_cast<double>(block) / static_cast<double>(blocks) : 0;
+      x = mbconv(l, x, s, b == 0 ? s.stride : 1, scaled_channels(s.channels, scale.width), static_cast<float>(drop),
                  "stage" + std::to_string(i + 1) + "." + std::to_string(b));
+    }
   }
   x = l.conv_bn(x, {.filters = 4 * g.shape(x)[1], .kernel = 1}, Activation::Silu, "head");
   x = g.flatten(g.global_avg_pool(x, "avgpool"), 1, "flatten");
+  x = l.dropout(x, o.training ? classifier_dropout[variant] : 0.0f, -1, "classifier.dropout");
   g.output("logits", l.linear(x, o.classes, "classifier"));
   return g;
 }

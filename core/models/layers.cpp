@@ -3,6 +3,8 @@
 #include <cmath>
 #include <vector>
 
+#include "porta/autodiff.hpp"
+
 namespace porta::models::detail {
 
 float Layers::next_uniform() {
@@ -33,6 +35,14 @@ Tensor Layers::activate(Tensor x, Activation act, const std::string& name) {
     case Activation::Gelu: return g.gelu(x, {}, name);
   }
   return x;
+}
+
+Tensor Layers::dropout(Tensor x, float ratio, std::int32_t mask_dims, const std::string& name) {
+  if (ratio == 0.0f) return x;
+  if (!step_) step_ = autodiff::step_counter(g);
+  // Distinct seeds for the nodes, so that equal shapes do not share masks; the weights' seed mixed in.
+  const std::uint64_t seed = (seed_ + ++dropouts_) * 0x9e3779b97f4a7c15ull;
+  return g.dropout(x, *step_, {.ratio = ratio, .seed = seed, .mask_dims = mask_dims}, name);
 }
 
 Tensor Layers::conv_bn(Tensor x, const ConvSpec& spec, Activation act, const std::string& name) {

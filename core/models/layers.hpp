@@ -2,6 +2,7 @@
 // Layer helpers shared by the model builders: seeded weights and the conv + batchnorm + activation
 // unit that both ResNet and EfficientNet are made of.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "porta/graph.hpp"
@@ -16,7 +17,7 @@ struct ConvSpec {
 // depend only on its seed.
 class Layers {
  public:
-  Layers(Graph& graph, DType dtype, std::uint64_t seed) : g(graph), dtype_(dtype), state_(seed) {}
+  Layers(Graph& graph, DType dtype, std::uint64_t seed) : g(graph), dtype_(dtype), seed_(seed), state_(seed) {}
 
   // conv (no bias, "same" padding) -> batchnorm -> activation, as torchvision's Conv2dNormActivation.
   Tensor conv_bn(Tensor x, const ConvSpec& spec, Activation act, const std::string& name);
@@ -32,6 +33,11 @@ class Layers {
   // Seeded values in [lo, hi), as a constant; `name` is the tensor's.
   Tensor random(const std::string& name, const Shape& shape, float lo, float hi);
   Tensor activate(Tensor x, Activation act, const std::string& name);
+  // Training-mode dropout of `ratio` (x itself at 0) with its mask over x's leading `mask_dims`
+  // (-1: every element; 1: whole samples, stochastic depth), each node's seed its own, all reading
+  // one run counter made at the first call. The weights' stream is left alone, so a model's weights
+  // do not depend on whether it is built for training.
+  Tensor dropout(Tensor x, float ratio, std::int32_t mask_dims, const std::string& name);
 
   Graph& g;
 
@@ -39,7 +45,10 @@ class Layers {
   float next_uniform();
 
   DType dtype_;
+  std::uint64_t seed_;
   std::uint64_t state_;
+  std::uint64_t dropouts_ = 0;  // dropout nodes made so far
+  std::optional<Tensor> step_;  // their run counter
 };
 
 }  // namespace porta::models::detail

@@ -43,6 +43,7 @@ Graph mobilenet_v2(const ModelOptions& o) {
   }
   x = l.conv_bn(x, {.filters = 1280, .kernel = 1}, Activation::Relu6, "head");
   x = g.flatten(g.global_avg_pool(x, "avgpool"), 1, "flatten");
+  x = l.dropout(x, o.training ? 0.2f : 0.0f, -1, "classifier.dropout");  // torchvision's training dropout
   g.output("logits", l.linear(x, o.classes, "classifier"));
   return g;
 }

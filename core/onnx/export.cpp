@@ -367,8 +367,10 @@ class Exporter {
       case OpKind::DepthwiseFilterGradient: unsupported(n, "a backward or loss op");
       case OpKind::SoftmaxCrossEntropyBackward: unsupported(n, "a backward or loss op");
       case OpKind::Attention: return attention(n, in, y);
-      case OpKind::Dropout:  // ONNX Dropout draws its mask from the runtime's own generator
-        unsupported(n, "a seeded dropout");
+      case OpKind::Dropout:  // ONNX Dropout draws its mask from the runtime's own generator, per element
+        unsupported(n, std::get<DropoutParams>(n.params).mask_dims >= 0
+                           ? "a seeded dropout over leading dims (stochastic depth; ONNX has none)"
+                           : "a seeded dropout");
     }
     unsupported(n, "the op");
   }

@@ -20,6 +20,11 @@ struct ModelOptions {
   std::uint64_t seed = 1;
   std::int64_t seq = 0;     // BERT's sequence length; 0 = 128
   std::int64_t layers = 0;  // the transformers' encoder layers; 0 = the model's own (12, or 24 for bert-large)
+  // The regularisation torchvision trains the model with, as Graph::dropout nodes whose step is a
+  // run counter (autodiff::step_counter, "dropout.step"): EfficientNet's stochastic depth on each
+  // residual branch (0 rising to 0.2 over the blocks) and dropout before the classifier (0.2 for B0
+  // to 0.5 for B7), MobileNet-V2's dropout 0.2 before the classifier. Other models are unchanged.
+  bool training = false;
 };
 
 // Input "input" [batch, 3, resolution, resolution]; output "logits" [batch, classes].

@@ -221,9 +221,13 @@ struct AttentionParams {
 // Dropout in training mode: element i is kept, scaled by 1 / (1 - ratio), where the Philox-4x32 bits
 // of (seed, step, i) say so (backends/common/philox.h), so every device draws the same mask. The step
 // is a tensor, so that each run of one executable can draw a new mask (docs/training.md).
+// mask_dims k draws the mask over x's leading k dims only, one draw shared by all the elements at
+// each of their indices: k = 1 drops or keeps whole samples, stochastic depth on a residual branch
+// (torchvision's StochasticDepth, mode "row"); -1, the default, draws one per element.
 struct DropoutParams {
   float ratio = 0.5f;       // the probability of dropping an element, in [0, 1)
   std::uint64_t seed = 0;
+  std::int32_t mask_dims = -1;  // -1 (every dim) or 0 .. rank(x)
 };
 
 using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dParams, ClipParams,

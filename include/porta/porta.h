@@ -259,6 +259,7 @@ typedef struct porta_model_options {
   int64_t classes;    /* 1000 */
   porta_dtype dtype;
   uint64_t seed;      /* of the random weights */
+  int training;       /* 0; nonzero: the dropout and stochastic depth torchvision trains the model with */
 } porta_model_options;
 porta_model_options porta_model_options_default(void);
 /* "resnet50", "efficientnet-b0" ... "efficientnet-b7": input "input", output "logits". */
@@ -313,6 +314,16 @@ porta_status porta_step_counter(porta_graph* graph, const char* name, porta_tens
 /* Training-mode dropout: x * mask / (1 - ratio), the mask a pure function of (seed, step, element). */
 porta_status porta_dropout(porta_graph* graph, porta_tensor x, porta_tensor step, float ratio, uint64_t seed,
                            const char* name, porta_tensor* out);
+typedef struct porta_dropout_options {
+  size_t size;
+  float ratio;       /* 0.5: the probability of dropping */
+  uint64_t seed;     /* 0 */
+  int32_t mask_dims; /* -1: a draw per element; k: per index of x's leading k dims (1: stochastic depth) */
+} porta_dropout_options;
+porta_dropout_options porta_dropout_options_default(void);
+/* porta_dropout with every option; `options` may be NULL (the defaults). */
+porta_status porta_dropout_with_options(porta_graph* graph, porta_tensor x, porta_tensor step,
+                                        const porta_dropout_options* options, const char* name, porta_tensor* out);
 
 /* ---- devices ------------------------------------------------------------------------------------- */
 

@@ -197,11 +197,13 @@ void bind_layers(py::class_<Graph>& c) {
   c.def("logical_or", &Graph::logical_or, "a"_a, "b"_a, "name"_a = "");
   c.def("where", &Graph::where, "cond"_a, "x"_a, "y"_a, "name"_a = "",
         "ONNX Where: x where the bool cond holds, else y; all three broadcast.");
-  c.def("dropout", [](Graph& g, Tensor x, Tensor step, float ratio, std::uint64_t seed, std::string name) {
-    return g.dropout(x, step, {.ratio = ratio, .seed = seed}, std::move(name));
-  }, "x"_a, "step"_a, "ratio"_a = 0.5f, "seed"_a = 0, "name"_a = "",
+  c.def("dropout", [](Graph& g, Tensor x, Tensor step, float ratio, std::uint64_t seed, std::int32_t mask_dims,
+                      std::string name) {
+    return g.dropout(x, step, {.ratio = ratio, .seed = seed, .mask_dims = mask_dims}, std::move(name));
+  }, "x"_a, "step"_a, "ratio"_a = 0.5f, "seed"_a = 0, "mask_dims"_a = -1, "name"_a = "",
         "Training-mode dropout: x * mask / (1 - ratio), the mask a pure function of (seed, step, element), the "
-        "same on every device; step is a [1] f32 tensor, e.g. porta.autodiff.step_counter(graph).");
+        "same on every device; step is a [1] f32 tensor, e.g. porta.autodiff.step_counter(graph). mask_dims k "
+        "draws the mask over x's leading k dims only (1: stochastic depth, whole samples); -1: every element.");
 }
 
 }  // namespace

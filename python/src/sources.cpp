@@ -40,14 +40,16 @@ void bind_sources(py::module_& m) {
       "models", "Whole networks as torchvision defines them, with seeded random weights: for speed and memory.");
   models_module.def("build", [](const std::string& name, std::int64_t batch, std::int64_t resolution,
                                 std::int64_t classes, const std::string& dtype, std::uint64_t seed, std::int64_t seq,
-                                std::int64_t layers) {
+                                std::int64_t layers, bool training) {
     return models::build(name, {.batch = batch, .resolution = resolution, .classes = classes,
-                                .dtype = parse_dtype(dtype), .seed = seed, .seq = seq, .layers = layers});
+                                .dtype = parse_dtype(dtype), .seed = seed, .seq = seq, .layers = layers,
+                                .training = training});
   }, "name"_a, "batch"_a = 1, "resolution"_a = 0, "classes"_a = 1000, "dtype"_a = "f32", "seed"_a = 1, "seq"_a = 0,
-     "layers"_a = 0,
+     "layers"_a = 0, "training"_a = false,
      "A network of porta.models.available() (include/porta/models.hpp): 'resnet50', 'efficientnet-b0' ... "
      "'efficientnet-b7', 'mobilenet-v2' (input 'input', output 'logits'), 'bert-base', 'bert-large' (seq: "
-     "sequence length, 0 = 128) and 'vit-b16'; layers: the transformers' encoder layers, 0 = their own.");
+     "sequence length, 0 = 128) and 'vit-b16'; layers: the transformers' encoder layers, 0 = their own; training: "
+     "the dropout and stochastic depth torchvision trains EfficientNet and MobileNet-V2 with.");
   models_module.def("available", [] {
     py::dict result;
     for (const models::ModelInfo& info : models::available()) result[py::str(info.name)] = info.resolution;

@@ -184,6 +184,14 @@ static void training_errors(void) {
   porta_graph_free(t);
   CHECK_OK(porta_step_counter(g, NULL, &step));
   CHECK_STATUS(porta_dropout(g, x, step, 1.0f, 0, NULL, &y), PORTA_INVALID_ARGUMENT);
+  porta_dropout_options dropout = porta_dropout_options_default();
+  CHECK(dropout.ratio == 0.5f && dropout.mask_dims == -1);
+  dropout.mask_dims = 1;
+  CHECK_OK(porta_dropout_with_options(g, x, step, &dropout, "per_sample", &y));
+  dropout.mask_dims = 2; /* x has one dim */
+  CHECK_STATUS(porta_dropout_with_options(g, x, step, &dropout, NULL, &y), PORTA_INVALID_ARGUMENT);
+  dropout.size = 4;
+  CHECK_STATUS(porta_dropout_with_options(g, x, step, &dropout, NULL, &y), PORTA_INVALID_ARGUMENT);
   porta_sgd_options sgd = porta_sgd_options_default();
   sgd.size = 4;
   CHECK_STATUS(porta_apply_sgd(g, &x, &x, 1, &sgd), PORTA_INVALID_ARGUMENT);

@@ -122,6 +122,29 @@ def test_dropout_draws_a_new_mask_each_run_and_keeps_its_scale():
     assert exe.variable("dropout.step")[0] == 2
 
 
+def test_dropout_over_leading_dims_keeps_or_drops_whole_samples():
+    g = porta.Graph()
+    x = g.input("x", (512, 3, 5))
+    g.output("y", g.dropout(x, autodiff.step_counter(g), ratio=0.5, seed=3, mask_dims=1))
+    y = porta.Device("cpu").compile(g).run(x=np.ones((512, 3, 5), np.float32))["y"]
+    per_sample = y.reshape(512, -1)
+    assert (per_sample == per_sample[:, :1]).all()
+    assert set(np.unique(y)) <= {0.0, 2.0}
+    assert abs(np.mean(per_sample[:, 0] == 0) - 0.5) < 0.1
+    with pytest.raises(porta.Error) as e:
+        g.dropout(x, autodiff.step_counter(g, "other"), mask_dims=4)
+    assert e.value.code == porta.ErrorCode.InvalidArgument
+
+
+def test_models_training_builds_have_dropout():
+    for name in ("efficientnet-b0", "mobilenet-v2"):
+        plain = porta.models.build(name, resolution=32)
+        trained = porta.models.build(name, resolution=32, training=True)
+        assert plain.variables == [] and trained.variables == ["dropout.step"]
+        assert len(trained) > len(plain)
+        assert trained.shape(trained.output_tensor("logits")) == plain.shape(plain.output_tensor("logits"))
+
+
 def test_bad_arguments_are_errors():
     g = porta.Graph()
     x = g.input("x", (3,))

@@ -366,7 +366,7 @@ struct WhereArgs {
   void* y = nullptr;
 };
 
-// Dropout (ops/dropout.cu): y = x * scale where backends/common/philox.h keeps element i of the
+// Dropout (ops/dropout.cu): y = x * scale where backends/common/philox.h keeps draw i / span of the
 // stream (seed, step), else 0; step is read from its one-element f32 tensor at run time.
 struct DropoutArgs {
   DType dtype = DType::f32;
@@ -374,6 +374,7 @@ struct DropoutArgs {
   std::uint64_t seed = 0;
   std::uint32_t threshold = 0;
   float scale = 1.0f;
+  std::uint64_t span = 1;  // consecutive elements sharing one draw
   const void* x = nullptr;
   const void* step = nullptr;  // one f32
   void* y = nullptr;
