@@ -238,8 +238,8 @@ Row data_parallel_row(const Problem& global, const std::string& model, const Tar
   row.workload = fmt::format("{}, {} ranks", global.workload, ranks);
   if (!target.device) throw Error(ErrorCode::DeviceUnavailable, target.spec + ": " + target.error);
   double start = steady_seconds();
-  Replica r = make_replica(train_problem(model, batch / ranks, settings.seed, DType::f32, !a.no_dropout).graph, *target.device,
-                           settings.compile, a.parallel);
+  const Problem shard_problem = train_problem(model, batch / ranks, settings.seed, DType::f32, !a.no_dropout);
+  Replica r = make_replica(shard_problem.graph, *target.device, settings.compile, a.parallel);
   row.compile_s = job.max(steady_seconds() - start);
   const SyntheticData data(global.graph, steps, settings.seed);
   std::vector<std::vector<float>> images, labels;
