@@ -11,24 +11,14 @@
 #include "backends/common/philox.h"
 #include "porta/autodiff.hpp"
 #include "porta/porta.hpp"
+#include "dropout_runs.hpp"
 #include "test_util.hpp"
 
 namespace porta {
 namespace {
 
 using test::check_error;
-
-// y = dropout(x) for x of `n` ones in `dtype`, the step a constant.
-std::vector<float> run_ones(const Device& device, std::int64_t n, const DropoutParams& p, float step,
-                            DType dtype = DType::f32) {
-  Graph g;
-  const float s[] = {step};
-  g.output("y", g.dropout(g.input("x", {n}, dtype), g.constant("step", {1}, s), p));
-  Executable exe = device.compile(g);
-  exe.set_input("x", std::vector<float>(static_cast<std::size_t>(n), 1.0f));
-  exe.run();
-  return exe.output("y");
-}
+using test::dropout_of_ones;
 
 }  // namespace
 
@@ -57,7 +47,7 @@ TEST_SUITE("dropout") {
     constexpr std::int64_t n = 1 << 20;
     for (const float ratio : {0.1f, 0.5f, 0.9f}) {
       CAPTURE(ratio);
-      const std::vector<float> y = run_ones(ref, n, {.ratio = ratio, .seed = 7}, 3.0f);
+      const std::vector<float> y = dropout_of_ones(ref, {n}, {.ratio = ratio, .seed = 7}, 3.0f);
       const float scale = static_cast<float>(1.0 / (1.0 - double{ratio}));
       std::int64_t zeros = 0, others = 0;
       for (const float v : y) zeros += v == 0.0f, others += v != 0.0f && v != scale;
@@ -70,7 +60,7 @@ TEST_SUITE("dropout") {
   TEST_CASE("a mask is a function of (seed, step): equal for equal ones, different otherwise") {
     const Device ref = Device::open("ref");
     const auto mask = [&](std::uint64_t seed, float step) {
-      return run_ones(ref, 4099, {.ratio = 0.5f, .seed = seed}, step);
+      return dropout_of_ones(ref, {4099}, {.ratio = 0.5f, .seed = seed}, step);
     };
     CHECK(mask(3, 5.0f) == mask(3, 5.0f));
     CHECK(mask(3, 5.0f) != mask(3, 6.0f));
@@ -107,7 +97,7 @@ TEST_SUITE("dropout") {
     CHECK(first[0] != first[1]);
     CHECK(first[1] != first[2]);
     CHECK(runs() == first);
-    CHECK(first[1] == run_ones(ref, 1000, {.ratio = 0.3f, .seed = 99}, 1.0f));
+    CHECK(first[1] == dropout_of_ones(ref, {1000}, {.ratio = 0.3f, .seed = 99}, 1.0f));
   }
 
   TEST_CASE("a ratio outside [0, 1) and a step that is not one f32 element are errors") {
@@ -132,8 +122,8 @@ TEST_SUITE("dropout") {
       for (const DType t : {DType::f32, DType::f16, DType::bf16}) {
         CAPTURE(spec);
         CAPTURE(t);
-        CHECK(run_ones(*device, 100003, {.ratio = 0.25f, .seed = 5}, 17.0f, t) ==
-              run_ones(ref, 100003, {.ratio = 0.25f, .seed = 5}, 17.0f, t));
+        CHECK(dropout_of_ones(*device, {100003}, {.ratio = 0.25f, .seed = 5}, 17.0f, t) ==
+              dropout_of_ones(ref, {100003}, {.ratio = 0.25f, .seed = 5}, 17.0f, t));
       }
     }
   }

@@ -12,25 +12,14 @@
 #include "porta/autodiff.hpp"
 #include "porta/models.hpp"
 #include "porta/porta.hpp"
+#include "dropout_runs.hpp"
 #include "test_util.hpp"
 
 namespace porta {
 namespace {
 
 using test::check_error;
-
-// y = dropout(x) for x of ones of `shape`, the step a constant.
-std::vector<float> run_ones(const Device& device, const Shape& shape, const DropoutParams& p, float step,
-                            DType dtype = DType::f32) {
-  Graph g;
-  const float s[] = {step};
-  const Tensor x = g.input("x", shape, dtype);
-  g.output("y", g.dropout(x, g.constant("step", {1}, s), p));
-  Executable exe = device.compile(g);
-  exe.set_input("x", std::vector<float>(static_cast<std::size_t>(g.desc(x).numel()), 1.0f));
-  exe.run();
-  return exe.output("y");
-}
+using test::dropout_of_ones;
 
 // The dropout nodes of `g`, in order.
 std::vector<DropoutParams> dropouts(const Graph& g) {
@@ -48,7 +37,8 @@ TEST_SUITE("dropout") {
     constexpr std::int64_t samples = 20000, per_sample = 3 * 5;
     for (const float ratio : {0.1f, 0.5f}) {
       CAPTURE(ratio);
-      const std::vector<float> y = run_ones(ref, {samples, 3, 1, 5}, {.ratio = ratio, .seed = 3, .mask_dims = 1}, 4.0f);
+      const std::vector<float> y =
+          dropout_of_ones(ref, {samples, 3, 1, 5}, {.ratio = ratio, .seed = 3, .mask_dims = 1}, 4.0f);
       const float scale = static_cast<float>(1.0 / (1.0 - double{ratio}));
       std::int64_t dropped = 0, mixed = 0;
       for (std::int64_t s = 0; s < samples; ++s) {
@@ -66,24 +56,24 @@ TEST_SUITE("dropout") {
   TEST_CASE("a mask over k leading dims is per-element dropout's mask over those dims alone") {
     const Device ref = Device::open("ref");
     const Shape shape{6, 7, 3, 2};
-    const std::vector<float> whole = run_ones(ref, shape, {.ratio = 0.4f, .seed = 8, .mask_dims = 0}, 1.0f);
+    const std::vector<float> whole = dropout_of_ones(ref, shape, {.ratio = 0.4f, .seed = 8, .mask_dims = 0}, 1.0f);
     CHECK((whole == std::vector<float>(whole.size(), whole[0])));
     for (std::int32_t k = 1; k <= 4; ++k) {
       CAPTURE(k);
-      const std::vector<float> y = run_ones(ref, shape, {.ratio = 0.4f, .seed = 8, .mask_dims = k}, 1.0f);
+      const std::vector<float> y = dropout_of_ones(ref, shape, {.ratio = 0.4f, .seed = 8, .mask_dims = k}, 1.0f);
       std::int64_t draws = 1, span = 1;
       for (std::size_t d = 0; d < shape.size(); ++d) (static_cast<std::int32_t>(d) < k ? draws : span) *= shape[d];
-      const std::vector<float> per_draw = run_ones(ref, {draws}, {.ratio = 0.4f, .seed = 8}, 1.0f);
+      const std::vector<float> per_draw = dropout_of_ones(ref, {draws}, {.ratio = 0.4f, .seed = 8}, 1.0f);
       for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == per_draw[i / static_cast<std::size_t>(span)]);
     }
-    CHECK(run_ones(ref, shape, {.ratio = 0.4f, .seed = 8, .mask_dims = 4}, 1.0f) ==
-          run_ones(ref, shape, {.ratio = 0.4f, .seed = 8}, 1.0f));
+    CHECK(dropout_of_ones(ref, shape, {.ratio = 0.4f, .seed = 8, .mask_dims = 4}, 1.0f) ==
+          dropout_of_ones(ref, shape, {.ratio = 0.4f, .seed = 8}, 1.0f));
   }
 
   TEST_CASE("a per-sample mask is a function of (seed, step)") {
     const Device ref = Device::open("ref");
     const auto mask = [&](std::uint64_t seed, float step) {
-      return run_ones(ref, {257, 3, 3}, {.ratio = 0.5f, .seed = seed, .mask_dims = 1}, step);
+      return dropout_of_ones(ref, {257, 3, 3}, {.ratio = 0.5f, .seed = seed, .mask_dims = 1}, step);
     };
     CHECK(mask(3, 5.0f) == mask(3, 5.0f));
     CHECK(mask(3, 5.0f) != mask(3, 6.0f));
@@ -111,7 +101,7 @@ TEST_SUITE("dropout") {
           CAPTURE(t);
           CAPTURE(to_string(shape));
           const DropoutParams p{.ratio = 0.3f, .seed = 21, .mask_dims = 1};
-          CHECK(run_ones(*device, shape, p, 9.0f, t) == run_ones(ref, shape, p, 9.0f, t));
+          CHECK(dropout_of_ones(*device, shape, p, 9.0f, t) == dropout_of_ones(ref, shape, p, 9.0f, t));
         }
     }
   }
