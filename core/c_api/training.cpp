@@ -125,11 +125,10 @@ porta_status porta_step_counter(porta_graph* graph, const char* name, porta_tens
 
 porta_status porta_dropout(porta_graph* graph, porta_tensor x, porta_tensor step, float ratio, uint64_t seed,
                            const char* name, porta_tensor* out) {
-  return guard([&] {
-    porta_tensor& result = out_ref(out, "out");
-    result = {get(graph, "graph").dropout(tensor_of(x), tensor_of(step), {.ratio = ratio, .seed = seed},
-                                          optional_text(name)).id};
-  });
+  porta_dropout_options options = porta_dropout_options_default();
+  options.ratio = ratio;
+  options.seed = seed;
+  return porta_dropout_with_options(graph, x, step, &options, name, out);
 }
 
 porta_dropout_options porta_dropout_options_default(void) {
