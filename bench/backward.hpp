@@ -24,7 +24,8 @@ Problem gemm_backward_problem(const cases::GemmProblem& p, Gradient gradient, st
 bool is_backward(const Problem& problem);
 
 // The `backward` suite: ResNet-50's convs and EfficientNet-B0's depthwise layers at batch 8, NHWC,
-// each gradient; then linear layers' (BERT-base and ResNet-50's FC) GEMM gradients. f32.
+// each gradient (but the first layer's data gradient); then linear layers' (BERT-base and
+// ResNet-50's FC) GEMM gradients. f32.
 std::vector<Problem> backward_problems();
 
 // The problem back from a row's params (the oneDNN side reads it from there).

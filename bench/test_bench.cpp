@@ -437,9 +437,9 @@ TEST_CASE("backward rows: unsupported off the cpu backend and for f16; a conv wi
 TEST_CASE("backward suite: each layer's data and filter gradient at batch 8, NHWC, then linear layers'") {
   const Suite suite = make_suite({.name = "backward"}, 1);
   REQUIRE(suite.problems.size() >= 4);
-  CHECK(suite.problems[0].op == "conv2d_backward_data");
-  CHECK(suite.problems[1].op == "conv2d_backward_filter");
+  CHECK(suite.problems[0].op == "conv2d_backward_filter");  // conv1's input is the images: no data gradient
   CHECK(suite.problems[0].workload == "resnet50/conv1/8x3x224x224 k64 7x7 /2 p3 NHWC");
+  CHECK(suite.problems[1].op == "conv2d_backward_data");
   CHECK(suite.problems[0].params["n"] == 8);
   CHECK(suite.problems.back().op == "gemm_backward_b");
 }
