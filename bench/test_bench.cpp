@@ -383,6 +383,14 @@ TEST_CASE("backward rows: porta's gradient graphs and oneDNN's backward primitiv
   cases::ConvProblem pointwise{.n = 2, .c = 17, .h = 5, .w = 5, .k = 9};
   pointwise.params.layout = Layout::NHWC;
   convs.push_back(pointwise);
+  pointwise.params.stride = {2, 3};  // the 1x1 data gradient spread by the stride
+  pointwise.params.pad = {0, 1, 1, 0};
+  convs.push_back(pointwise);
+  cases::ConvProblem grouped{.n = 2, .c = 6, .h = 7, .w = 6, .k = 4, .r = 3, .s = 3};
+  grouped.params.groups = 2;
+  grouped.params.stride = {2, 1};
+  grouped.params.layout = Layout::NHWC;
+  convs.push_back(grouped);
   std::vector<Problem> problems;
   for (const Gradient g : {Gradient::Data, Gradient::Filter}) {
     for (const cases::ConvProblem& c : convs) problems.push_back(conv_backward_problem(c, g));
