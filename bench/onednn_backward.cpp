@@ -129,17 +129,8 @@ Step gemm_step(const cases::GemmProblem& p, bool data, Operands& ops, std::strin
 }  // namespace
 
 Prepared prepare_onednn_backward(const Problem& problem, const Target& target, const RunSettings& settings) {
-  Prepared p{.row = row_for(problem, target, settings)};
-  if (const std::string why = unsupported_reason(problem, target); !why.empty()) {
-    p.row.status = "unsupported";
-    p.row.reason = why;
-    return p;
-  }
-  if (!target.device) {
-    p.row.status = "failed";
-    p.row.reason = target.error;
-    return p;
-  }
+  Prepared p = outside_run(problem, target, settings, unsupported_reason(problem, target));
+  if (p.row.status != "ok") return p;
 #if PORTA_BENCH_ONEDNN
   try {
     auto ops = std::make_shared<Operands>();

@@ -59,17 +59,8 @@ std::string unsupported_reason(const Problem& problem, const Target& target) {
 }  // namespace
 
 Prepared prepare_openblas(const Problem& problem, const Target& target, const RunSettings& settings) {
-  Prepared p{.row = row_for(problem, target, settings)};
-  if (const std::string why = unsupported_reason(problem, target); !why.empty()) {
-    p.row.status = "unsupported";
-    p.row.reason = why;
-    return p;
-  }
-  if (!target.device) {
-    p.row.status = "failed";
-    p.row.reason = target.error;
-    return p;
-  }
+  Prepared p = outside_run(problem, target, settings, unsupported_reason(problem, target));
+  if (p.row.status != "ok") return p;
 #if PORTA_BENCH_OPENBLAS
   const auto& params = problem.params;
   struct Operands {

@@ -255,6 +255,19 @@ std::vector<Row> time_and_verify(std::vector<Prepared> prepared, const Problem& 
 
 }  // namespace
 
+Prepared outside_run(const Problem& problem, const Target& target, const RunSettings& settings,
+                     const std::string& unsupported) {
+  Prepared p{.row = row_for(problem, target, settings)};
+  if (!unsupported.empty()) {
+    p.row.status = "unsupported";
+    p.row.reason = unsupported;
+  } else if (!target.device) {
+    p.row.status = "failed";
+    p.row.reason = target.error;
+  }
+  return p;
+}
+
 Prepared prepare_problem(const Problem& problem, const Target& target, const RunSettings& settings) {
   if (settings.provider == Provider::OpenBlas) return prepare_openblas(problem, target, settings);
   if (settings.provider == Provider::Vendor && is_backward(problem))

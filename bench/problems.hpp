@@ -82,6 +82,12 @@ struct Prepared {
   std::function<void(Row&)> verify;
 };
 
+// A run by a library outside porta's providers (OpenBLAS, oneDNN's backward primitives): its row,
+// "unsupported" with `unsupported` where that is not empty, "failed" where the device did not open;
+// else "ok", for the caller to fill in.
+Prepared outside_run(const Problem& problem, const Target& target, const RunSettings& settings,
+                     const std::string& unsupported);
+
 // settings.provider's run. Never throws for device trouble, as the functions below.
 Prepared prepare_problem(const Problem& problem, const Target& target, const RunSettings& settings);
 
