@@ -59,17 +59,8 @@ std::string unsupported_reason(const Problem& problem, const Target& target) {
 }  // namespace
 
 Prepared prepare_openblas(const Problem& problem, const Target& target, const RunSettings& settings) {
-  Prepared p{.row = row_for(problem, target, settings)};
-  if (const std::string why = unsupported_reason(problem, target); !why.empty()) {
-    p.row.status = "unsupported";
-    p.row.reason = why;
-    return p;
-  }
-  if (!target.device) {
-    p.row.status = "failed";
-    p.row.reason = target.error;
-    return p;
-  }
+  Prepared p = outside_run(problem, target, settings, unsupported_reason(problem, target));
+  if (p.row.status != "ok") return p;
 #if PORTA_BENCH_OPENBLAS
   const auto& params = problem.params;
   struct Operands {
@@ -104,15 +95,7 @@ Prepared prepare_openblas(const Problem& problem, const Target& target, const Ru
   run();
   p.row.first_run_s = steady_seconds() - first;
   p.sample = run;
-  p.verify = [&problem, gemm, seed = settings.seed](Row& row) {
-    Executable want = Device::open("ref").compile(problem.graph);
-    cases::set_random_inputs(want, problem.graph, seed);
-    want.run();
-    cases::Verification v{.passed = true};
-    const auto& [name, out] = problem.graph.outputs().front();
-    cases::check_output(v, name, problem.graph.shape(out), DType::f32, problem.kind, false, gemm->c, want.output(name));
-    record_verification(row, v);
-  };
+  p.verify = [&problem, gemm, settings](Row& row) { verify_host_output(row, problem, gemm->c, settings); };
 #endif
   return p;
 }

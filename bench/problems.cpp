@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "backward.hpp"
 #include "openblas.hpp"
 
 namespace porta::bench {
@@ -190,6 +191,17 @@ void record_verification(Row& row, const cases::Verification& v) {
   }
 }
 
+void verify_host_output(Row& row, const Problem& problem, std::span<const float> got, const RunSettings& settings) {
+  row.oracle = settings.oracle;
+  Executable want = Device::open(settings.oracle).compile(problem.graph);
+  cases::set_random_inputs(want, problem.graph, settings.seed);
+  want.run();
+  cases::Verification v{.passed = true};
+  const auto& [name, out] = problem.graph.outputs().front();
+  cases::check_output(v, name, problem.graph.shape(out), DType::f32, problem.kind, false, got, want.output(name));
+  record_verification(row, v);
+}
+
 void record_exception(Row& row, const std::exception_ptr& thrown) {
   row.status = "failed";
   try {
@@ -243,8 +255,23 @@ std::vector<Row> time_and_verify(std::vector<Prepared> prepared, const Problem& 
 
 }  // namespace
 
+Prepared outside_run(const Problem& problem, const Target& target, const RunSettings& settings,
+                     const std::string& unsupported) {
+  Prepared p{.row = row_for(problem, target, settings)};
+  if (!unsupported.empty()) {
+    p.row.status = "unsupported";
+    p.row.reason = unsupported;
+  } else if (!target.device) {
+    p.row.status = "failed";
+    p.row.reason = target.error;
+  }
+  return p;
+}
+
 Prepared prepare_problem(const Problem& problem, const Target& target, const RunSettings& settings) {
   if (settings.provider == Provider::OpenBlas) return prepare_openblas(problem, target, settings);
+  if (settings.provider == Provider::Vendor && is_backward(problem))
+    return prepare_onednn_backward(problem, target, settings);
   Prepared p{.row = row_for(problem, target, settings)};
   if (!target.device) {
     p.row.status = "failed";

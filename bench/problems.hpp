@@ -82,6 +82,12 @@ struct Prepared {
   std::function<void(Row&)> verify;
 };
 
+// A run by a library outside porta's providers (OpenBLAS, oneDNN's backward primitives): its row,
+// "unsupported" with `unsupported` where that is not empty, "failed" where the device did not open;
+// else "ok", for the caller to fill in.
+Prepared outside_run(const Problem& problem, const Target& target, const RunSettings& settings,
+                     const std::string& unsupported);
+
 // settings.provider's run. Never throws for device trouble, as the functions below.
 Prepared prepare_problem(const Problem& problem, const Target& target, const RunSettings& settings);
 
@@ -99,6 +105,9 @@ std::vector<Row> run_providers(const Problem& problem, const Target& target, con
 Row row_for(const Problem& problem, const Target& target, const RunSettings& settings);
 void record_timing(Row& row, const Timing& timing, const Problem& problem);
 void record_verification(Row& row, const cases::Verification& v);
+// Checks `got`, the output of problem.graph computed outside porta (OpenBLAS, oneDNN) from the
+// inputs cases::set_random_inputs gives it, against the oracle's run of the graph.
+void verify_host_output(Row& row, const Problem& problem, std::span<const float> got, const RunSettings& settings);
 // A row that ends with what compiling or running it threw: unsupported where porta says so.
 void record_exception(Row& row, const std::exception_ptr& thrown);
 

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include "backward.hpp"
 #include "env.hpp"
 #include "job.hpp"
 #include "models.hpp"
@@ -20,11 +21,16 @@ namespace {
 // Seconds per flop of an oracle device (ref, or cpu), from a GEMM and a conv (the slower wins), to
 // tell which rows it can verify within the limit. ref's naive kernels slow down per flop as operands
 // outgrow the caches, so the probes are large enough for that (a few tenths of a second there).
-double seconds_per_flop(const char* oracle, std::uint64_t seed) {
+// Gradient graphs (backward.hpp) have probes of their own: ref's im2col copies and GEMMs over N P Q
+// make them several times slower per flop than the forward conv.
+double seconds_per_flop(const char* oracle, std::uint64_t seed, bool backward = false) {
   const Device ref = Device::open(oracle);
   double worst = 0.0;
-  for (const Problem& p : {gemm_problem({.m = 256, .n = 256, .k = 256}),
-                           conv_problem({.n = 1, .c = 64, .h = 28, .w = 28, .k = 64, .r = 3, .s = 3}, seed)}) {
+  const cases::ConvProblem conv{.n = 1, .c = 64, .h = 28, .w = 28, .k = 64, .r = 3, .s = 3};
+  const std::vector<Problem> probes =
+      backward ? std::vector{conv_backward_problem(conv, Gradient::Data), conv_backward_problem(conv, Gradient::Filter)}
+               : std::vector{gemm_problem({.m = 256, .n = 256, .k = 256}), conv_problem(conv, seed)};
+  for (const Problem& p : probes) {
     Executable exe = ref.compile(p.graph);
     cases::set_random_inputs(exe, p.graph, seed);
     const double start = steady_seconds();
@@ -175,12 +181,21 @@ std::vector<Row> run_rows(const Suite& suite, const std::vector<Target>& targets
   // ref verifies each row it can within the limit. Beyond it, the cpu device, which the tests check
   // against ref, verifies the rows of other devices: with many cores it reaches an H100's largest
   // GEMMs in seconds.
+  // A gradient's rows beyond ref's reach are checked against the cpu device's, whatever the time:
+  // oneDNN's row against porta's graph (whose own check then only catches a run that reads memory it
+  // never wrote; the unit tests check the graphs against ref).
   const double ref_s_per_flop = seconds_per_flop("ref", settings.seed);
-  std::optional<double> cpu_s_per_flop;  // measured when first needed
+  std::optional<double> cpu_s_per_flop, ref_backward_s_per_flop;  // measured when first needed
   const auto verifying = [&](const Problem& problem, const Target& target) {
     RunSettings these = settings;
-    const double ref_s = problem.flops * ref_s_per_flop;
+    if (is_backward(problem) && !ref_backward_s_per_flop)
+      ref_backward_s_per_flop = seconds_per_flop("ref", settings.seed, true);
+    const double ref_s = problem.flops * (is_backward(problem) ? *ref_backward_s_per_flop : ref_s_per_flop);
     if (ref_s <= options.verify_limit_s) return these;
+    if (is_backward(problem)) {
+      these.oracle = "cpu";
+      return these;
+    }
     if (target.backend != "cpu") {
       if (!cpu_s_per_flop) cpu_s_per_flop = seconds_per_flop("cpu", settings.seed);
       if (problem.flops * *cpu_s_per_flop <= options.verify_limit_s) {

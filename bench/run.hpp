@@ -16,7 +16,7 @@ namespace porta::bench {
 struct SuiteOptions {
   double budget_s = 0.0;                    // wall-clock seconds for the suite's problems; 0: none
   std::map<std::string, Ceilings> ceilings;  // known ceilings by device spec (--peaks); others are measured
-  double verify_limit_s = 30.0;              // skip verification where ref would take longer than this
+  double verify_limit_s = 30.0;              // --verify-limit: ref checks a row only within this (run_rows)
 };
 
 // Runs `suite` and writes results.json, results.csv, report.html (and stream-*.csv for the peak

@@ -17,18 +17,24 @@ namespace {
 
 constexpr double good_ratio = 0.9;  // the counts: rows where porta reaches this fraction of the peer's rate
 
-enum class Kind { Gemm, Conv, Depthwise, Network };
-const char* const kind_names[] = {"GEMM", "convolution", "depthwise convolution", "networks"};
+enum class Kind { Gemm, Conv, Depthwise, Network, DataGradient, FilterGradient };
+const char* const kind_names[] = {"GEMM",           "convolution",          "depthwise convolution", "networks",
+                                  "data gradients", "weight gradients"};
 
 // The page's sections in order: the cpu backend's by kind, whole networks, then OpenCL and GPU devices
 // with a table per kind.
-enum class Area { Gemm, Conv, Depthwise, Networks, OpenCL, Gpu };
+enum class Area { Gemm, Conv, Depthwise, Backward, Networks, OpenCL, Gpu };
 const std::pair<const char*, const char*> area_texts[] = {
     {"GEMM", "Matrix multiplication on the cpu backend: porta's kernels beside oneDNN (`--impl vendor`) and "
              "OpenBLAS (`--impl openblas`)."},
     {"Convolution layers", "Dense convolutions on the cpu backend (ResNet-50's layers, and any other a file lists) "
                            "beside oneDNN."},
     {"Depthwise layers", "Depthwise convolutions on the cpu backend (EfficientNet-B0's layers) beside oneDNN."},
+    {"Backward layers", "The gradients of conv and linear layers on the cpu backend (ResNet-50's convs, "
+                        "EfficientNet-B0's depthwise layers, BERT's and ResNet-50's linear layers; "
+                        "`--suite backward`): "
+                        "porta's graph from `autodiff::gradients` beside oneDNN's backward primitives. Data gradients "
+                        "are dx of a conv and dA of a GEMM, weight gradients dw and dB."},
     {"Whole networks", "`porta-bench model`: latency of a whole network, beside oneDNN, PyTorch eager and ONNX "
                        "Runtime on as many threads."},
     {"OpenCL", "OpenCL devices: porta's kernels beside CLBlast."},
@@ -39,6 +45,8 @@ std::optional<Kind> kind_of(const Point& p) {
   if (p.op == "gemm") return Kind::Gemm;
   if (p.op == "model") return Kind::Network;
   if (p.op == "conv2d") return number_of(p.params, "groups").value_or(1) > 1 ? Kind::Depthwise : Kind::Conv;
+  if (p.op == "conv2d_backward_data" || p.op == "gemm_backward_a") return Kind::DataGradient;
+  if (p.op == "conv2d_backward_filter" || p.op == "gemm_backward_b") return Kind::FilterGradient;
   return std::nullopt;
 }
 
@@ -49,8 +57,12 @@ std::optional<Area> area_of(const Platform& pf, Kind kind) {
   if (pf.backend == "opencl") return Area::OpenCL;
   if (pf.backend == "cuda" || pf.backend == "hip") return Area::Gpu;
   if (pf.backend != "cpu") return std::nullopt;
+  if (kind == Kind::DataGradient || kind == Kind::FilterGradient) return Area::Backward;
   return kind == Kind::Gemm ? Area::Gemm : kind == Kind::Conv ? Area::Conv : Area::Depthwise;
 }
+
+// Areas with a table per kind of problem, whose headings name it.
+bool by_kind(Area area) { return area == Area::Backward || area == Area::OpenCL || area == Area::Gpu; }
 
 // A model row's impl may name its conv layout ("native/nhwc"): the provider, and the layout, which
 // becomes part of the row's name.
@@ -335,9 +347,8 @@ std::string table_heading(const std::vector<ResultsInput>& inputs, const Merged&
   const Platform& pf = m.platforms[t.platform];
   const Json& env = inputs[pf.input].doc["env"];
   const std::string device = device_text(pf);
-  const bool by_kind = t.area == Area::OpenCL || t.area == Area::Gpu;
   std::string md = fmt::format("### {}{}{}\n\n", pf.spec,
-                               by_kind ? fmt::format(" {}", kind_names[static_cast<int>(t.kind)]) : "",
+                               by_kind(t.area) ? fmt::format(" {}", kind_names[static_cast<int>(t.kind)]) : "",
                                device.empty() ? "" : ": " + device);
   const std::optional<double> host_threads = number_of(env, "threads");
   md += fmt::format("Host {}{}; {}, {}, revision {}:\n{}\n\n", cell(text_of(env, "hostname")),
@@ -425,8 +436,7 @@ std::string summary_section(const Merged& m, const std::vector<Table>& tables) {
     for (const Line& line : t.lines) lines.push_back(&line);
     const Platform& pf = m.platforms[t.platform];
     md += fmt::format("- {}, {} ({}):", area_texts[static_cast<int>(t.area)].first,
-                      t.area == Area::OpenCL || t.area == Area::Gpu
-                          ? fmt::format("{} {}", pf.spec, kind_names[static_cast<int>(t.kind)])
+                      by_kind(t.area) ? fmt::format("{} {}", pf.spec, kind_names[static_cast<int>(t.kind)])
                           : pf.spec,
                       device_text(pf));
     for (std::size_t c = 0; c < t.peers.size(); ++c) {

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include "backward.hpp"
 #include "peak.hpp"
 #include "train.hpp"
 #include "workload_csv.hpp"
@@ -130,7 +131,9 @@ std::vector<DType> distinct_dtypes(const std::vector<Problem>& problems) {
 
 }  // namespace
 
-std::vector<std::string> suite_names() { return {"quick", "peak", "gemm", "conv", "models", "gpu", "train"}; }
+std::vector<std::string> suite_names() {
+  return {"quick", "peak", "gemm", "conv", "backward", "models", "gpu", "train"};
+}
 
 Suite make_suite(const SuiteRequest& request, std::uint64_t seed) {
   const std::vector<DType> dtypes = request.dtypes.empty() ? std::vector{DType::f32} : request.dtypes;
@@ -152,6 +155,8 @@ Suite make_suite(const SuiteRequest& request, std::uint64_t seed) {
     suite.problems = gemm_suite(dtypes, seed);
   } else if (request.name == "conv") {
     suite.problems = conv_suite(dtypes, seed);
+  } else if (request.name == "backward") {
+    suite.problems = backward_problems();
   } else if (request.name == "models") {
     suite.problems = model_problems(seed);
     suite.references = true;

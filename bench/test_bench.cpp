@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include "backward.hpp"
 #include "cli.hpp"
 #include "cluster.hpp"
 #include "comm.hpp"
@@ -355,6 +356,100 @@ TEST_CASE("compare: one clock per row; host wall times where the files' timers d
   CHECK(t.clock == "host");
   CHECK(*t.a == 3.0);
   CHECK(!compared_times(Json{{"timer", "device-event"}, {"median_s", 1.0}}, host_row).a);  // no host time: no ratio
+}
+
+TEST_CASE("backward rows: porta's gradient graphs and oneDNN's backward primitives, each verified against ref") {
+  const RunSettings settings{.timing = {.warmup_s = 0.0, .min_samples = 2, .min_time_s = 0.0, .max_time_s = 1.0},
+                             .providers = {Provider::Native, Provider::Vendor},
+                             .verify = true};
+  // Odd sizes; a stride, asymmetric padding, a dilation, a group count (depthwise), both layouts, a batch of 1;
+  // a linear layer with its weights transposed and not.
+  std::vector<cases::ConvProblem> convs;
+  cases::ConvProblem strided{.n = 2, .c = 5, .h = 9, .w = 7, .k = 6, .r = 3, .s = 3};
+  strided.params.stride = {2, 2};
+  strided.params.pad = {1, 0, 1, 2};
+  strided.params.layout = Layout::NHWC;
+  convs.push_back(strided);
+  cases::ConvProblem dilated{.n = 1, .c = 3, .h = 8, .w = 10, .k = 4, .r = 3, .s = 2};
+  dilated.params.dilation = {2, 1};
+  dilated.params.pad = {2, 1, 2, 1};
+  convs.push_back(dilated);  // NCHW
+  cases::ConvProblem depthwise{.n = 3, .c = 8, .h = 11, .w = 11, .k = 8, .r = 5, .s = 5};
+  depthwise.params.stride = {2, 2};
+  depthwise.params.pad = {2, 2, 2, 2};
+  depthwise.params.groups = 8;
+  depthwise.params.layout = Layout::NHWC;
+  convs.push_back(depthwise);
+  cases::ConvProblem pointwise{.n = 2, .c = 17, .h = 5, .w = 5, .k = 9};
+  pointwise.params.layout = Layout::NHWC;
+  convs.push_back(pointwise);
+  pointwise.params.stride = {2, 3};  // the 1x1 data gradient spread by the stride
+  pointwise.params.pad = {0, 1, 1, 0};
+  convs.push_back(pointwise);
+  cases::ConvProblem grouped{.n = 2, .c = 6, .h = 7, .w = 6, .k = 4, .r = 3, .s = 3};
+  grouped.params.groups = 2;
+  grouped.params.stride = {2, 1};
+  grouped.params.layout = Layout::NHWC;
+  convs.push_back(grouped);
+  std::vector<Problem> problems;
+  for (const Gradient g : {Gradient::Data, Gradient::Filter}) {
+    for (const cases::ConvProblem& c : convs) problems.push_back(conv_backward_problem(c, g));
+    for (const bool trans_b : {true, false})
+      problems.push_back(gemm_backward_problem({.m = 13, .n = 21, .k = 9, .trans_b = trans_b}, g));
+  }
+  for (const Target& target : open_targets({"cpu:threads=1", "cpu:threads=2"}))
+    for (const Problem& problem : problems) {
+      CAPTURE(target.spec);
+      CAPTURE(problem.op);
+      CAPTURE(problem.workload);
+      CHECK(problem.flops > 0.0);
+      const std::vector<Row> rows = run_providers(problem, target, settings);
+      REQUIRE(rows.size() == 2);
+      for (const Row& row : rows) {
+        CAPTURE(row.impl);
+        CAPTURE(row.reason);
+        CHECK(row.op == problem.op);
+        if (row.impl == "vendor" && !PORTA_BENCH_ONEDNN) {
+          CHECK(row.status == "unsupported");
+          CHECK(has(row.reason, "built without oneDNN"));
+          continue;
+        }
+        CHECK(row.status == "ok");
+        CHECK(row.verified == true);
+        CHECK(row.gflops > 0.0);
+        if (row.impl == "vendor") CHECK(has(row.algo, "onednn"));
+      }
+    }
+}
+
+TEST_CASE("backward rows: unsupported off the cpu backend and for f16; a conv with a bias or a transposed a refused") {
+  const RunSettings settings = with_provider(
+      {.timing = {.warmup_s = 0.0, .min_samples = 1, .min_time_s = 0.0, .max_time_s = 1.0}}, Provider::Vendor);
+  const cases::ConvProblem conv{.n = 1, .c = 2, .h = 5, .w = 5, .k = 3, .r = 3, .s = 3};
+  const Problem filter = conv_backward_problem(conv, Gradient::Filter);
+  const Row on_ref = run_problem(filter, open_targets({"ref"}).front(), settings);
+  CHECK(on_ref.status == "unsupported");
+  CHECK(has(on_ref.reason, "beside cpu devices only"));
+  cases::ConvProblem half = conv;
+  half.dtype = DType::f16;
+  const Row f16 = run_problem(conv_backward_problem(half, Gradient::Data), open_targets({"cpu"}).front(), settings);
+  CHECK(f16.status == "unsupported");
+  CHECK(has(f16.reason, "f32 only"));
+  cases::ConvProblem biased = conv;
+  biased.bias = true;
+  CHECK_THROWS_WITH_AS(conv_backward_problem(biased, Gradient::Data), doctest::Contains("no bias"), Error);
+  CHECK_THROWS_WITH_AS(gemm_backward_problem({.m = 2, .n = 3, .k = 4, .trans_a = true}, Gradient::Filter),
+                       doctest::Contains("a not transposed"), Error);
+}
+
+TEST_CASE("backward suite: each layer's data and filter gradient at batch 8, NHWC, then linear layers'") {
+  const Suite suite = make_suite({.name = "backward"}, 1);
+  REQUIRE(suite.problems.size() >= 4);
+  CHECK(suite.problems[0].op == "conv2d_backward_filter");  // conv1's input is the images: no data gradient
+  CHECK(suite.problems[0].workload == "resnet50/conv1/8x3x224x224 k64 7x7 /2 p3 NHWC");
+  CHECK(suite.problems[1].op == "conv2d_backward_data");
+  CHECK(suite.problems[0].params["n"] == 8);
+  CHECK(suite.problems.back().op == "gemm_backward_b");
 }
 
 TEST_CASE("suites: every name builds") {

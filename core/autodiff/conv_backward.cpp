@@ -25,25 +25,43 @@
 namespace porta::autodiff {
 namespace {
 
-// NHWC tensors go through the NCHW formulation (and back); NCHW ones pass straight through.
+// NHWC tensors go through the NCHW formulation of the grouped filter gradient (and back); NCHW ones
+// pass straight through.
 Tensor to_nchw(Graph& g, Tensor t, Layout layout) { return layout == Layout::NHWC ? g.transpose(t, {0, 3, 1, 2}) : t; }
-Tensor from_nchw(Graph& g, Tensor t, Layout layout) {
-  return layout == Layout::NHWC ? g.transpose(t, {0, 2, 3, 1}) : t;
-}
 
-// dy [N, K, P, Q] with stride - 1 zeros after each pixel along H and W: [N, K, P sh, Q sw].
-Tensor spread(Graph& g, Tensor dy, const std::array<std::int64_t, 2>& stride) {
+std::int64_t h_axis_of(Layout layout) { return layout == Layout::NHWC ? 1 : 2; }
+
+// dy [N, K, P, Q] (NHWC: [N, P, Q, K]) with stride - 1 zeros after each pixel along H and W.
+Tensor spread(Graph& g, Tensor dy, const std::array<std::int64_t, 2>& stride, Layout layout) {
   if (stride[0] == 1 && stride[1] == 1) return dy;
   const Shape s = g.shape(dy);
-  const Tensor six = g.reshape(dy, {s[0], s[1], s[2], 1, s[3], 1});
-  const Tensor padded = g.pad(six, {.pads = {0, 0, 0, 0, 0, 0, 0, 0, 0, stride[0] - 1, 0, stride[1] - 1}});
-  return g.reshape(padded, {s[0], s[1], s[2] * stride[0], s[3] * stride[1]});
+  const std::int64_t h = h_axis_of(layout);
+  // Each of H and W followed by a unit axis that the pad grows to the stride.
+  Shape six;
+  std::vector<std::int64_t> after;
+  for (std::int64_t axis = 0; axis < 4; ++axis) {
+    six.push_back(s[static_cast<std::size_t>(axis)]);
+    after.push_back(0);
+    if (axis == h || axis == h + 1) {
+      six.push_back(1);
+      after.push_back(stride[static_cast<std::size_t>(axis - h)] - 1);
+    }
+  }
+  std::vector<std::int64_t> pads(6, 0);
+  pads.insert(pads.end(), after.begin(), after.end());
+  Shape out = s;
+  out[static_cast<std::size_t>(h)] *= stride[0];
+  out[static_cast<std::size_t>(h + 1)] *= stride[1];
+  return g.reshape(g.pad(g.reshape(dy, six), {.pads = pads}), out);
 }
 
-// t [N, C, H, W] padded (or, where negative, cropped) by pad {top, left, bottom, right}.
-Tensor pad_hw(Graph& g, Tensor t, const std::array<std::int64_t, 4>& pad) {
+// t padded (or, where negative, cropped) along H and W by pad {top, left, bottom, right}.
+Tensor pad_hw(Graph& g, Tensor t, const std::array<std::int64_t, 4>& pad, Layout layout) {
   if (std::all_of(pad.begin(), pad.end(), [](std::int64_t v) { return v == 0; })) return t;
-  return g.pad(t, {.pads = {0, 0, pad[0], pad[1], 0, 0, pad[2], pad[3]}});
+  std::vector<std::int64_t> pads(8, 0);
+  const auto h = static_cast<std::size_t>(h_axis_of(layout));
+  pads[h] = pad[0], pads[h + 1] = pad[1], pads[h + 4] = pad[2], pads[h + 5] = pad[3];
+  return g.pad(t, {.pads = pads});
 }
 
 // [K, C/G, R, S] filters as a transposed convolution reads them: flipped in R and S, [C, K/G, R, S].
@@ -147,10 +165,10 @@ PhaseAxis phase_axis(std::int64_t a, std::int64_t s, std::int64_t d, std::int64_
   return ax;
 }
 
-// One phase as a stride-1 convolution of dn [N, K, P, Q] with its taps of wt, [N, C, out_h, out_w].
-Tensor phase_conv(Graph& g, Tensor dn, Tensor wt, const PhaseAxis& h, const PhaseAxis& w, std::int64_t groups,
-                  const Shape& out) {
-  if (h.taps == 0 || w.taps == 0) return detail::filled(g, out, 0.0f, g.dtype(dn));
+// One phase as a stride-1 convolution of dy with its taps of wt: [N, C, out_h, out_w], or NHWC.
+Tensor phase_conv(Graph& g, Tensor dy, Tensor wt, const PhaseAxis& h, const PhaseAxis& w, std::int64_t groups,
+                  Layout layout, const Shape& out) {
+  if (h.taps == 0 || w.taps == 0) return detail::filled(g, out, 0.0f, g.dtype(dy));
   const Shape sw = g.shape(wt);
   const Tensor taps = h.taps == sw[2] && w.taps == sw[3]
                           ? wt
@@ -163,38 +181,45 @@ Tensor phase_conv(Graph& g, Tensor dn, Tensor wt, const PhaseAxis& h, const Phas
     crop[i] = std::min<std::int64_t>(pad[i], 0);
     grow[i] = std::max<std::int64_t>(pad[i], 0);
   }
-  return g.conv2d(pad_hw(g, dn, crop), taps, {.pad = grow, .dilation = {h.dilation, w.dilation}, .groups = groups});
+  return g.conv2d(pad_hw(g, dy, crop, layout), taps,
+                  {.pad = grow, .dilation = {h.dilation, w.dilation}, .groups = groups, .layout = layout});
 }
 
 }  // namespace
 
 namespace detail {
 
+// In dy's own layout throughout: porta's NHWC convolutions are its fast ones, and a transpose of dy
+// and of dx on the way cost as much as a 1x1 layer's convolution.
 Tensor transposed_conv(Graph& g, Tensor dy, Tensor w, const Conv2dParams& p, std::int64_t h, std::int64_t wd) {
   const Shape sw = g.shape(w);
-  const Tensor dn = to_nchw(g, dy, p.layout), wt = transposed_filters(g, w, p.groups);
-  const Shape sd = g.shape(dn);
+  const Tensor wt = transposed_filters(g, w, p.groups);
+  const bool nhwc = p.layout == Layout::NHWC;
+  const Shape s = g.shape(dy);
+  const Shape sd{s[0], s[nhwc ? 3 : 1], s[nhwc ? 1 : 2], s[nhwc ? 2 : 3]};  // N, K, P, Q
   // A 1x1 filter commutes with the spreading: convolve the P x Q pixels, then spread them.
   if (sw[2] == 1 && sw[3] == 1) {
     const std::array<std::int64_t, 4> pad{-p.pad[0], -p.pad[1], h + p.pad[0] - sd[2] * p.stride[0],
                                           wd + p.pad[1] - sd[3] * p.stride[1]};
-    return from_nchw(g, pad_hw(g, spread(g, g.conv2d(dn, wt, {.groups = p.groups}), p.stride), pad), p.layout);
+    const Tensor dx = g.conv2d(dy, wt, {.groups = p.groups, .layout = p.layout});
+    return pad_hw(g, spread(g, dx, p.stride, p.layout), pad, p.layout);
   }
   // Phase (a, b) makes dx rows a + s_h i and columns b + s_w j, for i < ceil(H / s_h), j < ceil(W / s_w).
   const std::int64_t sh = p.stride[0], sv = p.stride[1], ph = (h + sh - 1) / sh, pw = (wd + sv - 1) / sv;
-  const Shape phase_shape{sd[0], sw[1] * p.groups, ph, pw};
+  const std::int64_t n = sd[0], c = sw[1] * p.groups;
+  const Shape phase_shape = nhwc ? Shape{n, ph, pw, c} : Shape{n, c, ph, pw};
   std::vector<Tensor> phases;
   for (std::int64_t a = 0; a < sh; ++a)
     for (std::int64_t b = 0; b < sv; ++b)
-      phases.push_back(phase_conv(g, dn, wt, phase_axis(a, sh, p.dilation[0], p.pad[0], sw[2], sd[2], ph),
-                                  phase_axis(b, sv, p.dilation[1], p.pad[1], sw[3], sd[3], pw), p.groups,
+      phases.push_back(phase_conv(g, dy, wt, phase_axis(a, sh, p.dilation[0], p.pad[0], sw[2], sd[2], ph),
+                                  phase_axis(b, sv, p.dilation[1], p.pad[1], sw[3], sd[3], pw), p.groups, p.layout,
                                   phase_shape));
-  if (phases.size() == 1) return from_nchw(g, phases[0], p.layout);
-  // [N, C, s_h s_w, ceil(H / s_h), ceil(W / s_w)] interleaved, in dx's layout, then cut to H x W.
-  const std::int64_t n = sd[0], c = phase_shape[1];
-  const Tensor stacked = g.reshape(g.concat(phases, 2), {n, c, sh, sv, ph, pw});
-  const bool nhwc = p.layout == Layout::NHWC;
-  const Tensor woven = g.transpose(stacked, nhwc ? std::vector<std::int64_t>{0, 4, 2, 5, 3, 1}
+  if (phases.size() == 1) return phases[0];
+  // The phases interleaved, then cut to H x W: NCHW [N, C, s_h, s_w, ceil(H / s_h), ceil(W / s_w)],
+  // NHWC [N, ceil(H / s_h), ceil(W / s_w), s_h, s_w, C] (stacked along C).
+  const Tensor stacked = nhwc ? g.reshape(g.concat(phases, 3), {n, ph, pw, sh, sv, c})
+                              : g.reshape(g.concat(phases, 2), {n, c, sh, sv, ph, pw});
+  const Tensor woven = g.transpose(stacked, nhwc ? std::vector<std::int64_t>{0, 1, 3, 2, 4, 5}
                                                  : std::vector<std::int64_t>{0, 1, 4, 2, 5, 3});
   const Tensor dx = g.reshape(woven, nhwc ? Shape{n, ph * sh, pw * sv, c} : Shape{n, c, ph * sh, pw * sv});
   if (ph * sh == h && pw * sv == wd) return dx;
