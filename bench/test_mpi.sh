@@ -10,10 +10,13 @@
 #   stall   rank 1 is stopped mid-run: rank 0 ends the job after --rank-timeout with that message;
 #   stall-train  rank 1 stops itself before its second data-parallel step: another rank ends the
 #           job after --rank-timeout, naming the allreduce and its bucket;
-#   train   train --data-parallel, SGD and AdamW: the loss curve and variables equal one process's
-#           with the same global batch and seed, the variables identical on every rank, the scaling efficiency
+#   train   train --data-parallel, SGD and AdamW, with dropout: the loss curve and variables equal one
+#           process's with the same global batch and seed (each rank's shard draws the whole batch's
+#           dropout masks for its rows), the variables identical on every rank, the scaling efficiency
 #           recorded, the same variables without the overlap (--no-overlap); a batch that does not
-#           split across the ranks is refused.
+#           split across the ranks is refused;
+#   train-mixed  the same in mixed precision, --precision bf16 and f16 (loss-scaled), SGD: the loss
+#           curve and variables within bf16's or f16's rounding of one process's, the loss scale equal.
 # Exits 77 (skipped) where mpirun or porta-bench's MPI module is absent.
 set -euo pipefail
 bench=$1 dir=$2 case=$3 np=$4
@@ -167,6 +170,7 @@ import json, sys
 one, job, np = json.load(open(sys.argv[1]))["results"], json.load(open(sys.argv[2]))["results"], int(sys.argv[3])
 optimizer = sys.argv[4]
 assert all(r["params"]["optimizer"] == optimizer for r in one + job), [r["params"] for r in job]
+assert all(r["params"]["dropout"] is True for r in one + job), "mlp-nobn trains with its dropout"
 assert [r["params"]["ranks"] for r in one] == [1, 1] and [r["params"]["ranks"] for r in job] == [1, np], job
 assert all(r["status"] == "ok" for r in one + job), [r["reason"] for r in one + job]
 fused, split, parallel = one[0], one[1], job[1]
@@ -213,6 +217,42 @@ PY
   job "$bench" "${train[@]}" --batch 25
   [ "$code" = 2 ] && grep -q "the global batch 25 does not split evenly across $np ranks" stderr.txt ||
     { cat stderr.txt; echo "a batch of 25 was not refused (exit code $code)"; exit 1; }
+  ;;
+train-mixed)
+  train=(train --data-parallel --model mlp-nobn --images 96 --epochs 2 --bucket-mib 1 --device cpu:threads=1 --batch 24)
+  for precision in bf16 f16; do
+    "$bench" "${train[@]}" --precision $precision --json one-$precision.json >one.txt 2>&1 || { cat one.txt; exit 1; }
+    job "$bench" "${train[@]}" --precision $precision --json job-$precision.json
+    [ "$code" = 0 ] || { cat stdout.txt stderr.txt; exit 1; }
+    python3 - one-$precision.json job-$precision.json "$np" $precision <<'PY'
+import json, sys
+one, job, np = json.load(open(sys.argv[1]))["results"], json.load(open(sys.argv[2]))["results"], int(sys.argv[3])
+precision = sys.argv[4]
+assert all(r["status"] == "ok" and r["params"]["precision"] == precision for r in one + job), one + job
+split, parallel = one[1], job[1]
+assert parallel["params"]["ranks"] == np and parallel["params"]["dropout"] is True, parallel["params"]
+# Each rank computes its shard's gradients in the low precision and rounds them there before the f32
+# sum, where one process rounds the whole batch's: the steps differ by that rounding, about bf16's or
+# f16's epsilon (2^-8, 2^-11) of a gradient, so the losses and variables within these.
+rtol = {"bf16": 2e-3, "f16": 5e-4}[precision]
+curve1, curve = split["params"]["loss_curve"], parallel["params"]["loss_curve"]
+assert len(curve) == len(curve1) == 8 and curve[-1] < curve[0], curve
+worst = max(abs(a - b) / abs(b) for a, b in zip(curve, curve1))
+assert worst <= rtol, (worst, curve, curve1)
+prints1, prints = split["params"]["variable_fingerprints"], parallel["params"]["variable_fingerprints"]
+assert prints1.keys() == prints.keys(), (prints1.keys(), prints.keys())
+scale = {k: v for k, v in prints.items() if k.startswith("loss_scale")}
+assert len(scale) == {"bf16": 0, "f16": 2}[precision], prints.keys()
+for name, (mixed, magnitude) in prints.items():
+    if name in scale:
+        assert prints1[name] == [mixed, magnitude], (name, prints1[name], prints[name])
+    else:
+        assert abs(magnitude - prints1[name][1]) <= rtol * magnitude, (name, prints1[name], prints[name])
+        assert abs(mixed - prints1[name][0]) <= rtol * magnitude, (name, prints1[name], prints[name])
+print(f"{np} ranks, {precision}: loss {curve[0]:.6f} -> {curve[-1]:.6f} over {len(curve)} steps, at most "
+      f"{worst:.2e} from one process's (tolerance {rtol}); {len(prints)} variables within it")
+PY
+  done
   ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac

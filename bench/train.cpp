@@ -29,8 +29,10 @@ std::vector<float> uniform(std::int64_t n, float scale, std::mt19937_64& rng) {
 
 // 3x32x32 images -> gemm 3072x512 -> batchnorm -> tanh -> gemm 512x10: the smallest network the
 // train suite times, beside the CNNs. Without the batchnorm ("mlp-nobn"), a batch split across
-// data-parallel ranks trains exactly as the whole batch does (a batchnorm takes each rank's statistics).
-Graph mlp(std::int64_t batch, std::uint64_t seed, bool batchnorm = true) {
+// data-parallel ranks trains exactly as the whole batch does (a batchnorm takes each rank's statistics),
+// and `dropout` puts a dropout of 0.2 before the second gemm, which the ranks' shards draw as the
+// whole batch does (autodiff::TrainingOptions::batch_offset).
+Graph mlp(std::int64_t batch, std::uint64_t seed, bool batchnorm, bool dropout) {
   constexpr std::int64_t pixels = 3 * 32 * 32, hidden = 512, classes = 10;
   std::mt19937_64 rng(seed);
   Graph g;
@@ -44,7 +46,9 @@ Graph mlp(std::int64_t batch, std::uint64_t seed, bool batchnorm = true) {
   const Tensor h = g.gemm(x, weight("fc1.weight", {pixels, hidden}, pixels), {}, filled("fc1.bias", hidden, 0.0f), "fc1");
   const Tensor bn = !batchnorm ? h : g.batchnorm(h, filled("bn.weight", hidden, 1.0f), filled("bn.bias", hidden, 0.0f),
                                 filled("bn.running_mean", hidden, 0.0f), filled("bn.running_var", hidden, 1.0f), {}, "bn");
-  const Tensor y = g.gemm(g.tanh(bn), weight("fc2.weight", {hidden, classes}, hidden), {},
+  Tensor hidden_out = g.tanh(bn);
+  if (dropout) hidden_out = g.dropout(hidden_out, autodiff::step_counter(g), {.ratio = 0.2f, .seed = seed}, "dropout");
+  const Tensor y = g.gemm(hidden_out, weight("fc2.weight", {hidden, classes}, hidden), {},
                           filled("fc2.bias", classes, 0.0f), "fc2");
   g.output("logits", y);
   return g;
@@ -56,7 +60,7 @@ Shape label_shape(const Shape& logits) { return Shape(logits.begin(), logits.end
 // training_loss's graph with the gradients of every weight and the optimizer driving them as variables;
 // in f16 the gradients are loss-scaled and a step whose gradients overflowed is skipped.
 Graph training_step(const Graph& inference, const std::string& optimizer = "sgd", DType precision = DType::f32) {
-  autodiff::TrainingGraph t = training_loss(inference, precision);
+  autodiff::TrainingGraph t = training_loss(inference, {.precision = precision});
   Graph& g = t.graph;
   const Tensor loss = g.outputs().back().second;
   if (precision != DType::f16) {
@@ -76,8 +80,8 @@ Graph training_step(const Problem& problem) {
 
 }  // namespace
 
-autodiff::TrainingGraph training_loss(const Graph& inference, DType precision) {
-  autodiff::TrainingGraph t = autodiff::training_graph(inference, {.precision = precision});
+autodiff::TrainingGraph training_loss(const Graph& inference, const autodiff::TrainingOptions& options) {
+  autodiff::TrainingGraph t = autodiff::training_graph(inference, options);
   Graph& g = t.graph;
   const Tensor logits = g.outputs().at(0).second;
   if (g.shape(logits).empty())
@@ -211,7 +215,8 @@ Problem train_problem(const std::string& model, std::int64_t batch, std::uint64_
                       bool regularize) {
   const std::string suffix = precision == DType::f32 ? "" : " " + std::string(to_string(precision));
   Problem p{.op = "train", .kind = OpKind::Gemm, .workload = fmt::format("{} b{}{}", model, batch, suffix)};
-  p.graph = model.starts_with("mlp") ? mlp(batch, seed, model == "mlp")
+  // mlp keeps no dropout, as PyTorch's side of it (bench/scripts/torch_train.py) has none.
+  p.graph = model.starts_with("mlp") ? mlp(batch, seed, model == "mlp", model == "mlp-nobn" && regularize)
                                      : models::build(model, {.batch = batch, .seed = seed, .training = regularize});
   const Shape& input = p.graph.shape(p.graph.inputs().at(0));
   p.params = {{"model", model}, {"batch", batch}, {"resolution", input.back()}, {"dropout", regularize}};
@@ -375,8 +380,6 @@ int run_train(const TrainArgs& a, const std::string& command_line) {
   if (a.parallel.enabled) return run_data_parallel(a, command_line);
   if (a.parallel.optimizer != "sgd")
     throw ArgumentError("--optimizer " + a.parallel.optimizer + " is for --data-parallel; train times SGD");
-  if (a.parallel.enabled && a.precision != "f32")
-    throw ArgumentError("--precision " + a.precision + " is not implemented for --data-parallel");
   for (const std::string& file : {a.json, a.csv})
     if (!file.empty()) check_writable(file);
   const std::vector<Target> targets = open_targets(a.devices);

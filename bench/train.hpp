@@ -38,8 +38,9 @@ Json optimizer_params(const std::string& optimizer);
 
 // The inference graph made trainable (autodiff::training_graph) with its loss, output "loss" after
 // the network's: softmax cross-entropy to integer class "labels", an input.
-// `precision` bf16 or f16: the network in mixed precision (autodiff::TrainingOptions), the loss in f32.
-autodiff::TrainingGraph training_loss(const Graph& inference, DType precision = DType::f32);
+// `options.precision` bf16 or f16: the network in mixed precision, the loss in f32; `batch_offset`: a
+// data-parallel rank's shard (autodiff::TrainingOptions).
+autodiff::TrainingGraph training_loss(const Graph& inference, const autodiff::TrainingOptions& options = {});
 
 // A few batches of random images with random class labels, for the first input and the first
 // output (the logits) of `step`, cycled through an epoch.

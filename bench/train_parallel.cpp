@@ -24,6 +24,7 @@ namespace porta::bench {
 namespace {
 
 const std::string grad_prefix = "grad:";
+const std::string loss_scale = "loss_scale";
 
 struct Parameter {
   std::string name;
@@ -33,17 +34,23 @@ struct Parameter {
 // The training step in two graphs, since an executable runs its whole graph: `gradients` is the
 // forward and backward pass of a shard (outputs "loss" and "grad:P"; the parameters are variables
 // it reads and never assigns), `update` applies the optimizer to variables of the same names and
-// initial values from the averaged gradients, its inputs "grad:P".
+// initial values from the averaged gradients, its inputs "grad:P". Loss-scaled (f16), the gradients
+// are those of the loss times the input "loss_scale", the update graph's variable of that name as
+// this step began; the update unscales their average, checks it finite, updates the scale and skips
+// a step that overflowed (autodiff::unscale_gradients), so that every rank decides alike.
 struct SplitStep {
   Graph gradients, update;
   std::vector<Parameter> params;
+  bool loss_scaled = false;
 };
 
-SplitStep split_step(const Graph& inference, const std::string& optimizer) {
-  autodiff::TrainingGraph t = training_loss(inference);
+SplitStep split_step(const Graph& inference, const std::string& optimizer, const autodiff::TrainingOptions& options) {
+  autodiff::TrainingGraph t = training_loss(inference, options);
   Graph& g = t.graph;
-  const std::vector<Tensor> grads = autodiff::gradients(g, g.outputs().back().second, t.params);
-  SplitStep s;
+  SplitStep s{.loss_scaled = options.precision == DType::f16};
+  Tensor loss = g.outputs().back().second;
+  if (s.loss_scaled) loss = g.mul(loss, g.input(loss_scale, {1}));
+  const std::vector<Tensor> grads = autodiff::gradients(g, loss, t.params);
   std::vector<Tensor> params, inputs;
   for (std::size_t i = 0; i < t.params.size(); ++i) {
     const TensorInfo info = g.info(t.params[i]);
@@ -55,7 +62,13 @@ SplitStep split_step(const Graph& inference, const std::string& optimizer) {
     params.push_back(s.update.variable_bytes(info.name, info.desc.shape, info.desc.dtype, info.data));
     inputs.push_back(s.update.input(grad_prefix + info.name, info.desc.shape));
   }
-  apply_optimizer(s.update, params, inputs, optimizer);
+  if (!s.loss_scaled) {
+    apply_optimizer(s.update, params, inputs, optimizer);
+  } else {
+    const Tensor scale = autodiff::loss_scale_variable(s.update, train_loss_scale);
+    const autodiff::ScaledGradients u = autodiff::unscale_gradients(s.update, inputs, scale, train_loss_scale);
+    apply_optimizer(s.update, params, u.grads, optimizer, u.finite);
+  }
   s.gradients = std::move(g);
   return s;
 }
@@ -100,6 +113,7 @@ struct Replica {
   std::vector<Bucket> packed;  // per bucket
   std::map<std::string, Slot, std::less<>> slots;  // "loss" and "grad:P"
   std::string input;  // the images' input
+  bool loss_scaled = false;  // SplitStep's
 };
 
 // The buffers of the buckets and the slot of each gradient (and the loss) in them.
@@ -120,12 +134,12 @@ void pack(Replica& r) {
 }
 
 Replica make_replica(const Graph& inference, const Device& device, const CompileOptions& options,
-                     const DataParallelSettings& parallel) {
-  SplitStep s = split_step(inference, parallel.optimizer);
+                     const DataParallelSettings& parallel, const autodiff::TrainingOptions& training) {
+  SplitStep s = split_step(inference, parallel.optimizer, training);
   const auto max_numel = static_cast<std::size_t>(parallel.bucket_mib * (1 << 20) / sizeof(float));
   Replica r{.gradients = device.compile(s.gradients, options), .update = device.compile(s.update, options),
             .params = s.params, .buckets = buckets(s.params, std::max<std::size_t>(1, max_numel)),
-            .input = inference.info(inference.inputs().at(0)).name};
+            .input = inference.info(inference.inputs().at(0)).name, .loss_scaled = s.loss_scaled};
   pack(r);
   return r;
 }
@@ -159,6 +173,7 @@ float train_step(Replica& r, std::span<const float> images, std::span<const floa
   double start = steady_seconds();
   r.gradients.set_input(r.input, images);
   r.gradients.set_input("labels", labels);
+  if (r.loss_scaled) r.gradients.set_input(loss_scale, r.update.variable(loss_scale));
   run_gradients(r, job, overlap);
   seconds.backward += steady_seconds() - start;
   start = steady_seconds();
@@ -238,8 +253,11 @@ Row data_parallel_row(const Problem& global, const std::string& model, const Tar
   row.workload = fmt::format("{}, {} ranks", global.workload, ranks);
   if (!target.device) throw Error(ErrorCode::DeviceUnavailable, target.spec + ": " + target.error);
   double start = steady_seconds();
-  const Problem shard_problem = train_problem(model, batch / ranks, settings.seed, DType::f32, !a.no_dropout);
-  Replica r = make_replica(shard_problem.graph, *target.device, settings.compile, a.parallel);
+  const DType precision = parse_dtype(a.precision);
+  const Problem shard_problem = train_problem(model, batch / ranks, settings.seed, precision, !a.no_dropout);
+  // The shard's dropouts draw the global batch's masks for its rows.
+  Replica r = make_replica(shard_problem.graph, *target.device, settings.compile, a.parallel,
+                           {.precision = precision, .batch_offset = job.rank() * (batch / ranks)});
   row.compile_s = job.max(steady_seconds() - start);
   const SyntheticData data(global.graph, steps, settings.seed);
   std::vector<std::vector<float>> images, labels;
@@ -308,7 +326,7 @@ std::vector<Row> train_both(const Problem& global, const std::string& model, con
 
 // The global batch's problem with --optimizer's update, for the baseline and the data-parallel row alike.
 Problem parallel_problem(const std::string& model, std::int64_t batch, const TrainArgs& a) {
-  Problem p = train_problem(model, batch, a.seed, DType::f32, !a.no_dropout);
+  Problem p = train_problem(model, batch, a.seed, parse_dtype(a.precision), !a.no_dropout);
   for (const char* key : {"learning_rate", "momentum", "weight_decay"}) p.params.erase(key);
   p.params.update(optimizer_params(a.parallel.optimizer));
   return p;

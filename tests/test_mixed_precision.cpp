@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -137,6 +138,31 @@ TEST_SUITE("autodiff") {
       CHECK(good.variable("loss_scale")[0] == 1024.0f);
       CHECK(good.variable("w1") != w1);
     }
+  }
+
+  TEST_CASE("loss scaling in two graphs: unscale_gradients of scaled gradients summed elsewhere") {
+    Graph update;
+    const autodiff::LossScaleOptions o{.initial_scale = 8.0f, .growth_interval = 1};
+    const Tensor scaled = update.input("scaled", {3});
+    const Tensor scale = autodiff::loss_scale_variable(update, o);
+    const autodiff::ScaledGradients u = autodiff::unscale_gradients(update, std::vector<Tensor>{scaled}, scale, o);
+    update.output("grad", u.grads.at(0));
+    update.output("finite", update.cast(u.finite, DType::f32));
+    for (const Device& device : ref_and_devices_under_test()) {
+      INFO("device " << device.info().name);
+      Executable exe = device.compile(update);
+      exe.set_input("scaled", std::vector<float>{8.0f, -16.0f, 24.0f});
+      exe.run();
+      CHECK(exe.output("grad") == std::vector<float>{1.0f, -2.0f, 3.0f});
+      CHECK(exe.output("finite")[0] == 1.0f);
+      CHECK(exe.variable("loss_scale")[0] == 16.0f);  // one good step doubles it
+      exe.set_input("scaled", std::vector<float>{1.0f, std::numeric_limits<float>::infinity(), 0.0f});
+      exe.run();
+      CHECK(exe.output("finite")[0] == 0.0f);
+      CHECK(exe.variable("loss_scale")[0] == 8.0f);
+    }
+    CHECK_THROWS_WITH_AS(autodiff::unscale_gradients(update, std::vector<Tensor>{scaled}, scaled, o),
+                         doctest::Contains("loss_scale_variable's"), Error);
   }
 
   TEST_CASE("mixed precision: bf16 products, f32 parameters and loss; wrong dtypes of precision or apply_if fail") {

@@ -62,16 +62,17 @@ PORTA_PHILOX_FUNCTION philox_u32 philox_bits(philox_u64 seed, philox_u32 step, p
 PORTA_PHILOX_FUNCTION philox_u32 dropout_step(float step) { return (philox_u32)(philox_i64)step; }
 
 /* Dropout keeps draw j where its bits reach `threshold`, the drop ratio's share of 2^32
- * (core/runtime/dropout.hpp), so the decision needs no float. Element i reads draw i / span: span 1
- * draws per element, a larger one shares a draw over that many consecutive elements (stochastic
- * depth: one per sample). */
+ * (core/runtime/dropout.hpp), so the decision needs no float. Element i reads draw offset + i / span:
+ * span 1 draws per element, a larger one shares a draw over that many consecutive elements (stochastic
+ * depth: one per sample); the offset skips the draws of the samples before a batch's shard. */
 PORTA_PHILOX_FUNCTION int dropout_keeps(philox_u64 seed, philox_u32 step, philox_u64 j, philox_u32 threshold) {
   return philox_bits(seed, step, j) >= threshold;
 }
 
 /* Dropout's decisions for consecutive elements, each Philox block drawn once for its four draws:
  * dropout_start at element `first`, then dropout_cursor_keeps and dropout_advance per element. The
- * same bits as dropout_keeps(seed, step, i / span, threshold), in a quarter of the work at span 1. */
+ * same bits as dropout_keeps(seed, step, offset + i / span, threshold), in a quarter of the work at
+ * span 1. */
 typedef struct {
   philox_u64 seed, span, draw, within; /* element i is `within` elements into the span of `draw` */
   philox_u32 step, threshold;
@@ -79,12 +80,12 @@ typedef struct {
 } DropoutCursor;
 
 PORTA_PHILOX_FUNCTION void dropout_start(DropoutCursor* c, philox_u64 seed, philox_u32 step, philox_u32 threshold,
-                                         philox_u64 span, philox_u64 first) {
+                                         philox_u64 span, philox_u64 offset, philox_u64 first) {
   c->seed = seed;
   c->step = step;
   c->threshold = threshold;
   c->span = span;
-  c->draw = span == 1u ? first : first / span;
+  c->draw = offset + (span == 1u ? first : first / span);
   c->within = span == 1u ? 0u : first % span;
   philox_block(seed, step, c->draw >> 2, c->words);
 }

@@ -22,14 +22,19 @@ Tensor nonfinite_sum(Graph& g, std::span<const Tensor> grads) {
 
 }  // namespace
 
-ScaledGradients scaled_gradients(Graph& g, Tensor loss, std::span<const Tensor> wrt, const LossScaleOptions& o) {
+Tensor loss_scale_variable(Graph& g, const LossScaleOptions& o) {
   if (!(o.initial_scale > 0.0f) || !std::isfinite(o.initial_scale) || o.growth_interval < 0)
-    throw Error(ErrorCode::InvalidArgument, "scaled_gradients: the initial scale " + std::to_string(o.initial_scale) +
+    throw Error(ErrorCode::InvalidArgument, "loss scaling: the initial scale " + std::to_string(o.initial_scale) +
                                                 " must be positive and finite, the growth interval " +
                                                 std::to_string(o.growth_interval) + " not negative");
-  ScaledGradients out;
-  out.scale = g.variable("loss_scale", {1}, std::vector<float>{o.initial_scale});
-  out.grads = gradients(g, g.mul(loss, as(g, out.scale, g.dtype(loss))), wrt);
+  return g.variable("loss_scale", {1}, std::vector<float>{o.initial_scale});
+}
+
+ScaledGradients unscale_gradients(Graph& g, std::span<const Tensor> scaled, Tensor scale, const LossScaleOptions& o) {
+  if (g.info(scale).role != Role::Variable || g.dtype(scale) != DType::f32 || g.desc(scale).numel() != 1)
+    throw Error(ErrorCode::InvalidArgument, "unscale_gradients: the scale '" + g.info(scale).name +
+                                                "' must be a [1] f32 variable (loss_scale_variable's)");
+  ScaledGradients out{.grads = {scaled.begin(), scaled.end()}, .finite = {}, .scale = scale};
   const Tensor inverse = g.reciprocal(out.scale);
   for (Tensor& grad : out.grads) grad = g.mul(grad, as(g, inverse, g.dtype(grad)));
   const Tensor zero = detail::filled(g, {1}, 0.0f, DType::f32);
@@ -46,6 +51,11 @@ ScaledGradients scaled_gradients(Graph& g, Tensor loss, std::span<const Tensor> 
   g.assign(out.scale, g.where(out.finite, g.where(grow, detail::scaled(g, out.scale, 2.0f), out.scale),
                               detail::scaled(g, out.scale, 0.5f)));
   return out;
+}
+
+ScaledGradients scaled_gradients(Graph& g, Tensor loss, std::span<const Tensor> wrt, const LossScaleOptions& o) {
+  const Tensor scale = loss_scale_variable(g, o);
+  return unscale_gradients(g, gradients(g, g.mul(loss, as(g, scale, g.dtype(loss))), wrt), scale, o);
 }
 
 }  // namespace porta::autodiff

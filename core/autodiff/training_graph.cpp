@@ -1,5 +1,6 @@
 // An inference graph made trainable: weights as variables, batchnorms on batch statistics, and optionally
 // mixed precision (the network in bf16 or f16 around f32 master weights).
+#include <string>
 #include <variant>
 
 #include "core/compile/rewrite.hpp"
@@ -32,6 +33,9 @@ void check_precision(DType precision) {
 TrainingGraph training_graph(const Graph& inference, const TrainingOptions& options) {
   const DType low = options.precision;
   check_precision(low);
+  if (options.batch_offset < 0)
+    throw Error(ErrorCode::InvalidArgument, "training_graph: batch_offset " + std::to_string(options.batch_offset) +
+                                                " is negative (the index of the graph's first sample in the batch)");
   const std::size_t count = inference.tensors().size();
   // Parameters are the float constants an output depends on: not integer ones (indices, shapes), nor
   // ones that only feed variables' updates (a step counter's increment), nor batchnorms' running statistics.
@@ -77,6 +81,11 @@ TrainingGraph training_graph(const Graph& inference, const TrainingOptions& opti
       const float epsilon = std::get<BatchNormParams>(n.params).epsilon;
       const Tensor y = batchnorm_training(r.graph, in(0), in(1), in(2), epsilon).y;
       r.replace(n.output, low == DType::f32 ? y : r.graph.cast(y, low));
+    } else if (n.op == OpKind::Dropout && options.batch_offset != 0) {
+      cast_down_inputs(n);
+      DropoutParams p = std::get<DropoutParams>(n.params);
+      p.batch_offset += options.batch_offset;
+      r.replace(n.output, r.add(n, p, r.inputs(n)));
     } else {
       cast_down_inputs(n);
       r.copy(n);

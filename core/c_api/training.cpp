@@ -12,6 +12,8 @@ using porta::Tensor;
 
 namespace {
 
+constexpr porta_tensor no_tensor{-1};  // PORTA_NO_TENSOR
+
 // `count` tensors from a C array, which may be NULL only when count is 0.
 std::vector<Tensor> tensors_of(const porta_tensor* ts, std::size_t count, const char* what) {
   if (ts == nullptr && count > 0) invalid(std::string(what) + " is NULL");
@@ -73,25 +75,59 @@ porta_status porta_softmax_cross_entropy_loss(porta_graph* graph, porta_tensor l
 
 porta_status porta_training_graph(const porta_graph* inference, porta_graph** out, porta_tensor* params,
                                   size_t capacity, size_t* count) {
+  return porta_training_graph_with_options(inference, nullptr, out, params, capacity, count);
+}
+
+porta_training_options porta_training_options_default(void) {
+  const porta::autodiff::TrainingOptions d;
+  return {sizeof(porta_training_options), static_cast<porta_dtype>(d.precision), d.batch_offset};
+}
+
+porta_status porta_training_graph_with_options(const porta_graph* inference, const porta_training_options* options,
+                                               porta_graph** out, porta_tensor* params, size_t capacity,
+                                               size_t* count) {
   return guard([&] {
     porta_graph*& result = out_ref(out, "out");
     std::size_t& found = out_ref(count, "count");
     if (params == nullptr && capacity > 0) invalid("params is NULL");
-    porta::autodiff::TrainingGraph t = porta::autodiff::training_graph(get(inference, "inference"));
+    const porta_training_options o = params_or(options, porta_training_options_default(), "options");
+    porta::autodiff::TrainingGraph t = porta::autodiff::training_graph(
+        get(inference, "inference"), {.precision = dtype_of(o.precision), .batch_offset = o.batch_offset});
     for (std::size_t i = 0; i < t.params.size() && i < capacity; ++i) params[i] = {t.params[i].id};
     found = t.params.size();
     result = new porta_graph{.graph = std::move(t.graph)};
   });
 }
 
+porta_loss_scale_options porta_loss_scale_options_default(void) {
+  const porta::autodiff::LossScaleOptions d;
+  return {sizeof(porta_loss_scale_options), d.initial_scale, d.growth_interval};
+}
+
+porta_status porta_scaled_gradients(porta_graph* graph, porta_tensor loss, const porta_tensor* wrt, size_t count,
+                                    const porta_loss_scale_options* options, porta_tensor* grads, porta_tensor* finite,
+                                    porta_tensor* scale) {
+  return guard([&] {
+    const std::vector<Tensor> of = tensors_of(wrt, count, "wrt");
+    if (grads == nullptr && count > 0) invalid("grads is NULL");
+    const porta_loss_scale_options o = params_or(options, porta_loss_scale_options_default(), "options");
+    const porta::autodiff::ScaledGradients s = porta::autodiff::scaled_gradients(
+        get(graph, "graph"), tensor_of(loss), of, {.initial_scale = o.initial_scale,
+                                                   .growth_interval = o.growth_interval});
+    for (std::size_t i = 0; i < count; ++i) grads[i] = {s.grads[i].id};
+    if (finite != nullptr) *finite = {s.finite.id};
+    if (scale != nullptr) *scale = {s.scale.id};
+  });
+}
+
 porta_sgd_options porta_sgd_options_default(void) {
   const porta::autodiff::SgdOptions d;
-  return {sizeof(porta_sgd_options), d.learning_rate, d.momentum, d.weight_decay};
+  return {sizeof(porta_sgd_options), d.learning_rate, d.momentum, d.weight_decay, no_tensor};
 }
 
 porta_adamw_options porta_adamw_options_default(void) {
   const porta::autodiff::AdamWOptions d;
-  return {sizeof(porta_adamw_options), d.learning_rate, d.beta1, d.beta2, d.epsilon, d.weight_decay};
+  return {sizeof(porta_adamw_options), d.learning_rate, d.beta1, d.beta2, d.epsilon, d.weight_decay, no_tensor};
 }
 
 porta_status porta_apply_sgd(porta_graph* graph, const porta_tensor* params, const porta_tensor* grads, size_t count,
@@ -101,7 +137,8 @@ porta_status porta_apply_sgd(porta_graph* graph, const porta_tensor* params, con
     porta::autodiff::apply_sgd(get(graph, "graph"), tensors_of(params, count, "params"),
                                tensors_of(grads, count, "grads"),
                                {.learning_rate = o.learning_rate, .momentum = o.momentum,
-                                .weight_decay = o.weight_decay});
+                                .weight_decay = o.weight_decay},
+                               tensor_of(o.apply_if));
   });
 }
 
@@ -112,7 +149,8 @@ porta_status porta_apply_adamw(porta_graph* graph, const porta_tensor* params, c
     porta::autodiff::apply_adamw(get(graph, "graph"), tensors_of(params, count, "params"),
                                  tensors_of(grads, count, "grads"),
                                  {.learning_rate = o.learning_rate, .beta1 = o.beta1, .beta2 = o.beta2,
-                                  .epsilon = o.epsilon, .weight_decay = o.weight_decay});
+                                  .epsilon = o.epsilon, .weight_decay = o.weight_decay},
+                                 tensor_of(o.apply_if));
   });
 }
 
@@ -133,7 +171,7 @@ porta_status porta_dropout(porta_graph* graph, porta_tensor x, porta_tensor step
 
 porta_dropout_options porta_dropout_options_default(void) {
   const porta::DropoutParams d;
-  return {sizeof(porta_dropout_options), d.ratio, d.seed, d.mask_dims};
+  return {sizeof(porta_dropout_options), d.ratio, d.seed, d.mask_dims, d.batch_offset};
 }
 
 porta_status porta_dropout_with_options(porta_graph* graph, porta_tensor x, porta_tensor step,
@@ -142,7 +180,8 @@ porta_status porta_dropout_with_options(porta_graph* graph, porta_tensor x, port
     porta_tensor& result = out_ref(out, "out");
     const porta_dropout_options o = params_or(options, porta_dropout_options_default(), "options");
     result = {get(graph, "graph").dropout(tensor_of(x), tensor_of(step),
-                                          {.ratio = o.ratio, .seed = o.seed, .mask_dims = o.mask_dims},
+                                          {.ratio = o.ratio, .seed = o.seed, .mask_dims = o.mask_dims,
+                                           .batch_offset = o.batch_offset},
                                           optional_text(name)).id};
   });
 }

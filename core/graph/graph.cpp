@@ -955,6 +955,10 @@ Tensor Graph::dropout(Tensor x, Tensor step, const DropoutParams& p, std::string
     fail(ErrorCode::InvalidArgument, "dropout", name,
          "mask_dims " + std::to_string(p.mask_dims) + " is outside -1 (every dim) .. " + std::to_string(rank) +
              " (the rank of x, " + to_string(this->shape(x)) + ")");
+  if (p.batch_offset < 0)
+    fail(ErrorCode::InvalidArgument, "dropout", name,
+         "batch_offset " + std::to_string(p.batch_offset) + " must be >= 0 (the index along dim 0, in the batch x "
+         "is a shard of, of x's first sample)");
   return add_node(OpKind::Dropout, p, {x, step}, desc(x), std::move(name));
 }
 

@@ -61,7 +61,9 @@ void add_params(Fnv1a& h, const ActivationBackwardParams& p) {
   h.add(p.activation), add_params(h, p.clip), add_params(h, p.gelu), add_params(h, p.hard_sigmoid);
 }
 void add_params(Fnv1a& h, const AttentionParams& p) { h.add(p.scale), h.add(p.causal); }
-void add_params(Fnv1a& h, const DropoutParams& p) { h.add(p.ratio), h.add(p.seed), h.add(p.mask_dims); }
+void add_params(Fnv1a& h, const DropoutParams& p) {
+  h.add(p.ratio), h.add(p.seed), h.add(p.mask_dims), h.add(p.batch_offset);
+}
 
 void add_tensor(Fnv1a& h, const TensorInfo& t) {
   h.add(t.role), h.add(t.desc.dtype), h.add(t.desc.shape), h.add(t.input_strides);

@@ -14,7 +14,7 @@ void ref_dropout(const HostOpArgs& args) {
   for (std::int64_t i = 0; i < args.output.numel(); ++i) {
     const auto at = static_cast<std::size_t>(i);
     // The f32 product is exact in double, so this rounds as every device's float product does.
-    const bool keep = dropout_keeps(m.seed, step, static_cast<philox_u64>(i) / m.span, m.threshold) != 0;
+    const bool keep = dropout_keeps(m.seed, step, m.offset + static_cast<philox_u64>(i) / m.span, m.threshold) != 0;
     args.output.store(at, keep ? static_cast<float>(double{x.load(at)} * double{m.scale}) : 0.0f);
   }
 }

@@ -57,8 +57,13 @@ BatchStatistics batchnorm_training(Graph& graph, Tensor x, Tensor scale, Tensor 
 // `precision` instead); each batchnorm runs in f32 (statistics of a batch need the range and digits),
 // and each float output is cast back to f32, so a loss built on it is f32. f16 needs loss scaling
 // (scaled_gradients) to keep small gradients from flushing to zero; bf16 has f32's range.
+// batch_offset b: the graph trains samples b, b + 1, ... (dim 0 of its inputs) of a larger batch, a
+// shard of a data-parallel step, so each dropout draws the mask the whole batch's graph draws for those
+// samples (DropoutParams::batch_offset, added to the node's own): the shards of a step together train
+// exactly what one process training the whole batch does. Every dropout's x must lead with the batch.
 struct TrainingOptions {
   DType precision = DType::f32;  // f32, bf16 or f16
+  std::int64_t batch_offset = 0;  // >= 0
 };
 struct TrainingGraph {
   Graph graph;
@@ -84,6 +89,14 @@ struct ScaledGradients {
 };
 ScaledGradients scaled_gradients(Graph& graph, Tensor loss, std::span<const Tensor> wrt,
                                  const LossScaleOptions& options = {});
+// scaled_gradients in two graphs, for a data-parallel step that sums the scaled gradients over its
+// ranks between them: loss_scale_variable makes the "loss_scale" variable (in the graph that will
+// update it), and unscale_gradients divides gradients of `loss * scale`, made elsewhere (their sum
+// over the ranks, say), by `scale`, checks them finite and updates `scale` and its count of good
+// steps, as scaled_gradients does; `scale` must be loss_scale_variable's.
+Tensor loss_scale_variable(Graph& graph, const LossScaleOptions& options = {});
+ScaledGradients unscale_gradients(Graph& graph, std::span<const Tensor> scaled, Tensor scale,
+                                  const LossScaleOptions& options = {});
 
 // One step of SGD as PyTorch defines it, built from ops: g = grad + weight_decay * param,
 // v = momentum * velocity + g, param' = param - learning_rate * v. The caller feeds the returned

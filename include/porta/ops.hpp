@@ -224,10 +224,14 @@ struct AttentionParams {
 // mask_dims k draws the mask over x's leading k dims only, one draw shared by all the elements at
 // each of their indices: k = 1 drops or keeps whole samples, stochastic depth on a residual branch
 // (torchvision's StochasticDepth, mode "row"); -1, the default, draws one per element.
+// batch_offset b: x holds samples b, b + 1, ... (dim 0) of a larger batch, and draws the mask that
+// batch draws for them, so that the shards of a data-parallel step together drop what one process
+// training the whole batch drops (autodiff::TrainingOptions::batch_offset).
 struct DropoutParams {
   float ratio = 0.5f;       // the probability of dropping an element, in [0, 1)
   std::uint64_t seed = 0;
   std::int32_t mask_dims = -1;  // -1 (every dim) or 0 .. rank(x)
+  std::int64_t batch_offset = 0;  // >= 0
 };
 
 using OpParams = std::variant<std::monostate, MatMulParams, GemmParams, Conv2dParams, ClipParams,

@@ -289,17 +289,44 @@ porta_status porta_softmax_cross_entropy_loss(porta_graph* graph, porta_tensor l
  * parameters to `params` (may be NULL with capacity 0) and their number to *count. */
 porta_status porta_training_graph(const porta_graph* inference, porta_graph** out, porta_tensor* params,
                                   size_t capacity, size_t* count);
+typedef struct porta_training_options {
+  size_t size;
+  porta_dtype precision; /* PORTA_F32; PORTA_BF16 or PORTA_F16: mixed precision around f32 parameters */
+  int64_t batch_offset;  /* 0; b: the graph trains samples b, b + 1, ... of a larger batch (a data-parallel
+                          * shard), and its dropouts draw that batch's masks for them */
+} porta_training_options;
+porta_training_options porta_training_options_default(void);
+/* porta_training_graph with every option; `options` may be NULL (the defaults). */
+porta_status porta_training_graph_with_options(const porta_graph* inference, const porta_training_options* options,
+                                               porta_graph** out, porta_tensor* params, size_t capacity,
+                                               size_t* count);
+
+/* Dynamic loss scaling (f16 training): the gradients of `loss` times the [1] f32 variable "loss_scale",
+ * divided by it, written to grads[count]; *finite (may be NULL) a bool [1], true where every gradient is
+ * finite, to pass as the optimisers' apply_if; *scale (may be NULL) the scale variable. A step with an inf
+ * or NaN halves the scale, `growth_interval` good steps in a row double it (0: it stays). */
+typedef struct porta_loss_scale_options {
+  size_t size;
+  float initial_scale;     /* 65536 */
+  int64_t growth_interval; /* 2000 */
+} porta_loss_scale_options;
+porta_loss_scale_options porta_loss_scale_options_default(void);
+porta_status porta_scaled_gradients(porta_graph* graph, porta_tensor loss, const porta_tensor* wrt, size_t count,
+                                    const porta_loss_scale_options* options, porta_tensor* grads, porta_tensor* finite,
+                                    porta_tensor* scale);
 
 typedef struct porta_sgd_options {
   size_t size;
   float learning_rate; /* 0.01 */
   float momentum;      /* 0: no velocity */
   float weight_decay;  /* 0 */
+  porta_tensor apply_if; /* PORTA_NO_TENSOR; a bool [1]: a run where it is false leaves the state as it was */
 } porta_sgd_options;
 porta_sgd_options porta_sgd_options_default(void);
 typedef struct porta_adamw_options {
   size_t size;
   float learning_rate, beta1, beta2, epsilon, weight_decay; /* 1e-3, 0.9, 0.999, 1e-8, 1e-2 */
+  porta_tensor apply_if; /* as porta_sgd_options' */
 } porta_adamw_options;
 porta_adamw_options porta_adamw_options_default(void);
 /* Each run of the graph becomes one optimiser step (PyTorch's) of the `count` parameter variables given
@@ -319,6 +346,7 @@ typedef struct porta_dropout_options {
   float ratio;       /* 0.5: the probability of dropping */
   uint64_t seed;     /* 0 */
   int32_t mask_dims; /* -1: a draw per element; k: per index of x's leading k dims (1: stochastic depth) */
+  int64_t batch_offset; /* 0; b: x is samples b, b + 1, ... (dim 0) of a larger batch, and draws its mask */
 } porta_dropout_options;
 porta_dropout_options porta_dropout_options_default(void);
 /* porta_dropout with every option; `options` may be NULL (the defaults). */

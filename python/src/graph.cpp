@@ -198,12 +198,14 @@ void bind_layers(py::class_<Graph>& c) {
   c.def("where", &Graph::where, "cond"_a, "x"_a, "y"_a, "name"_a = "",
         "ONNX Where: x where the bool cond holds, else y; all three broadcast.");
   c.def("dropout", [](Graph& g, Tensor x, Tensor step, float ratio, std::uint64_t seed, std::int32_t mask_dims,
-                      std::string name) {
-    return g.dropout(x, step, {.ratio = ratio, .seed = seed, .mask_dims = mask_dims}, std::move(name));
-  }, "x"_a, "step"_a, "ratio"_a = 0.5f, "seed"_a = 0, "mask_dims"_a = -1, "name"_a = "",
+                      std::string name, std::int64_t batch_offset) {
+    return g.dropout(x, step, {.ratio = ratio, .seed = seed, .mask_dims = mask_dims, .batch_offset = batch_offset},
+                     std::move(name));
+  }, "x"_a, "step"_a, "ratio"_a = 0.5f, "seed"_a = 0, "mask_dims"_a = -1, "name"_a = "", "batch_offset"_a = 0,
         "Training-mode dropout: x * mask / (1 - ratio), the mask a pure function of (seed, step, element), the "
         "same on every device; step is a [1] f32 tensor, e.g. porta.autodiff.step_counter(graph). mask_dims k "
-        "draws the mask over x's leading k dims only (1: stochastic depth, whole samples); -1: every element.");
+        "draws the mask over x's leading k dims only (1: stochastic depth, whole samples); -1: every element. "
+        "batch_offset b: x is samples b, b + 1, ... (dim 0) of a larger batch, and draws that batch's mask.");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 /* Training from C: gradients against the analytic ones, a classifier trained to high accuracy with SGD,
- * a checkpoint read and written through the variables and resumed bit for bit, and the error paths. */
+ * a checkpoint read and written through the variables and resumed bit for bit, the classifier in mixed
+ * precision (bf16, and f16 with loss scaling skipping a step that overflows), and the error paths. */
 #include <math.h>
 #include <string.h>
 
@@ -56,8 +57,10 @@ static void gradients_of_a_squared_error(porta_device* device) {
   porta_graph_free(g);
 }
 
-/* The classifier's training step: an mlp 4 -> 16 -> 2 made trainable, its loss an output, SGD on every run. */
-static porta_graph* classifier_step(void) {
+/* The classifier's training step: an mlp 4 -> 16 -> 2 made trainable in `precision`, its loss an output, SGD
+ * on every run; in f16 the gradients loss-scaled (from 1024, doubling every 20 good steps) and SGD applied
+ * where they are finite. */
+static porta_graph* classifier_step(porta_dtype precision) {
   porta_graph *net = NULL, *g = NULL;
   float w1[hidden * features], w2[classes * hidden];
   fill(w1, hidden * features, 4, 0.5f), fill(w2, classes * hidden, 5, 0.5f);
@@ -75,16 +78,25 @@ static porta_graph* classifier_step(void) {
   CHECK_OK(porta_gemm(net, a, c2, PORTA_NO_TENSOR, &p, NULL, &logits));
   CHECK_OK(porta_graph_output(net, "logits", logits));
   size_t count = 0;
-  CHECK_OK(porta_training_graph(net, &g, params, 2, &count));
+  porta_training_options training = porta_training_options_default();
+  training.precision = precision;
+  if (precision == PORTA_F32) CHECK_OK(porta_training_graph(net, &g, params, 2, &count));
+  else CHECK_OK(porta_training_graph_with_options(net, &training, &g, params, 2, &count));
   CHECK(count == 2);
   porta_graph_free(net);
   CHECK_OK(porta_graph_output_at(g, 0, NULL, &logits));
   CHECK_OK(porta_graph_input(g, "labels", (const int64_t[]){batch}, 1, PORTA_I64, NULL, &labels));
   CHECK_OK(porta_softmax_cross_entropy_loss(g, logits, labels, "loss", &loss));
   CHECK_OK(porta_graph_output(g, "loss", loss));
-  CHECK_OK(porta_gradients(g, loss, params, 2, PORTA_NO_TENSOR, grads));
   porta_sgd_options sgd = porta_sgd_options_default();
   sgd.learning_rate = 0.2f, sgd.momentum = 0.9f;
+  if (precision == PORTA_F16) {
+    porta_loss_scale_options scaling = porta_loss_scale_options_default();
+    scaling.initial_scale = 1024.0f, scaling.growth_interval = 20; /* 8192 after 60 steps: no overflow */
+    CHECK_OK(porta_scaled_gradients(g, loss, params, 2, &scaling, grads, &sgd.apply_if, NULL));
+  } else {
+    CHECK_OK(porta_gradients(g, loss, params, 2, PORTA_NO_TENSOR, grads));
+  }
   CHECK_OK(porta_apply_sgd(g, params, grads, 2, &sgd));
   return g;
 }
@@ -131,7 +143,7 @@ static size_t variable_bytes(const porta_executable* exe, const char* name) {
 }
 
 static void classifier_trains_and_resumes(porta_device* device) {
-  porta_graph* g = classifier_step();
+  porta_graph* g = classifier_step(PORTA_F32);
   porta_executable *straight = NULL, *first = NULL, *resumed = NULL;
   CHECK_OK(porta_compile(device, g, NULL, &straight));
   const float loss_start = train(straight, 0, 1), loss_end = train(straight, 1, 59);
@@ -168,6 +180,42 @@ static void classifier_trains_and_resumes(porta_device* device) {
   porta_graph_free(g);
 }
 
+static float variable_f32(const porta_executable* exe, const char* name) {
+  float value = 0;
+  CHECK_OK(porta_get_variable(exe, name, &value, sizeof value));
+  return value;
+}
+
+/* bf16 and f16 train the classifier about as well as f32; f16's loss scale doubles every 20 good steps, and
+ * a scale so large that the gradients overflow skips the step (the weights and velocities kept) and halves. */
+static void classifier_trains_in_mixed_precision(porta_device* device) {
+  const porta_dtype precisions[] = {PORTA_BF16, PORTA_F16};
+  for (int p = 0; p < 2; ++p) {
+    porta_graph* g = classifier_step(precisions[p]);
+    porta_executable* exe = NULL;
+    CHECK_OK(porta_compile(device, g, NULL, &exe));
+    const float loss_start = train(exe, 0, 1), loss_end = train(exe, 1, 59);
+    CHECK(loss_end < 0.5f * loss_start);
+    CHECK(accuracy(exe) >= 0.9);
+    if (precisions[p] == PORTA_F16) {
+      CHECK(variable_f32(exe, "loss_scale") == 8192.0f); /* 60 good steps */
+      const float huge = 1e30f;
+      float w1[hidden * features], after[hidden * features], velocity[hidden * features];
+      float velocity_after[hidden * features];
+      CHECK_OK(porta_set_variable(exe, "loss_scale", &huge, sizeof huge));
+      CHECK_OK(porta_get_variable(exe, "w1", w1, sizeof w1));
+      CHECK_OK(porta_get_variable(exe, "w1.velocity", velocity, sizeof velocity));
+      train(exe, 60, 1);
+      CHECK_OK(porta_get_variable(exe, "w1", after, sizeof after));
+      CHECK_OK(porta_get_variable(exe, "w1.velocity", velocity_after, sizeof velocity_after));
+      CHECK(memcmp(w1, after, sizeof w1) == 0 && memcmp(velocity, velocity_after, sizeof velocity) == 0);
+      CHECK(variable_f32(exe, "loss_scale") == huge * 0.5f && variable_f32(exe, "loss_scale.good_steps") == 0.0f);
+    }
+    porta_executable_free(exe);
+    porta_graph_free(g);
+  }
+}
+
 static void training_errors(void) {
   porta_graph *g = NULL, *t = NULL;
   porta_tensor x, i, y, grad, step;
@@ -182,13 +230,31 @@ static void training_errors(void) {
   CHECK_OK(porta_training_graph(g, &t, NULL, 0, &count));  /* no constants: no parameters */
   CHECK(count == 0);
   porta_graph_free(t);
+  porta_training_options training = porta_training_options_default();
+  CHECK(training.precision == PORTA_F32 && training.batch_offset == 0);
+  training.precision = PORTA_I64;
+  CHECK_STATUS(porta_training_graph_with_options(g, &training, &t, NULL, 0, &count), PORTA_INVALID_ARGUMENT);
+  training = porta_training_options_default();
+  training.batch_offset = -1;
+  CHECK_STATUS(porta_training_graph_with_options(g, &training, &t, NULL, 0, &count), PORTA_INVALID_ARGUMENT);
+  training.size = 4;
+  CHECK_STATUS(porta_training_graph_with_options(g, &training, &t, NULL, 0, &count), PORTA_INVALID_ARGUMENT);
+  porta_loss_scale_options scaling = porta_loss_scale_options_default();
+  CHECK(scaling.initial_scale == 65536.0f && scaling.growth_interval == 2000);
+  scaling.initial_scale = 0.0f;
+  CHECK_STATUS(porta_scaled_gradients(g, y, &x, 1, &scaling, &grad, NULL, NULL), PORTA_INVALID_ARGUMENT);
+  CHECK_STATUS(porta_scaled_gradients(g, y, &x, 1, NULL, NULL, NULL, NULL), PORTA_INVALID_ARGUMENT);
   CHECK_OK(porta_step_counter(g, NULL, &step));
   CHECK_STATUS(porta_dropout(g, x, step, 1.0f, 0, NULL, &y), PORTA_INVALID_ARGUMENT);
   porta_dropout_options dropout = porta_dropout_options_default();
-  CHECK(dropout.ratio == 0.5f && dropout.mask_dims == -1);
+  CHECK(dropout.ratio == 0.5f && dropout.mask_dims == -1 && dropout.batch_offset == 0);
   dropout.mask_dims = 1;
   CHECK_OK(porta_dropout_with_options(g, x, step, &dropout, "per_sample", &y));
   dropout.mask_dims = 2; /* x has one dim */
+  CHECK_STATUS(porta_dropout_with_options(g, x, step, &dropout, NULL, &y), PORTA_INVALID_ARGUMENT);
+  dropout.mask_dims = -1, dropout.batch_offset = 5; /* x is samples 5, 6 and 7 of a larger batch */
+  CHECK_OK(porta_dropout_with_options(g, x, step, &dropout, "shard", &y));
+  dropout.batch_offset = -1;
   CHECK_STATUS(porta_dropout_with_options(g, x, step, &dropout, NULL, &y), PORTA_INVALID_ARGUMENT);
   dropout.size = 4;
   CHECK_STATUS(porta_dropout_with_options(g, x, step, &dropout, NULL, &y), PORTA_INVALID_ARGUMENT);
@@ -204,6 +270,7 @@ void run_training(void) {
   if (porta_device_open("cpu", &device) != PORTA_OK) CHECK_OK(porta_device_open("ref", &device));
   gradients_of_a_squared_error(device);
   classifier_trains_and_resumes(device);
+  classifier_trains_in_mixed_precision(device);
   training_errors();
   porta_device_free(device);
 }

@@ -343,7 +343,8 @@ std::string params_code(const OpParams& params) {
     const DropoutParams d;
     f.add("ratio", p->ratio, d.ratio, float_literal(p->ratio))
         .add("seed", p->seed, d.seed, std::to_string(p->seed) + "u")
-        .add("mask_dims", p->mask_dims, d.mask_dims, std::to_string(p->mask_dims));
+        .add("mask_dims", p->mask_dims, d.mask_dims, std::to_string(p->mask_dims))
+        .add("batch_offset", p->batch_offset, d.batch_offset, std::to_string(p->batch_offset));
   } else if (const auto* p = std::get_if<HardSigmoidParams>(&params)) {
     const HardSigmoidParams d;
     f.add("alpha", p->alpha, d.alpha, float_literal(p->alpha)).add("beta", p->beta, d.beta, float_literal(p->beta));

@@ -1,6 +1,7 @@
 // Dropout's cases: ratios 0 (identity), 0.1 and 0.5 over odd sizes, under a few seeds and steps, a
 // draw per element; and stochastic depth's masks over leading dims (1: per sample, 2, and 0: the
-// whole tensor). The step is an f32 constant, so every device reads the same one.
+// whole tensor); and shards of a larger batch (batch_offset). The step is an f32 constant, so every
+// device reads the same one.
 #include "op_cases/case_graph.hpp"
 
 namespace porta::cases::detail {
@@ -18,6 +19,9 @@ void add_dropout_cases(std::vector<OpCase>& list, DType t) {
       {"dims1_p0.3", {.ratio = 0.3f, .seed = 9, .mask_dims = 1}, 3.0f},
       {"dims2_p0.5", {.ratio = 0.5f, .seed = 77, .mask_dims = 2}, 11.0f},
       {"dims0_p0.5", {.ratio = 0.5f, .seed = 5, .mask_dims = 0}, 2.0f},
+      {"offset5_p0.5", {.ratio = 0.5f, .seed = 13, .batch_offset = 5}, 4.0f},
+      {"dims1_offset3_p0.3", {.ratio = 0.3f, .seed = 9, .mask_dims = 1, .batch_offset = 3}, 3.0f},
+      {"dims2_offset1000_p0.5", {.ratio = 0.5f, .seed = 77, .mask_dims = 2, .batch_offset = 1000}, 11.0f},
   };
   for (const Kind& k : kinds)
     for (const Shape& shape : {Shape{1}, Shape{7, 19}, Shape{3, 5, 17, 13}, Shape{37, 3, 1, 5}}) {

@@ -136,6 +136,32 @@ def test_dropout_over_leading_dims_keeps_or_drops_whole_samples():
     assert e.value.code == porta.ErrorCode.InvalidArgument
 
 
+def test_dropout_shards_draw_the_whole_batchs_mask():
+    def dropped(rows, batch_offset, mask_dims):
+        g = porta.Graph()
+        x = g.input("x", (rows, 3, 5))
+        g.output("y", g.dropout(x, autodiff.step_counter(g), ratio=0.5, seed=3, mask_dims=mask_dims,
+                                batch_offset=batch_offset))
+        return porta.Device("cpu").compile(g).run(x=np.ones((rows, 3, 5), np.float32))["y"]
+    for mask_dims in (-1, 0, 1, 2):
+        whole = dropped(7, 0, mask_dims)
+        assert np.array_equal(np.concatenate([dropped(3, 0, mask_dims), dropped(4, 3, mask_dims)]), whole)
+    with pytest.raises(porta.Error) as e:
+        dropped(4, -1, -1)
+    assert e.value.code == porta.ErrorCode.InvalidArgument
+    net = porta.Graph()
+    net.output("y", net.dropout(net.input("x", (4, 2)), autodiff.step_counter(net), ratio=0.5))
+    g, _ = autodiff.training_graph(net, batch_offset=4)
+    y = porta.Device("cpu").compile(g).run(x=np.ones((4, 2), np.float32))["y"]
+    assert np.array_equal(y, dropped_rows(8, 2)[4:])
+
+
+def dropped_rows(rows, columns):
+    g = porta.Graph()
+    g.output("y", g.dropout(g.input("x", (rows, columns)), autodiff.step_counter(g), ratio=0.5))
+    return porta.Device("cpu").compile(g).run(x=np.ones((rows, columns), np.float32))["y"]
+
+
 def test_models_training_builds_have_dropout():
     for name in ("efficientnet-b0", "mobilenet-v2"):
         plain = porta.models.build(name, resolution=32)

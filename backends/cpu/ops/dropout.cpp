@@ -18,7 +18,7 @@ void cpu_dropout(const HostOpArgs& args) {
     const float* xv = read_f32(x, begin, count, x_buffer.data());
     float* yv = write_f32(y, begin, y_buffer.data());
     DropoutCursor c;
-    dropout_start(&c, m.seed, step, m.threshold, m.span, static_cast<philox_u64>(begin));
+    dropout_start(&c, m.seed, step, m.threshold, m.span, m.offset, static_cast<philox_u64>(begin));
     for (std::int64_t i = 0; i < count; ++i) {
       if (i > 0) dropout_advance(&c);
       yv[i] = dropout_cursor_keeps(&c) != 0 ? xv[i] * m.scale : 0.0f;

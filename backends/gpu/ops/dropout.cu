@@ -13,7 +13,7 @@ __global__ void dropout_kernel(gpu::DropoutArgs args) {
   for (std::int64_t q = first_thread(); q < quads; q += thread_count()) {
     const std::int64_t first = 4 * q, end = first + 4 < args.count ? first + 4 : args.count;
     DropoutCursor c;
-    dropout_start(&c, args.seed, step, args.threshold, args.span, static_cast<philox_u64>(first));
+    dropout_start(&c, args.seed, step, args.threshold, args.span, args.offset, static_cast<philox_u64>(first));
     for (std::int64_t i = first; i < end; ++i) {
       if (i > first) dropout_advance(&c);
       store(args.y, i, args.dtype, dropout_cursor_keeps(&c) != 0 ? load(args.x, i, args.dtype) * args.scale : 0.0f);

@@ -366,8 +366,8 @@ struct WhereArgs {
   void* y = nullptr;
 };
 
-// Dropout (ops/dropout.cu): y = x * scale where backends/common/philox.h keeps draw i / span of the
-// stream (seed, step), else 0; step is read from its one-element f32 tensor at run time.
+// Dropout (ops/dropout.cu): y = x * scale where backends/common/philox.h keeps draw offset + i / span
+// of the stream (seed, step), else 0; step is read from its one-element f32 tensor at run time.
 struct DropoutArgs {
   DType dtype = DType::f32;
   std::int64_t count = 0;
@@ -375,6 +375,7 @@ struct DropoutArgs {
   std::uint32_t threshold = 0;
   float scale = 1.0f;
   std::uint64_t span = 1;  // consecutive elements sharing one draw
+  std::uint64_t offset = 0;  // the draw of element 0
   const void* x = nullptr;
   const void* step = nullptr;  // one f32
   void* y = nullptr;

@@ -344,7 +344,7 @@ IndexGatherArgs index_gather_args(const Graph& graph, const Node& node) {
 DropoutArgs dropout_args(const Graph& graph, const Node& node) {
   const DropoutMask m = dropout_mask(std::get<DropoutParams>(node.params), shape_of(graph, node.output));
   return {.dtype = dtype_of(graph, node.output), .count = graph.desc(node.output).numel(), .seed = m.seed,
-          .threshold = m.threshold, .scale = m.scale, .span = m.span};
+          .threshold = m.threshold, .scale = m.scale, .span = m.span, .offset = m.offset};
 }
 
 }  // namespace porta::detail::gpu

@@ -12,7 +12,8 @@ void opencl_dropout(LaunchBuilder& b, const Node& node) {
   const std::int64_t n = y.numel();
   auto args = b.kernel("dropout", "dropout", y.dtype);
   args.tensor(node.inputs[0]).tensor(node.inputs[1]).tensor(node.output).i64(n).i64(static_cast<std::int64_t>(m.seed))
-      .i32(static_cast<std::int32_t>(m.threshold)).f32(m.scale).i64(static_cast<std::int64_t>(m.span));
+      .i32(static_cast<std::int32_t>(m.threshold)).f32(m.scale).i64(static_cast<std::int64_t>(m.span))
+      .i64(static_cast<std::int64_t>(m.offset));
   b.enqueue_1d(std::move(args), (n + 3) / 4);
 }
 
