@@ -371,7 +371,8 @@ Command add_run_command(CLI::App& app, const std::string& command_line) {
   run->add_option("--budget", suite.options.budget_s, "Seconds for the whole suite; what is left is skipped (0: none)")
       ->check(non_negative_seconds)->capture_default_str();
   run->add_option("--verify-limit", suite.options.verify_limit_s,
-                  "Seconds ref may take to check a row; beyond, the cpu device checks other devices' and gradients' rows")
+                  "Seconds ref may take to check a row; beyond, the cpu device checks other devices' rows and "
+                  "oneDNN's gradients")
       ->check(non_negative_seconds)->capture_default_str();
   run->add_option("--peaks", suite.peaks, "Take the devices' ceilings from an earlier results.json (of --suite peak)");
   run->add_option("--rank-timeout", suite.rank_timeout_s,

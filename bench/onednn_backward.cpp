@@ -6,6 +6,9 @@
 #include "backward.hpp"
 
 #include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
 
 #if PORTA_BENCH_ONEDNN
 #include <omp.h>
@@ -139,14 +142,17 @@ Prepared prepare_onednn_backward(const Problem& problem, const Target& target, c
       ops->values[graph.info(graph.inputs()[i]).name] = cases::random_input_values(graph, i, settings.seed);
     ops->out.resize(static_cast<std::size_t>(graph.desc(graph.outputs().front().second).numel()));
     const bool data = problem.params["gradient"] == "data";
+    // Debian's oneDNN threads with OpenMP, and a primitive keeps the thread count it was made under.
+    const int threads = target.device->info().threads;
+    omp_set_num_threads(threads);
     const double start = steady_seconds();
     auto step = std::make_shared<Step>(problem.kind == OpKind::Conv2d
                                            ? conv_step(conv_problem_of(problem.params), problem.params, data, *ops,
                                                        p.row.algo)
                                            : gemm_step(gemm_problem_of(problem.params), data, *ops, p.row.algo));
     p.row.compile_s = steady_seconds() - start;
-    const auto run = [ops, step, threads = target.device->info().threads] {
-      omp_set_num_threads(threads);  // Debian's oneDNN threads with OpenMP
+    const auto run = [ops, step, threads] {
+      omp_set_num_threads(threads);  // rows of other devices run between this row's samples
       dnnl::stream stream(engine());
       for (auto& [primitive, args] : step->calls) primitive.execute(stream, args);
       stream.wait();

@@ -182,8 +182,8 @@ std::vector<Row> run_rows(const Suite& suite, const std::vector<Target>& targets
   // against ref, verifies the rows of other devices: with many cores it reaches an H100's largest
   // GEMMs in seconds.
   // A gradient's rows beyond ref's reach are checked against the cpu device's, whatever the time:
-  // oneDNN's row against porta's graph (whose own check then only catches a run that reads memory it
-  // never wrote; the unit tests check the graphs against ref).
+  // oneDNN's row against porta's graph; porta's own rows on the cpu backend then go unverified (the
+  // unit tests check the graphs against ref).
   const double ref_s_per_flop = seconds_per_flop("ref", settings.seed);
   std::optional<double> cpu_s_per_flop, ref_backward_s_per_flop;  // measured when first needed
   const auto verifying = [&](const Problem& problem, const Target& target) {
