@@ -1,5 +1,5 @@
 #pragma once
-// What the dropout tests run (test_dropout.cpp, test_stochastic_depth.cpp).
+// What the dropout tests run (test_dropout.cpp, test_stochastic_depth.cpp, test_dropout_shards.cpp).
 #include <vector>
 
 #include "porta/porta.hpp"

@@ -350,6 +350,17 @@ TEST_SUITE("autodiff") {
          {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 3, .layout = Layout::NHWC}},
         {"depthwise 5x5, stride 2", {1, 2, 9, 6}, {2, 1, 5, 5}, {.stride = {2, 2}, .pad = {2, 2, 2, 1}, .groups = 2}},
         {"nhwc, stride 2", {2, 5, 6, 3}, {4, 3, 3, 3}, {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .layout = Layout::NHWC}},
+        // The same phases, spread and crops in NHWC (x is [N, H, W, C] there).
+        {"nhwc 1x1, stride 2 x 3, asymmetric pads", {2, 7, 8, 3}, {4, 3, 1, 1},
+         {.stride = {2, 3}, .pad = {0, 1, 1, 0}, .layout = Layout::NHWC}},
+        {"nhwc, stride 3 x 2, dilation 1 x 3, a 1x3 filter", {1, 7, 10, 2}, {3, 2, 1, 3},
+         {.stride = {3, 2}, .pad = {0, 1, 0, 1}, .dilation = {1, 3}, .layout = Layout::NHWC}},
+        {"nhwc, stride 4, phases without taps", {1, 9, 10, 2}, {2, 2, 3, 3},
+         {.stride = {4, 4}, .pad = {1, 2, 0, 0}, .layout = Layout::NHWC}},
+        {"nhwc, stride 2, pads past the filter", {1, 5, 5, 2}, {2, 2, 2, 2},
+         {.stride = {2, 2}, .pad = {3, 0, 0, 3}, .layout = Layout::NHWC}},
+        {"nhwc groups 2, stride 2 x 1, odd sizes", {2, 7, 5, 4}, {4, 2, 3, 3},
+         {.stride = {2, 1}, .pad = {0, 1, 1, 0}, .groups = 2, .layout = Layout::NHWC}},
     };
     for (const Case& c : cases) {
       CAPTURE(c.name);

@@ -4,6 +4,7 @@
 // sets on each rank's graph.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -69,14 +70,27 @@ TEST_SUITE("dropout") {
     CHECK(dropout_of_ones(ref, {8, 16}, later, 1.0f) == std::vector<float>(whole.begin() + 128, whole.end()));
   }
 
-  TEST_CASE("a negative batch_offset is an error") {
+  TEST_CASE("a batch_offset outside 0 .. 2^31 - 1 is an error") {
     Graph g;
     const float one[] = {1.0f};
     const Tensor step = g.constant("step", {1}, one);
-    check_error([&] { g.dropout(g.input("x", {4, 3}), step, {.batch_offset = -1}, "drop"); },
-                ErrorCode::InvalidArgument, {"'drop'", "batch_offset -1", ">= 0"});
+    const Tensor x = g.input("x", {4, 3});
+    check_error([&] { g.dropout(x, step, {.batch_offset = -1}, "drop"); }, ErrorCode::InvalidArgument,
+                {"'drop'", "batch_offset -1", "0 .. 2^31 - 1"});
+    check_error([&] { g.dropout(x, step, {.batch_offset = std::int64_t{1} << 31}, "far"); },
+                ErrorCode::InvalidArgument, {"'far'", "batch_offset 2147483648"});
     check_error([&] { (void)autodiff::training_graph(Graph{}, {.batch_offset = -3}); }, ErrorCode::InvalidArgument,
                 {"batch_offset -3"});
+  }
+
+  TEST_CASE("training_graph's batch_offset refuses a dropout whose x does not lead with the batch") {
+    Graph inference;
+    const Tensor step = autodiff::step_counter(inference);
+    const Tensor x = inference.transpose(inference.input("input", {6, 3}), {1, 0});
+    inference.output("y", inference.dropout(x, step, {.ratio = 0.3f, .seed = 1}, "across"));
+    check_error([&] { (void)autodiff::training_graph(inference, {.batch_offset = 6}); }, ErrorCode::Unsupported,
+                {"'across'", "lead with the batch (6"});
+    CHECK_NOTHROW((void)autodiff::training_graph(inference));  // no offset, nothing to draw by rows
   }
 
   TEST_CASE("training_graph's batch_offset moves every dropout's mask to the shard's rows, in every precision") {

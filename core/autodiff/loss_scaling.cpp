@@ -20,17 +20,22 @@ Tensor nonfinite_sum(Graph& g, std::span<const Tensor> grads) {
   return total;
 }
 
-}  // namespace
-
-Tensor loss_scale_variable(Graph& g, const LossScaleOptions& o) {
+void check_options(const LossScaleOptions& o) {
   if (!(o.initial_scale > 0.0f) || !std::isfinite(o.initial_scale) || o.growth_interval < 0)
     throw Error(ErrorCode::InvalidArgument, "loss scaling: the initial scale " + std::to_string(o.initial_scale) +
                                                 " must be positive and finite, the growth interval " +
                                                 std::to_string(o.growth_interval) + " not negative");
+}
+
+}  // namespace
+
+Tensor loss_scale_variable(Graph& g, const LossScaleOptions& o) {
+  check_options(o);
   return g.variable("loss_scale", {1}, std::vector<float>{o.initial_scale});
 }
 
 ScaledGradients unscale_gradients(Graph& g, std::span<const Tensor> scaled, Tensor scale, const LossScaleOptions& o) {
+  check_options(o);
   if (g.info(scale).role != Role::Variable || g.dtype(scale) != DType::f32 || g.desc(scale).numel() != 1)
     throw Error(ErrorCode::InvalidArgument, "unscale_gradients: the scale '" + g.info(scale).name +
                                                 "' must be a [1] f32 variable (loss_scale_variable's)");

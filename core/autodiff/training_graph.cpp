@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "core/compile/rewrite.hpp"
+#include "core/runtime/dropout.hpp"
 #include "porta/autodiff.hpp"
 #include "porta/error.hpp"
 
@@ -28,14 +29,27 @@ void check_precision(DType precision) {
                                                 " is not a float dtype (f32, bf16 or f16)");
 }
 
+// A shard's dropout takes the rows of the whole batch's mask by its dim 0 (DropoutParams::batch_offset):
+// x must lead with the batch, as the graph's inputs do. An x that does not (heads folded into the
+// batch, a transpose) would draw other samples' rows without a word.
+void check_leads_with_batch(const Graph& g, const Node& n) {
+  const std::int64_t batch = g.inputs().empty() ? -1 : g.shape(g.inputs().front()).at(0);
+  const Shape& x = g.shape(n.inputs[0]);
+  if (x.empty() || x[0] != batch)
+    throw Error(ErrorCode::Unsupported, "training_graph: batch_offset needs each dropout's x to lead with the batch (" +
+                                            std::to_string(batch) + ", dim 0 of the first input), but dropout '" +
+                                            n.name + "' has x " + to_string(x));
+}
+
 }  // namespace
 
 TrainingGraph training_graph(const Graph& inference, const TrainingOptions& options) {
   const DType low = options.precision;
   check_precision(low);
-  if (options.batch_offset < 0)
+  if (options.batch_offset < 0 || options.batch_offset > ::porta::detail::max_batch_offset)
     throw Error(ErrorCode::InvalidArgument, "training_graph: batch_offset " + std::to_string(options.batch_offset) +
-                                                " is negative (the index of the graph's first sample in the batch)");
+                                                " is outside 0 .. 2^31 - 1 (the index of the graph's first sample "
+                                                "in the batch)");
   const std::size_t count = inference.tensors().size();
   // Parameters are the float constants an output depends on: not integer ones (indices, shapes), nor
   // ones that only feed variables' updates (a step counter's increment), nor batchnorms' running statistics.
@@ -82,6 +96,7 @@ TrainingGraph training_graph(const Graph& inference, const TrainingOptions& opti
       const Tensor y = batchnorm_training(r.graph, in(0), in(1), in(2), epsilon).y;
       r.replace(n.output, low == DType::f32 ? y : r.graph.cast(y, low));
     } else if (n.op == OpKind::Dropout && options.batch_offset != 0) {
+      check_leads_with_batch(inference, n);
       cast_down_inputs(n);
       DropoutParams p = std::get<DropoutParams>(n.params);
       p.batch_offset += options.batch_offset;

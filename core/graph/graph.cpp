@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "core/runtime/dropout.hpp"
 #include "core/runtime/op_math.hpp"
 #include "porta/error.hpp"
 
@@ -955,10 +956,10 @@ Tensor Graph::dropout(Tensor x, Tensor step, const DropoutParams& p, std::string
     fail(ErrorCode::InvalidArgument, "dropout", name,
          "mask_dims " + std::to_string(p.mask_dims) + " is outside -1 (every dim) .. " + std::to_string(rank) +
              " (the rank of x, " + to_string(this->shape(x)) + ")");
-  if (p.batch_offset < 0)
+  if (p.batch_offset < 0 || p.batch_offset > detail::max_batch_offset)
     fail(ErrorCode::InvalidArgument, "dropout", name,
-         "batch_offset " + std::to_string(p.batch_offset) + " must be >= 0 (the index along dim 0, in the batch x "
-         "is a shard of, of x's first sample)");
+         "batch_offset " + std::to_string(p.batch_offset) + " must be in 0 .. 2^31 - 1 (the index along dim 0, in "
+         "the batch x is a shard of, of x's first sample)");
   return add_node(OpKind::Dropout, p, {x, step}, desc(x), std::move(name));
 }
 

@@ -9,6 +9,9 @@
 
 namespace porta::detail {
 
+// DropoutParams::batch_offset's bound, so that its draws' index stays within 64 bits.
+inline constexpr std::int64_t max_batch_offset = (std::int64_t{1} << 31) - 1;
+
 struct DropoutMask {
   std::uint64_t seed = 0;
   std::uint32_t threshold = 0;  // an element is kept where its 32 random bits are at least this
@@ -19,7 +22,7 @@ struct DropoutMask {
 
 // The builder keeps ratio in [0, 1), so ratio * 2^32 stays below 2^32, mask_dims in -1 .. rank and
 // batch_offset at 0 or above. A sample of x (an index of dim 0) draws as many
-// draws as the mask has indices in dims 1 .. mask_dims, every dim's at -1; mask_dims 0 draws one for
+// draws as the mask has indices in dims 1 .. mask_dims - 1, every dim's at -1; mask_dims 0 draws one for
 // the whole batch, draw 0 wherever the shard starts.
 inline DropoutMask dropout_mask(const DropoutParams& p, const Shape& shape) {
   const auto rank = static_cast<std::int32_t>(shape.size());

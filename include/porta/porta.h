@@ -109,8 +109,10 @@ porta_status porta_graph_input_at(const porta_graph* graph, size_t index, const 
 porta_status porta_graph_output_at(const porta_graph* graph, size_t index, const char** name, porta_tensor* tensor);
 
 /* ---- ops: each writes its result to *out; `name` may be NULL ("<op>_<index>") ---------------------
- * Structs with a `size` field take sizeof(struct) there, so that they can grow: start from
- * porta_*_params_default(), which sets it. A NULL params pointer means the defaults. */
+ * Structs with a `size` field take sizeof(struct) there, so that one of another size (another
+ * header's) is refused: start from porta_*_params_default(), which sets it. A NULL params pointer
+ * means the defaults. Before porta's first release a struct may change within its size: rebuild
+ * against the header of the library you link (docs/c-api.md). */
 
 porta_status porta_matmul(porta_graph* graph, porta_tensor a, porta_tensor b, int trans_a, int trans_b,
                           const char* name, porta_tensor* out);
