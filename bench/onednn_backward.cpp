@@ -25,7 +25,8 @@ std::string unsupported_reason(const Problem& problem, const Target& target) {
 #if PORTA_BENCH_ONEDNN
   return {};
 #else
-  return "this porta-bench was built without oneDNN (Debian: libdnnl-dev), so it has no backward primitives to run";
+  return "this porta-bench does not link oneDNN (not found, Debian: libdnnl-dev; or a PORTA_BACKEND_MODULES build, "
+         "whose porta-bench links no vendor library), so it has no backward primitives to run";
 #endif
 }
 
