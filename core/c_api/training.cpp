@@ -12,8 +12,6 @@ using porta::Tensor;
 
 namespace {
 
-constexpr porta_tensor no_tensor{-1};  // PORTA_NO_TENSOR
-
 // `count` tensors from a C array, which may be NULL only when count is 0.
 std::vector<Tensor> tensors_of(const porta_tensor* ts, std::size_t count, const char* what) {
   if (ts == nullptr && count > 0) invalid(std::string(what) + " is NULL");
@@ -122,12 +120,12 @@ porta_status porta_scaled_gradients(porta_graph* graph, porta_tensor loss, const
 
 porta_sgd_options porta_sgd_options_default(void) {
   const porta::autodiff::SgdOptions d;
-  return {sizeof(porta_sgd_options), d.learning_rate, d.momentum, d.weight_decay, no_tensor};
+  return {sizeof(porta_sgd_options), d.learning_rate, d.momentum, d.weight_decay, PORTA_NO_TENSOR};
 }
 
 porta_adamw_options porta_adamw_options_default(void) {
   const porta::autodiff::AdamWOptions d;
-  return {sizeof(porta_adamw_options), d.learning_rate, d.beta1, d.beta2, d.epsilon, d.weight_decay, no_tensor};
+  return {sizeof(porta_adamw_options), d.learning_rate, d.beta1, d.beta2, d.epsilon, d.weight_decay, PORTA_NO_TENSOR};
 }
 
 porta_status porta_apply_sgd(porta_graph* graph, const porta_tensor* params, const porta_tensor* grads, size_t count,
