@@ -82,13 +82,18 @@ bool nchw_only(const std::shared_ptr<DeviceImpl>& device, const Graph& g) {
                      [&](const Node& node) { return contains(device->unsupported_reason(g, node, {}), "NCHW only"); });
 }
 
-// Runs `got` (compiled from g) once per name in `runs`, and g on ref, with the same random inputs;
-// checks each run within the op's tolerance of ref's (tf32's where f32 may run as tf32).
-void check_against_ref(Executable& got, const Graph& g, std::uint64_t seed, OpKind op, bool tf32 = false,
-                       std::initializer_list<const char*> runs = {"once"}) {
+// g run on ref with the random inputs of `seed`.
+Executable reference(const Graph& g, std::uint64_t seed) {
   Executable want = Device::open("ref").compile(g);
   cases::set_random_inputs(want, g, seed);
   want.run();
+  return want;
+}
+
+// Runs `got` (compiled from g) once per name in `runs`, with the random inputs of `seed` that `want`
+// ran on; checks each run within the op's tolerance of want's (tf32's where f32 may run as tf32).
+void check_against(Executable& got, const Executable& want, const Graph& g, std::uint64_t seed, OpKind op,
+                   bool tf32 = false, std::initializer_list<const char*> runs = {"once"}) {
   cases::set_random_inputs(got, g, seed);
   for (const char* run : runs) {
     CAPTURE(run);
@@ -137,7 +142,7 @@ TEST_CASE("emulated gpu: every op case matches the reference, eager, captured an
     }
     for (const Node& node : g.nodes()) CHECK(device->unsupported_reason(g, node, {}).empty());
     Executable got = compile_on(device, g, {.poison_memory = true});
-    check_against_ref(got, g, seed, c.op, false, {"eager", "captured", "replayed"});
+    check_against(got, reference(g, seed), g, seed, c.op, false, {"eager", "captured", "replayed"});
     ++checked;
   }
   MESSAGE(checked << " op cases on the emulated GPU; " << integer
@@ -148,29 +153,33 @@ TEST_CASE("emulated gpu: every GEMM tile runs every matmul, gemm and conv case, 
   const auto device = open_emulated();
   const char* filter = std::getenv("PORTA_TEST_CASES");
   const std::uint64_t seed = 20261206;
-  for (const gpu::GemmTile tile : gpu::gemm_tiles) {
-    const std::string name = gpu::tile_name(tile);
-    CAPTURE(name);
-    const ScopedEnv forced("PORTA_GPU_TILE", name);
-    int ran = 0;
-    for (const auto& c : cases::all_cases()) {
-      const bool family = c.op == OpKind::MatMul || c.op == OpKind::Gemm || c.op == OpKind::Conv2d;
-      if (!family || (filter != nullptr && !case_selected(c.name, filter))) continue;
-      CAPTURE(c.name);
-      const Graph g = c.build(seed);
-      if (nchw_only(device, g)) continue;
+  std::map<std::string, int> ran;  // by tile: the GEMMs and convs its plan named
+  for (const auto& c : cases::all_cases()) {
+    const bool family = c.op == OpKind::MatMul || c.op == OpKind::Gemm || c.op == OpKind::Conv2d;
+    if (!family || (filter != nullptr && !case_selected(c.name, filter))) continue;
+    CAPTURE(c.name);
+    const Graph g = c.build(seed);
+    if (nchw_only(device, g)) continue;
+    const Executable want = reference(g, seed);  // once for every tile
+    for (const gpu::GemmTile tile : gpu::gemm_tiles) {
+      const std::string name = gpu::tile_name(tile);
+      CAPTURE(name);
+      const ScopedEnv forced("PORTA_GPU_TILE", name);
       // The matrix tiles take f32 only as tf32: with allow_tf32, judged by tf32's precision.
       const bool tf32 = gpu::is_matrix(tile);
       Executable got = compile_on(device, g, {.allow_tf32 = tf32, .poison_memory = true});
-      check_against_ref(got, g, seed, c.op, tf32);
+      check_against(got, want, g, seed, c.op, tf32);
       for (const NodePlan& plan : got.node_plans()) {
         if (plan.op != c.op || contains(plan.plan, "direct") || contains(plan.plan, "does not apply")) continue;
         CHECK(contains(plan.plan, name));
-        ++ran;
+        ++ran[name];
       }
     }
-    MESSAGE(name << ": " << ran << " GEMMs and convs");
-    if (filter == nullptr) CHECK(ran > 0);
+  }
+  for (const gpu::GemmTile tile : gpu::gemm_tiles) {
+    const std::string name = gpu::tile_name(tile);
+    MESSAGE(name << ": " << ran[name] << " GEMMs and convs");
+    if (filter == nullptr) CHECK(ran[name] > 0);
   }
 }
 
@@ -235,7 +244,7 @@ TEST_CASE("emulated gpu: attention wider than its kernel's tiles runs as its com
     const auto attention = [](const Node& n) { return n.op == OpKind::Attention; };
     CHECK(std::none_of(compiled->graph.nodes().begin(), compiled->graph.nodes().end(), attention));
     Executable got(std::make_unique<ExecutableImpl>(device, compiled));
-    check_against_ref(got, g, 7, OpKind::Attention);  // ref runs the attention node itself
+    check_against(got, reference(g, 7), g, 7, OpKind::Attention);  // ref runs the attention node itself
   }
 }
 
@@ -308,7 +317,7 @@ TEST_CASE("emulated gpu: BERT (gather on i64 ids, attention, layer norm) matches
   const Graph g = models::build("bert-base", {.batch = 1, .seq = 8});
   for (const Node& node : g.nodes()) CHECK_MESSAGE(device->unsupported_reason(g, node, {}).empty(), node.name);
   Executable got = compile_on(device, g);
-  check_against_ref(got, g, 11, OpKind::MatMul);
+  check_against(got, reference(g, 11), g, 11, OpKind::MatMul);
 }
 
 TEST_CASE("emulated gpu: profiled runs time every node of the compiled graph") {

@@ -6,10 +6,10 @@
 // fiber; shared memory is a static, as one block runs at a time. Streams run
 // work at once, or record it while capturing; graphs replay what was recorded.
 #include <math.h>  // expf and friends in the global namespace, as device code calls them
-#include <ucontext.h>
 
 #include <bit>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -162,10 +162,14 @@ inline gpuError_t gpuGraphLaunch(gpuGraphExec_t exec, gpuStream_t stream) {
 inline gpuError_t gpuGraphDestroy(gpuGraph_t g) { return delete g, gpuSuccess; }
 inline gpuError_t gpuGraphExecDestroy(gpuGraphExec_t g) { return delete g, gpuSuccess; }
 
-// The threads of one block run as fibers (ucontext) on the launching thread: each runs until its
-// next __syncthreads, then the next one runs, so that a round over all fibers is one barrier phase.
+// The threads of one block run as fibers on the launching thread: each runs until its next
+// __syncthreads, then the next one runs, so that a round over all fibers is one barrier phase.
 // (The kernels reach every __syncthreads uniformly, as CUDA and HIP require.) Far cheaper than OS
-// threads, whose start-up and futex barriers would dominate the tests.
+// threads, whose start-up and futex barriers would dominate the tests. The switch is
+// emulation_fiber.cpp's, which makes no system call.
+extern "C" void porta_emulated_fiber_switch(void** save, void* load);
+extern "C" void porta_emulated_fiber_start();
+
 class EmulatedBlock {
  public:
   static constexpr unsigned max_threads = 256;  // the emulated device's maxThreadsPerBlock
@@ -179,15 +183,7 @@ class EmulatedBlock {
   void run(dim3 block, const std::function<void()>& body) {
     const unsigned threads = block.x * block.y * block.z;
     body_ = &body;
-    for (unsigned t = 0; t < threads; ++t) {
-      Fiber& f = fibers_[t];
-      f.done = false;
-      capture(&f.context);
-      f.context.uc_stack.ss_sp = f.stack.data();
-      f.context.uc_stack.ss_size = f.stack.size();
-      f.context.uc_link = &scheduler_;
-      makecontext(&f.context, &EmulatedBlock::entry, 0);
-    }
+    for (unsigned t = 0; t < threads; ++t) fibers_[t].done = false;
     for (unsigned finished = 0; finished < threads;) {
       finished = 0;
       for (unsigned t = 0; t < threads; ++t) {
@@ -197,34 +193,52 @@ class EmulatedBlock {
         }
         current_ = t;
         threadIdx = dim3(t % block.x, t / block.x % block.y, t / (block.x * block.y));
-        swapcontext(&scheduler_, &fibers_[t].context);
+        porta_emulated_fiber_switch(&scheduler_, fibers_[t].resume);
       }
     }
   }
 
-  void sync() { swapcontext(&fibers_[current_].context, &scheduler_); }
+  void sync() { porta_emulated_fiber_switch(&fibers_[current_].resume, scheduler_); }
 
  private:
   struct Fiber {
-    ucontext_t context{};
     std::vector<char> stack = std::vector<char>(std::size_t{256} << 10);
+    void* resume = nullptr;  // the top of its stack, as the last switch away from it left it
     bool done = false;
   };
 
-  // Fills `context` for makecontext, which then gives it a stack and an entry of its own, so it is
-  // never resumed where it was taken. The compiler cannot know that: it takes getcontext, as setjmp,
-  // to return twice, and the locals live across the call in the caller (run's loop counter and
-  // fiber) might be clobbered. Out of line, no local of run's lives across getcontext.
-  [[gnu::noinline]] static void capture(ucontext_t* context) { getcontext(context); }
+  EmulatedBlock() {
+    for (Fiber& f : fibers_) f.resume = new_fiber(f.stack, &EmulatedBlock::fiber_main);
+  }
 
-  static void entry() {
+  // The frame a switch pops, on top of a fresh stack: the FP control words at their defaults
+  // (MXCSR 0x1f80, x87 0x037f), r15, r14, r13 = main, r12, rbx, rbp = 0 (where backtraces end), and
+  // the return into porta_emulated_fiber_start, 16-byte aligned above so that main is called as ABI
+  // requires.
+  static void* new_fiber(std::vector<char>& stack, void (*main)()) {
+    const auto top = reinterpret_cast<std::uintptr_t>(stack.data() + stack.size()) & ~std::uintptr_t{15};
+    void** frame = reinterpret_cast<void**>(top) - 8;
+    frame[0] = reinterpret_cast<void*>(std::uintptr_t{0x037f} << 32 | 0x1f80);
+    frame[1] = frame[2] = frame[4] = frame[5] = frame[6] = nullptr;
+    frame[3] = reinterpret_cast<void*>(main);
+    frame[7] = reinterpret_cast<void*>(&porta_emulated_fiber_start);
+    return frame;
+  }
+
+  // A fiber is made once and runs its thread of every block: after body() returns it switches out,
+  // and the next block's run resumes it here.
+  static void fiber_main() {
     EmulatedBlock& self = instance();
-    (*self.body_)();
-    self.fibers_[self.current_].done = true;  // returning resumes the scheduler (uc_link)
+    for (;;) {
+      (*self.body_)();
+      Fiber& f = self.fibers_[self.current_];
+      f.done = true;
+      porta_emulated_fiber_switch(&f.resume, self.scheduler_);
+    }
   }
 
   std::vector<Fiber> fibers_ = std::vector<Fiber>(max_threads);
-  ucontext_t scheduler_{};
+  void* scheduler_ = nullptr;
   const std::function<void()>* body_ = nullptr;
   unsigned current_ = 0;
 };
