@@ -2,20 +2,15 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 
-#include <dlfcn.h>
 #include <fmt/core.h>
-#include <fmt/ranges.h>
 
+#include "bench_module.hpp"
 #include "porta/error.hpp"
 
 #ifndef PORTA_BENCH_MPI
 #define PORTA_BENCH_MPI 0
-#endif
-#ifndef PORTA_INSTALL_LIBDIR
-#define PORTA_INSTALL_LIBDIR "lib"
 #endif
 
 namespace porta::bench {
@@ -51,39 +46,15 @@ class SingleProcess final : public Cluster {
   }
 };
 
-// libporta-bench-mpi.so: where the build puts it (build/lib/porta beside build/bench), then where
-// `cmake --install` does (lib/porta beside bin), unless PORTA_BENCH_MPI_MODULE names the file.
-std::vector<std::string> module_candidates() {
-  if (const char* path = std::getenv("PORTA_BENCH_MPI_MODULE")) return {path};
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const std::filesystem::path up = exe.parent_path().parent_path();
-  return {(up / "lib/porta/libporta-bench-mpi.so").string(),
-          (up / PORTA_INSTALL_LIBDIR / "porta/libporta-bench-mpi.so").string()};
-}
-
 std::unique_ptr<Cluster> open_mpi() {
   if (!PORTA_BENCH_MPI)
     throw Error(ErrorCode::Unsupported, "this porta-bench was built without MPI (CMake's FindMPI found none)");
-  std::string why;
-  for (const std::string& file : module_candidates()) {
-    if (!std::filesystem::exists(file)) continue;
-    // RTLD_GLOBAL: Open MPI's own plugins resolve libmpi's symbols from the global scope.
-    void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (!handle) {
-      const char* error = dlerror();
-      why = error ? error : "dlopen failed";
-      break;
-    }
-    using Open = Cluster* (*)(char*, std::size_t);
-    const auto open = reinterpret_cast<Open>(dlsym(handle, "porta_bench_mpi_open"));
-    if (!open) throw Error(ErrorCode::Unsupported, fmt::format("{} has no porta_bench_mpi_open", file));
-    char error[512] = {};
-    if (Cluster* job = open(error, sizeof error)) return std::unique_ptr<Cluster>(job);
-    throw Error(ErrorCode::Unsupported, fmt::format("MPI did not start: {}", error));
-  }
-  if (why.empty()) why = fmt::format("no such file: {}", fmt::join(module_candidates(), ", "));
-  throw Error(ErrorCode::Unsupported, fmt::format("MPI could not be loaded: {}", why));
+  // Global: Open MPI's own plugins resolve libmpi's symbols from the global scope.
+  using Open = Cluster* (*)(char*, std::size_t);
+  const auto open = reinterpret_cast<Open>(module_entry("mpi", "porta_bench_mpi_open", ModuleSymbols::Global));
+  char error[512] = {};
+  if (Cluster* job = open(error, sizeof error)) return std::unique_ptr<Cluster>(job);
+  throw Error(ErrorCode::Unsupported, fmt::format("MPI did not start: {}", error));
 }
 
 std::unique_ptr<Cluster>& job() {
