@@ -35,8 +35,8 @@ cases::GemmProblem gemm_problem_of(const Json& params);
 // oneDNN's backward primitive for `problem` (convolution_backward_data or _weights, with the forward
 // primitive as hint; matmul with the transposes of the gradient), on the cpu device's threads, timed
 // and then verified against the oracle; prepare_problem calls it for the vendor provider of a
-// backward problem. Unsupported, and why, off the cpu backend or where porta-bench was built
-// without oneDNN.
+// backward problem. Unsupported, and why, off the cpu backend or where oneDNN's module
+// (onednn_backward.hpp) was not built or does not load.
 Prepared prepare_onednn_backward(const Problem& problem, const Target& target, const RunSettings& settings);
 
 }  // namespace porta::bench
