@@ -9,13 +9,15 @@
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "backward.hpp"
 #include "bench_module.hpp"
 
 namespace porta::bench {
 namespace {
 
-using Prepare = OnednnCall* (*)(const OnednnProblem*, char*, std::size_t);
+using Prepare = OnednnCall* (*)(const OnednnProblem*, char*, std::size_t, bool*);
 
 // The module's entry point, loaded on the first vendor row; or null and why.
 struct Module {
@@ -26,8 +28,8 @@ struct Module {
 const Module& onednn_module() {
   static const Module module = []() -> Module {
     if (!PORTA_BENCH_ONEDNN)
-      return {.failure = "porta-bench's oneDNN module was not built (the cpu backend found no oneDNN; "
-                         "Debian: libdnnl-dev)"};
+      return {.failure = "porta-bench's oneDNN module was not built: the cpu backend has no oneDNN in this build "
+                         "(not found, Debian: libdnnl-dev; -DPORTA_WITH_ONEDNN=OFF; or no cpu backend)"};
     try {
       return {.prepare = reinterpret_cast<Prepare>(
                   module_entry("onednn", "porta_bench_onednn_prepare", ModuleSymbols::Local))};
@@ -92,12 +94,20 @@ Prepared prepare_onednn_backward(const Problem& problem, const Target& target, c
   ops->out.resize(static_cast<std::size_t>(graph.desc(graph.outputs().front().second).numel()));
   const OnednnProblem described = describe(problem, *ops, target.device->info().threads);
   char error[512] = {};
+  bool unimplemented = false;
   const double start = steady_seconds();
-  ops->call.reset(onednn_module().prepare(&described, error, sizeof error));
+  ops->call.reset(onednn_module().prepare(&described, error, sizeof error, &unimplemented));
   p.row.compile_s = steady_seconds() - start;
-  if (const std::string failure = ops->call ? ops->call->run() : error; !failure.empty()) {
-    p.row.status = "unsupported";
-    p.row.reason = "oneDNN has no backward primitive for this case on this CPU (" + failure + ")";
+  if (!ops->call) {
+    p.row.status = unimplemented ? "unsupported" : "failed";
+    p.row.reason = unimplemented ? fmt::format("oneDNN has no backward primitive for this case on this CPU ({})", error)
+                                 : fmt::format("oneDNN's primitives could not be made: {}",
+                                               error[0] != '\0' ? error : "the module gave no reason");
+    return p;
+  }
+  if (const std::string failure = ops->call->run(); !failure.empty()) {
+    p.row.status = "failed";
+    p.row.reason = "oneDNN's first run failed: " + failure;
     return p;
   }
   p.row.first_run_s = steady_seconds() - start;

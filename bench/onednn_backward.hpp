@@ -1,10 +1,11 @@
 #pragma once
 // oneDNN's backward primitives, the `backward` suite's vendor rows (backward.hpp).
 //
-// porta-bench never links oneDNN. Where the cpu backend found it, the oneDNN calls live in a module,
-// lib/porta/libporta-bench-onednn.so (bench/onednn/onednn_call.cpp), loaded on the first vendor row
-// (onednn_backward.cpp): a machine without oneDNN runs porta-bench as before. The module is given
-// plain values, no porta types, so it needs nothing of porta's.
+// porta-bench's own code never links oneDNN. Where the cpu backend found it, the oneDNN calls live
+// in a module, lib/porta/libporta-bench-onednn.so (bench/onednn/onednn_call.cpp), loaded on the first
+// vendor row (onednn_backward.cpp), so that a module build's porta-bench starts without oneDNN (in a
+// build without modules, libporta's cpu backend links it anyway). The module is given plain values,
+// no porta types, so it needs nothing of porta's but the same C++ ABI: bench_module.hpp's handshake.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -49,7 +50,9 @@ class OnednnCall {
 
 }  // namespace porta::bench
 
-// The module's one entry point: the call for `problem`; or null with oneDNN's error in `error`
-// (no primitive for this case on this CPU).
+// The module's one entry point: the call for `problem`; or null with the error in `error`, and
+// *unimplemented true where it is oneDNN's "no primitive for this case on this CPU" (any other
+// failure: false).
 extern "C" porta::bench::OnednnCall* porta_bench_onednn_prepare(const porta::bench::OnednnProblem* problem,
-                                                                 char* error, std::size_t error_size);
+                                                                 char* error, std::size_t error_size,
+                                                                 bool* unimplemented);

@@ -1,6 +1,6 @@
 // libporta-bench-onednn.so: oneDNN's backward primitives for porta-bench's `backward` suite. The only
-// file that calls oneDNN; porta-bench loads it at run time (bench/onednn_backward.cpp), so porta-bench
-// itself never needs libdnnl. oneDNN is called directly, as a framework training with it would:
+// file that calls oneDNN; porta-bench loads it at run time (bench/onednn_backward.cpp), so porta-bench's
+// own code never needs libdnnl. oneDNN is called directly, as a framework training with it would:
 // porta's vendor provider runs graph ops, and a graph has no backward-convolution op to give it.
 // Activations are given in porta's layout (NHWC or NCHW) and read in place; the weights and their
 // gradient go to and from the layout the primitive chooses by a reorder on every run, counted in
@@ -141,11 +141,16 @@ class Call final : public OnednnCall {
 }  // namespace porta::bench
 
 extern "C" porta::bench::OnednnCall* porta_bench_onednn_prepare(const porta::bench::OnednnProblem* problem,
-                                                                 char* error, std::size_t error_size) {
+                                                                 char* error, std::size_t error_size,
+                                                                 bool* unimplemented) {
+  *unimplemented = false;
   try {
     return new porta::bench::Call(*problem);
-  } catch (const std::exception& e) {  // dnnl::error: no primitive for this case on this CPU
+  } catch (const dnnl::error& e) {
+    *unimplemented = e.status == dnnl_unimplemented;
     std::snprintf(error, error_size, "%s", e.what());
-    return nullptr;
+  } catch (const std::exception& e) {
+    std::snprintf(error, error_size, "%s", e.what());
   }
+  return nullptr;
 }

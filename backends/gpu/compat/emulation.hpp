@@ -208,32 +208,33 @@ class EmulatedBlock {
   };
 
   EmulatedBlock() {
-    for (Fiber& f : fibers_) f.resume = new_fiber(f.stack, &EmulatedBlock::fiber_main);
+    for (Fiber& f : fibers_) f.resume = new_fiber(f.stack);
   }
 
   // The frame a switch pops, on top of a fresh stack: the FP control words at their defaults
-  // (MXCSR 0x1f80, x87 0x037f), r15, r14, r13 = main, r12, rbx, rbp = 0 (where backtraces end), and
-  // the return into porta_emulated_fiber_start, 16-byte aligned above so that main is called as ABI
-  // requires.
-  static void* new_fiber(std::vector<char>& stack, void (*main)()) {
+  // (MXCSR 0x1f80, x87 0x037f: a fiber keeps its own, so a mode the host thread sets does not reach
+  // the kernels), r15, r14, r13 = fiber_main, r12 = this, its argument, rbx, rbp = 0 (where backtraces
+  // end), and the return into porta_emulated_fiber_start, 16-byte aligned above it so that fiber_main
+  // is entered as the ABI requires.
+  void* new_fiber(std::vector<char>& stack) {
     const auto top = reinterpret_cast<std::uintptr_t>(stack.data() + stack.size()) & ~std::uintptr_t{15};
     void** frame = reinterpret_cast<void**>(top) - 8;
     frame[0] = reinterpret_cast<void*>(std::uintptr_t{0x037f} << 32 | 0x1f80);
-    frame[1] = frame[2] = frame[4] = frame[5] = frame[6] = nullptr;
-    frame[3] = reinterpret_cast<void*>(main);
+    frame[1] = frame[2] = frame[5] = frame[6] = nullptr;
+    frame[3] = reinterpret_cast<void*>(&EmulatedBlock::fiber_main);
+    frame[4] = this;
     frame[7] = reinterpret_cast<void*>(&porta_emulated_fiber_start);
     return frame;
   }
 
   // A fiber is made once and runs its thread of every block: after body() returns it switches out,
   // and the next block's run resumes it here.
-  static void fiber_main() {
-    EmulatedBlock& self = instance();
+  static void fiber_main(EmulatedBlock* self) {
     for (;;) {
-      (*self.body_)();
-      Fiber& f = self.fibers_[self.current_];
+      (*self->body_)();
+      Fiber& f = self->fibers_[self->current_];
       f.done = true;
-      porta_emulated_fiber_switch(&f.resume, self.scheduler_);
+      porta_emulated_fiber_switch(&f.resume, self->scheduler_);
     }
   }
 
