@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include "bench_module_abi.hpp"
 #include "porta/error.hpp"
 
 namespace porta::bench {

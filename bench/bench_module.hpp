@@ -12,7 +12,7 @@ enum class ModuleSymbols { Local, Global };  // dlopen's RTLD_LOCAL, RTLD_GLOBAL
 // exists of: $PORTA_BENCH_<NAME>_MODULE alone, where set; lib/porta beside the build tree's bench/;
 // <libdir>/porta beside an installed bin/. The module stays loaded. Throws Error Unsupported with
 // the loader's words, the files looked for where none exists, or the two builds where the module's
-// porta_bench_module_abi (bench_module_abi.cpp: version, compiler, interfaces) is not porta-bench's.
+// porta_bench_module_abi (bench_module_abi.hpp: version, interfaces, compiler) is not porta-bench's.
 void* module_entry(const std::string& name, const char* entry, ModuleSymbols symbols);
 
 }  // namespace porta::bench

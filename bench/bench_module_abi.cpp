@@ -1,3 +1,4 @@
-// Compiled into each of porta-bench's modules: the value module_entry compares with porta-bench's
-// own before it takes the module's entry (bench_module.hpp).
+// Compiled into each of porta-bench's modules: the string module_entry compares with porta-bench's.
+#include "bench_module_abi.hpp"
+
 extern "C" const char porta_bench_module_abi[] = PORTA_BENCH_MODULE_ABI;

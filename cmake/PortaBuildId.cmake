@@ -1,5 +1,6 @@
 # cmake -DOUT=<header> -DVERSION=<porta version> -DHEADERS=<list> -P PortaBuildId.cmake: writes the
-# build id header of cmake/PortaRegistry.cmake, touching it only when its text changes.
+# build id header of cmake/PortaRegistry.cmake (and bench/CMakeLists.txt's module id), touching it
+# only when its text changes.
 set(digests "")
 foreach(header IN LISTS HEADERS)
   file(SHA256 ${header} digest)
