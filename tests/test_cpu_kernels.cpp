@@ -1,6 +1,6 @@
-// The cpu backend's own kernels: its vectorisable activations against the double-precision
-// formulas of the ref oracle, over float's whole useful range and at its edges; its f16 runs in
-// every instruction set against the scalar conversions; its GEMM micro-kernels against a double
+// The cpu backend's own kernels: its vectorisable activations (sigmoid, SiLU, erf, GELU) against the
+// double-precision formulas of the ref oracle, over float's whole useful range and at its edges;
+// its f16 runs in every instruction set against the scalar conversions; its GEMM micro-kernels against a double
 // sum; its choice of micro-kernel for a convolution; and its choice of convolution algorithm
 // (PORTA_CPU_CONV).
 #include <doctest/doctest.h>
@@ -9,9 +9,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <numbers>
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backends/cpu/kernels/activation_run.hpp"
@@ -93,6 +95,73 @@ TEST_SUITE("runtime") {
     CHECK(silu_fast(0.0f) == 0.0f);
     CHECK(std::isnan(sigmoid_fast(std::numeric_limits<float>::quiet_NaN())));
     CHECK(std::isnan(silu_fast(std::numeric_limits<float>::quiet_NaN())));
+  }
+
+  TEST_CASE("cpu erf and GELU: within a few ulp of double precision, limits and NaN kept") {
+    constexpr double ulp = 5.960464477539063e-8;
+    // Both GELUs in forms without cancellation: 1 + erf(v) = erfc(-v), 1 + tanh(u) = 2 sigmoid(2u).
+    const auto gelu_erf = +[](double x) { return 0.5 * x * std::erfc(-x / std::numbers::sqrt2); };
+    const auto gelu_tanh = +[](double x) {
+      return x * sigmoid(2 * std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x));
+    };
+    // erf and erf's GELU relative to the result; the tanh form relative to x, that is its gate's
+    // error: u in float moves sigmoid(2u) by up to |2u| times u's few ulp, which no float form avoids.
+    const auto relative = [](double, double want) { return std::fabs(want); };
+    const auto to_x = [](double x, double) { return std::fabs(x); };
+    const auto track = [](double& worst, float got, double want, double scale) {
+      if (std::fabs(want) > 1e-36) worst = std::max(worst, std::fabs(got - want) / scale);
+    };
+    double worst_erf = 0.0, worst_gelu = 0.0, worst_gelu_tanh = 0.0;
+    // Past +-14 erf is +-1 and GELU x or a denormal; the steps meet every region's edges closely.
+    for (double x = -16.0; x <= 16.0; x += 1.0 / 4096) {
+      const auto xf = static_cast<float>(x);
+      const auto xd = static_cast<double>(xf);
+      track(worst_erf, erf_fast(xf), std::erf(xd), std::fabs(std::erf(xd)));
+      track(worst_gelu, gelu_fast(xf), gelu_erf(xd), std::fabs(gelu_erf(xd)));
+      track(worst_gelu_tanh, gelu_tanh_fast(xf), gelu_tanh(xd), std::fabs(xd));
+    }
+    for (float x = 1e-30f; x < 1.0f; x *= 1.5f) {  // tiny arguments keep their relative precision
+      const auto xd = static_cast<double>(x);
+      track(worst_erf, erf_fast(x), std::erf(xd), std::erf(xd));
+      track(worst_gelu, gelu_fast(-x), gelu_erf(-xd), std::fabs(gelu_erf(-xd)));
+    }
+    MESSAGE("worst error, in ulp: erf " << worst_erf / ulp << ", gelu " << worst_gelu / ulp
+                                        << ", gelu tanh (relative to x) " << worst_gelu_tanh / ulp);
+    CHECK(worst_erf < 3 * ulp);
+    CHECK(worst_gelu < 7 * ulp);
+    CHECK(worst_gelu_tanh < 4 * ulp);
+    // Each instruction set's runs are the same arithmetic.
+    std::vector<float> xs;
+    for (double x = -16.0; x <= 16.0; x += 1.0 / 64) xs.push_back(static_cast<float>(x));
+    for (const auto& [isa, kernels] : runnable_vector_kernels()) {
+      for (const auto& [name, run, want, scale] :
+           {std::tuple{"erf", kernels.erf, +[](double x) { return std::erf(x); }, +relative},
+            std::tuple{"gelu", kernels.gelu, gelu_erf, +relative},
+            std::tuple{"gelu tanh", kernels.gelu_tanh, gelu_tanh, +to_x}}) {
+        std::vector<float> ys = xs;
+        run(ys.data(), static_cast<std::int64_t>(ys.size()));
+        double worst = 0.0;
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+          const auto x = static_cast<double>(xs[i]);
+          track(worst, ys[i], want(x), scale(x, want(x)));
+        }
+        CAPTURE(isa);
+        CAPTURE(name);
+        CHECK(worst < 7 * ulp);
+      }
+    }
+    CHECK((activation_run(Activation::Gelu) == vector_kernels().gelu));
+    constexpr float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    CHECK(erf_fast(inf) == 1.0f);
+    CHECK(erf_fast(-inf) == -1.0f);
+    CHECK(erf_fast(0.0f) == 0.0f);
+    CHECK(gelu_fast(inf) == inf);
+    CHECK(gelu_fast(-inf) == 0.0f);
+    CHECK(gelu_tanh_fast(inf) == inf);
+    CHECK(gelu_tanh_fast(-inf) == 0.0f);
+    CHECK(std::isnan(erf_fast(nan)));
+    CHECK(std::isnan(gelu_fast(nan)));
+    CHECK(std::isnan(gelu_tanh_fast(nan)));
   }
 
   TEST_CASE("cpu conv micro-kernel: the least computed, tails counted; on AVX-512 tiles of 7, a 16 panel, 1x1 6x64") {

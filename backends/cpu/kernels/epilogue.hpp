@@ -1,8 +1,8 @@
 #pragma once
 // The fused epilogue of GEMM and convolution outputs: y = act(src + bias (+ residual)), one run of
 // contiguous outputs at a time. The activation is chosen outside the loop, so that the cheap ones
-// vectorise (tanh and GELU still call libm per element). Code compiled for the baseline runs
-// sigmoid and SiLU as a second pass over the run, in the widest instruction set; the
+// vectorise (tanh still calls libm per element). Code compiled for the baseline runs sigmoid,
+// SiLU and GELU as a second pass over the run, in the widest instruction set; the
 // channels-last form is compiled per instruction set (vector_kernels.hpp) and runs them in the
 // same pass. Always inline, so that it vectorises for the set of whichever kernel includes it.
 #include <cstdint>
@@ -22,13 +22,14 @@ template <class Bias, class Act>
   }
 }
 
-// `PerIsa`: the caller is compiled per instruction set, and sigmoid and SiLU vectorise in it.
+// `PerIsa`: the caller is compiled per instruction set, and sigmoid, SiLU and GELU vectorise in it.
 template <class Bias, bool PerIsa = false>
 [[gnu::always_inline]] inline void epilogue(float* y, const float* src, const float* residual, std::int64_t count,
                                             const Bias& bias, Activation act) {
   if constexpr (PerIsa) {
     if (act == Activation::Sigmoid) return epilogue_run(y, src, residual, count, bias, SigmoidRun{});
     if (act == Activation::Silu) return epilogue_run(y, src, residual, count, bias, SiluRun{});
+    if (act == Activation::Gelu) return epilogue_run(y, src, residual, count, bias, GeluRun{});
   }
   switch (act) {
     case Activation::None: return epilogue_run(y, src, residual, count, bias, [](float v) { return v; });
@@ -38,6 +39,7 @@ template <class Bias, bool PerIsa = false>
       return epilogue_run(y, src, residual, count, bias, [](float v) { return clip(v, 0.0f, 6.0f); });
     case Activation::Sigmoid:
     case Activation::Silu:
+    case Activation::Gelu:
       epilogue_run(y, src, residual, count, bias, [](float v) { return v; });
       return activation_run(act)(y, count);
     default:

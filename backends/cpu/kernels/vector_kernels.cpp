@@ -53,7 +53,12 @@ std::vector<std::pair<std::string_view, VectorKernels>> runnable_vector_kernels(
 }
 
 ActivationRunFn activation_run(Activation act) {
-  return act == Activation::Sigmoid ? vector_kernels().sigmoid : vector_kernels().silu;
+  switch (act) {
+    case Activation::Sigmoid: return vector_kernels().sigmoid;
+    case Activation::Silu: return vector_kernels().silu;
+    case Activation::Gelu: return vector_kernels().gelu;
+    default: return nullptr;
+  }
 }
 
 }  // namespace porta::detail

@@ -5,6 +5,7 @@
 #include <optional>
 #include <variant>
 
+#include "backends/cpu/kernels/vector_kernels.hpp"
 #include "backends/cpu/ops/ops.hpp"
 #include "backends/cpu/ops/tensor_io.hpp"
 #include "core/runtime/op_math.hpp"
@@ -148,6 +149,19 @@ template <class Op> void binary(const HostOpArgs& args, Op op) {
 
 template <class Op> void unary(const HostOpArgs& args, Op op) { map(args.inputs[0], args.output, op); }
 
+// y = f(x) by a vector kernel of the widest instruction set, in place on each f32 chunk.
+void unary_run(const HostOpArgs& args, ActivationRunFn run) {
+  const HostTensor &x = args.inputs[0], &y = args.output;
+  parallel_chunks(y.numel(), chunk_elements, [&](std::int64_t begin, std::int64_t count) {
+    ChunkBuffer x_buffer, y_buffer;
+    const float* xv = read_f32(x, begin, count, x_buffer.data());
+    float* yv = write_f32(y, begin, y_buffer.data());
+    if (yv != xv) std::copy_n(xv, count, yv);
+    run(yv, count);
+    store_f32(y, begin, count, yv);
+  });
+}
+
 }  // namespace
 
 void cpu_add(const HostOpArgs& args) { binary(args, std::plus<float>{}); }
@@ -164,20 +178,18 @@ void cpu_clip(const HostOpArgs& args) {
   unary(args, [lo = p.min, hi = p.max](float x) { return clip(x, lo, hi); });
 }
 
-void cpu_sigmoid(const HostOpArgs& args) { unary(args, sigmoid<float>); }
-void cpu_silu(const HostOpArgs& args) { unary(args, silu<float>); }
+void cpu_sigmoid(const HostOpArgs& args) { unary_run(args, vector_kernels().sigmoid); }
+void cpu_silu(const HostOpArgs& args) { unary_run(args, vector_kernels().silu); }
 void cpu_tanh(const HostOpArgs& args) {
   unary(args, [](float x) { return std::tanh(x); });
 }
 
 void cpu_gelu(const HostOpArgs& args) {
   const bool tanh_approximation = std::get<GeluParams>(args.node.params).tanh_approximation;
-  unary(args, [tanh_approximation](float x) { return gelu(x, tanh_approximation); });
+  unary_run(args, tanh_approximation ? vector_kernels().gelu_tanh : vector_kernels().gelu);
 }
 
-void cpu_erf(const HostOpArgs& args) {
-  unary(args, [](float x) { return std::erf(x); });
-}
+void cpu_erf(const HostOpArgs& args) { unary_run(args, vector_kernels().erf); }
 void cpu_sqrt(const HostOpArgs& args) {
   unary(args, [](float x) { return std::sqrt(x); });
 }
