@@ -1,4 +1,4 @@
-// The compiler's graph passes: batchnorm folding, epilogue fusion, silu matching and in-place
+// The compiler's graph passes: batchnorm folding, epilogue fusion, silu and GELU matching and in-place
 // memory reuse. Each is checked twice: the compiled graph has the expected nodes (through the
 // per-node profile), and its outputs match the unoptimised graph's on ref.
 #include <doctest/doctest.h>
@@ -138,6 +138,37 @@ TEST_CASE("a gemm takes the activation after it") {
   const Device cpu = Device::open("cpu");
   CHECK(compiled_ops(cpu, g) == std::vector<OpKind>{OpKind::Gemm});
   check_matches_unoptimised(cpu, g, "y");
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)) after a gemm, in one of the orders exporters write it.
+enum class GeluSpelling { HalfFirst, HalfLast, ByReciprocal };
+Graph spelled_gelu(GeluSpelling spelling, bool erf_read_twice = false) {
+  Graph g;
+  const Tensor x = g.gemm(g.input("a", {5, 19}), weights(g, "w", {19, 23}, 60, -2.0f, 2.0f), {}, weights(g, "b", {23}, 61));
+  const auto scalar = [&](const std::string& name, float v) { return g.constant(name, {1}, std::vector<float>{v}); };
+  const Tensor scaled = spelling == GeluSpelling::ByReciprocal ? g.mul(scalar("r", 0.70710678f), x)
+                                                               : g.div(x, scalar("sqrt2", 1.41421356f));
+  const Tensor erf = g.erf(scaled);
+  const Tensor one_plus = g.add(scalar("one", 1.0f), erf);
+  const Tensor y = spelling == GeluSpelling::HalfFirst ? g.mul(g.mul(x, scalar("half", 0.5f)), one_plus)
+                                                       : g.mul(g.mul(x, one_plus), scalar("half", 0.5f));
+  g.output("y", erf_read_twice ? g.add(y, erf) : y);
+  return g;
+}
+
+TEST_CASE("GELU spelt out with erf becomes one gelu, which the gemm before it takes") {
+  const Device cpu = Device::open("cpu");
+  for (const GeluSpelling spelling : {GeluSpelling::HalfFirst, GeluSpelling::HalfLast, GeluSpelling::ByReciprocal}) {
+    CAPTURE(static_cast<int>(spelling));
+    const Graph g = spelled_gelu(spelling);
+    CHECK(compiled_ops(cpu, g) == std::vector<OpKind>{OpKind::Gemm});
+    for (const DeviceInfo& d : devices()) check_matches_unoptimised(Device::open(d.spec), g, "y");
+  }
+  // The erf is read by another node too: nothing fuses but the gemm's own nodes.
+  const Graph shared = spelled_gelu(GeluSpelling::HalfFirst, true);
+  CHECK(compiled_ops(cpu, shared) ==
+        std::vector<OpKind>{OpKind::Gemm, OpKind::Div, OpKind::Erf, OpKind::Add, OpKind::Mul, OpKind::Mul, OpKind::Add});
+  check_matches_unoptimised(cpu, shared, "y");
 }
 
 TEST_CASE("elementwise chains reuse their input's memory") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <optional>
 #include <variant>
 #include <vector>
@@ -88,6 +89,95 @@ Graph fuse_silu(const Graph& graph, std::span<const std::int32_t> order) {
     if (gone[static_cast<std::size_t>(index)]) continue;
     if (const auto& x = silu_input[static_cast<std::size_t>(index)]) {
       r.replace(n.output, r.graph.silu(r[*x], n.name));
+    } else {
+      r.copy(n);
+    }
+  }
+  return std::move(r).finish();
+}
+
+// GELU as exporters spell it, 0.5 x (1 + erf(x / sqrt 2)) in any order of its products (PyTorch:
+// (x * 0.5) * (1 + erf), or x * (1 + erf) * 0.5; x / sqrt 2 also as x * (1 / sqrt 2)) -> gelu(x),
+// when nothing else reads its steps: one pass over x, not five.
+Graph fuse_gelu(const Graph& graph, std::span<const std::int32_t> order) {
+  const auto consumer = sole_consumers(graph, order);
+  const auto node_of = [&](Tensor t) { return &graph.nodes()[static_cast<std::size_t>(graph.info(t).producer)]; };
+  // The node making `t` when `reader` alone reads it and it is `op`, else null.
+  const auto step = [&](Tensor t, std::int32_t reader, OpKind op) -> const Node* {
+    const std::int32_t producer = graph.info(t).producer;
+    if (producer < 0 || consumer[static_cast<std::size_t>(t.id)] != reader || node_of(t)->op != op) return nullptr;
+    return node_of(t);
+  };
+  const auto is_scalar = [&](Tensor t, double value) {
+    const TensorInfo& info = graph.info(t);
+    return is_constant(graph, t) && info.desc.numel() == 1 && is_float(info.desc.dtype) &&
+           std::fabs(load_as_f32(info.data->data(), 0, info.desc.dtype) - value) <= 1e-6 * value;
+  };
+  // The two operands of a binary node, the one that is the scalar `value` second; nullopt if neither is.
+  const auto with_scalar = [&](const Node& n, double value) -> std::optional<std::pair<Tensor, Tensor>> {
+    for (int side = 0; side < 2; ++side)
+      if (is_scalar(n.inputs[static_cast<std::size_t>(1 - side)], value))
+        return std::pair{n.inputs[static_cast<std::size_t>(side)], n.inputs[static_cast<std::size_t>(1 - side)]};
+    return std::nullopt;
+  };
+  // Whether `g` is 1 + erf(x / sqrt 2), read only by `reader`; its nodes go into `steps`.
+  const auto one_plus_erf = [&](Tensor g, Tensor x, std::int32_t reader, std::vector<std::int32_t>& steps) {
+    const Node* add = step(g, reader, OpKind::Add);
+    const auto erf_side = add ? with_scalar(*add, 1.0) : std::nullopt;
+    const Node* erf = erf_side ? step(erf_side->first, graph.info(g).producer, OpKind::Erf) : nullptr;
+    if (erf == nullptr) return false;
+    const std::int32_t erf_index = graph.info(erf_side->first).producer;
+    const Tensor scaled = erf->inputs[0];
+    const Node* div = step(scaled, erf_index, OpKind::Div);
+    const Node* mul = step(scaled, erf_index, OpKind::Mul);
+    const bool by_div = div && div->inputs[0] == x && is_scalar(div->inputs[1], std::numbers::sqrt2);
+    const auto by_mul = mul ? with_scalar(*mul, 1.0 / std::numbers::sqrt2) : std::nullopt;
+    if (!by_div && !(by_mul && by_mul->first == x)) return false;
+    steps.insert(steps.end(), {graph.info(g).producer, erf_index, graph.info(scaled).producer});
+    return true;
+  };
+  std::vector<bool> gone(graph.nodes().size(), false);
+  std::vector<std::optional<Tensor>> gelu_input(graph.nodes().size());
+  for (const std::int32_t index : order) {
+    const Node& n = graph.nodes()[static_cast<std::size_t>(index)];
+    if (n.op != OpKind::Mul) continue;
+    std::vector<std::int32_t> steps;
+    std::optional<Tensor> x;
+    for (int side = 0; side < 2 && !x; ++side) {
+      const Tensor a = n.inputs[static_cast<std::size_t>(side)], b = n.inputs[static_cast<std::size_t>(1 - side)];
+      steps.clear();
+      if (const Node* half = step(a, index, OpKind::Mul)) {  // (x * 0.5) * (1 + erf)
+        const auto operands = with_scalar(*half, 0.5);
+        if (operands && one_plus_erf(b, operands->first, index, steps)) {
+          steps.push_back(graph.info(a).producer);
+          x = operands->first;
+          continue;
+        }
+      }
+      steps.clear();
+      if (const Node* product = is_scalar(b, 0.5) ? step(a, index, OpKind::Mul) : nullptr) {  // (x * (1 + erf)) * 0.5
+        for (int inner = 0; inner < 2 && !x; ++inner) {
+          const Tensor candidate = product->inputs[static_cast<std::size_t>(inner)];
+          steps.clear();
+          if (one_plus_erf(product->inputs[static_cast<std::size_t>(1 - inner)], candidate, graph.info(a).producer, steps)) {
+            steps.push_back(graph.info(a).producer);
+            x = candidate;
+          }
+        }
+      }
+    }
+    if (!x || graph.info(*x).desc.shape != graph.info(n.output).desc.shape ||
+        graph.info(*x).desc.dtype != graph.info(n.output).desc.dtype)
+      continue;
+    for (const std::int32_t s : steps) gone[static_cast<std::size_t>(s)] = true;
+    gelu_input[static_cast<std::size_t>(index)] = x;
+  }
+  GraphRewriter r(graph);
+  for (const std::int32_t index : order) {
+    const Node& n = graph.nodes()[static_cast<std::size_t>(index)];
+    if (gone[static_cast<std::size_t>(index)]) continue;
+    if (const auto& x = gelu_input[static_cast<std::size_t>(index)]) {
+      r.replace(n.output, r.graph.gelu(r[*x], {}, n.name));
     } else {
       r.copy(n);
     }
@@ -284,7 +374,8 @@ std::vector<std::int32_t> all_nodes(const Graph& graph) {
 
 Graph optimize(const Graph& graph, std::span<const std::int32_t> order, const DeviceImpl& device,
                const CompileOptions& options) {
-  const Graph canonical = fuse_silu(graph, order);
+  const Graph silu = fuse_silu(graph, order);
+  const Graph canonical = fuse_gelu(silu, all_nodes(silu));
   const Graph fused = EpilogueFuser(canonical, all_nodes(canonical), device, options).run();
   return assign_layouts(fused, all_nodes(fused), device, options);
 }
