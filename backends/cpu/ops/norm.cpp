@@ -13,6 +13,21 @@
 namespace porta::detail {
 namespace {
 
+// Row sums in `lanes` partial sums, which do not wait on each other's adds and vectorise: a row of
+// 768 summed one element after another took 3-4 times as long as the rest of the normalisation.
+constexpr std::int64_t lanes = 16;
+
+template <class Sum, class Term> Sum row_sum(std::int64_t n, Term term) {
+  Sum part[lanes] = {};
+  std::int64_t i = 0;
+  for (; i + lanes <= n; i += lanes)
+    for (std::int64_t l = 0; l < lanes; ++l) part[l] += term(i + l);
+  Sum sum = 0;
+  for (; i < n; ++i) sum += term(i);
+  for (const Sum p : part) sum += p;
+  return sum;
+}
+
 void normalise(const HostOpArgs& args, bool rms) {
   const auto& p = std::get<NormParams>(args.node.params);
   const AxisSplit rows = norm_rows(args.inputs[0].shape(), p.axis);
@@ -27,12 +42,11 @@ void normalise(const HostOpArgs& args, bool rms) {
       float* yv = y.data() + row * n;
       float mean = 0.0f;
       if (!rms) {  // summed in f64: a row of equal values has exactly that mean, so x - mean is 0, not
-        double sum = 0.0;  // a rounding that 1 / sqrt(epsilon) would magnify
-        for (std::int64_t i = 0; i < n; ++i) sum += xv[i];
+                   // a rounding that 1 / sqrt(epsilon) would magnify
+        const double sum = row_sum<double>(n, [xv](std::int64_t i) { return double{xv[i]}; });
         mean = static_cast<float>(sum / static_cast<double>(n));
       }
-      float spread = 0.0f;
-      for (std::int64_t i = 0; i < n; ++i) spread += (xv[i] - mean) * (xv[i] - mean);
+      const float spread = row_sum<float>(n, [xv, mean](std::int64_t i) { return (xv[i] - mean) * (xv[i] - mean); });
       const float inv = 1.0f / std::sqrt(spread / static_cast<float>(n) + p.epsilon);
       const float* sv = scale.data();
       if (bias) {
