@@ -112,11 +112,14 @@ template <class Op> void binary(const HostOpArgs& args, Op op) {
     return map(x1, y, [op, s = x0.load(0)](float v) { return op(s, v); });
   // A channels-last gate or scale: one operand laid out as the output, the other one row along the
   // output's last dimension per outer position ([N, 1, 1, C] against [N, H, W, C], the squeeze-
-  // excite multiply). Row by row from the operand itself, with no broadcast buffer to fill.
+  // excite multiply), or one value per row ([R, 1] against [R, C], a spelt-out layer norm's mean
+  // and spread). Row by row from the operand itself, with no broadcast buffer to fill.
   const std::int64_t row = y.shape().back();
   for (const bool gate_second : {true, false}) {
     const HostTensor &full = gate_second ? x0 : x1, &gate = gate_second ? x1 : x0;
-    if (full.numel() != y.numel() || gate.numel() == y.numel() || gate.shape().back() != row || row > chunk_elements)
+    const bool one_per_row = gate.shape().back() == 1;
+    if (full.numel() != y.numel() || gate.numel() == y.numel() || (gate.shape().back() != row && !one_per_row) ||
+        row > chunk_elements)
       continue;
     const F32Input gate_values(gate);
     const BroadcastIndex index(gate.shape(), y.shape());
@@ -126,7 +129,14 @@ template <class Op> void binary(const HostOpArgs& args, Op op) {
       float* yv = write_f32(y, begin, y_buffer.data());
       for (std::int64_t r = 0; r < count; r += row) {
         const float* gv = gate_values.data() + index(begin + r);
-        if (gate_second) {
+        if (one_per_row) {
+          const float g = *gv;
+          if (gate_second) {
+            for (std::int64_t i = 0; i < row; ++i) yv[r + i] = op(fv[r + i], g);
+          } else {
+            for (std::int64_t i = 0; i < row; ++i) yv[r + i] = op(g, fv[r + i]);
+          }
+        } else if (gate_second) {
           for (std::int64_t i = 0; i < row; ++i) yv[r + i] = op(fv[r + i], gv[i]);
         } else {
           for (std::int64_t i = 0; i < row; ++i) yv[r + i] = op(gv[i], fv[r + i]);

@@ -1,32 +1,19 @@
 // Layer and RMS normalisation: rows in parallel, each in f32 in two passes (the mean, then the
 // spread about it), which stays accurate where the mean is large beside the spread.
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <variant>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "backends/cpu/ops/lane_fold.hpp"
 #include "backends/cpu/ops/ops.hpp"
 #include "backends/cpu/ops/tensor_io.hpp"
 
 namespace porta::detail {
 namespace {
-
-// Row sums in `lanes` partial sums, which do not wait on each other's adds and vectorise: a row of
-// 768 summed one element after another took 3-4 times as long as the rest of the normalisation.
-constexpr std::int64_t lanes = 16;
-
-template <class Sum, class Term> Sum row_sum(std::int64_t n, Term term) {
-  Sum part[lanes] = {};
-  std::int64_t i = 0;
-  for (; i + lanes <= n; i += lanes)
-    for (std::int64_t l = 0; l < lanes; ++l) part[l] += term(i + l);
-  Sum sum = 0;
-  for (; i < n; ++i) sum += term(i);
-  for (const Sum p : part) sum += p;
-  return sum;
-}
 
 void normalise(const HostOpArgs& args, bool rms) {
   const auto& p = std::get<NormParams>(args.node.params);
@@ -43,10 +30,11 @@ void normalise(const HostOpArgs& args, bool rms) {
       float mean = 0.0f;
       if (!rms) {  // summed in f64: a row of equal values has exactly that mean, so x - mean is 0, not
                    // a rounding that 1 / sqrt(epsilon) would magnify
-        const double sum = row_sum<double>(n, [xv](std::int64_t i) { return double{xv[i]}; });
+        const double sum = lane_fold(n, 0.0, [xv](std::int64_t i) { return double{xv[i]}; }, std::plus<>{});
         mean = static_cast<float>(sum / static_cast<double>(n));
       }
-      const float spread = row_sum<float>(n, [xv, mean](std::int64_t i) { return (xv[i] - mean) * (xv[i] - mean); });
+      const float spread =
+          lane_fold(n, 0.0f, [xv, mean](std::int64_t i) { return (xv[i] - mean) * (xv[i] - mean); }, std::plus<>{});
       const float inv = 1.0f / std::sqrt(spread / static_cast<float>(n) + p.epsilon);
       const float* sv = scale.data();
       if (bias) {

@@ -1,9 +1,10 @@
 // Reductions over any set of axes: output elements in parallel chunks, each folding its reduced
-// elements in f32 (one contiguous run where the trailing axes are reduced).
+// elements in f32 (one contiguous run where the trailing axes are reduced, in partial results).
 #include <algorithm>
 #include <limits>
 #include <variant>
 
+#include "backends/cpu/ops/lane_fold.hpp"
 #include "backends/cpu/ops/ops.hpp"
 #include "backends/cpu/ops/tensor_io.hpp"
 
@@ -20,7 +21,7 @@ float fold_one(const float* x, const ReduceSplit& s, float start, Fold fold) {
   for (std::int64_t r = 0; r < s.reduced_count; r += run) {
     const float* v = x + s.reduced_offset(r);
     if (stride == 1) {
-      for (std::int64_t i = 0; i < run; ++i) acc = fold(acc, v[i]);
+      acc = fold(acc, lane_fold(run, start, [v](std::int64_t i) { return v[i]; }, fold));
     } else {
       for (std::int64_t i = 0; i < run; ++i) acc = fold(acc, v[i * stride]);
     }
