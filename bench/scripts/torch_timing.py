@@ -4,6 +4,7 @@ seconds, at most --max-time) and the JSON line they print.
 """
 import argparse
 import json
+import os
 import statistics
 import time
 
@@ -21,7 +22,15 @@ def parser():
 
 
 def import_torch(threads):
-    """(numpy, torch, torchvision) with `threads` intra-op threads, or None once the error is printed."""
+    """(numpy, torch, torchvision) on `threads` threads, or None once the error is printed.
+
+    torch.set_num_threads does not reach the BLAS under torch and numpy (OpenBLAS in Debian's
+    packages), which sizes its own pool from the environment when it loads: without these variables
+    a 1-thread run's GEMMs ran on every core (2048^3 at 202 GFLOP/s on two Zen 4 cores, 102 on one)
+    and a 2-thread run's oversubscribed them.
+    """
+    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[variable] = str(threads)
     try:
         import numpy
         import torch
