@@ -21,16 +21,21 @@ def parser():
     return p
 
 
-def import_torch(threads):
+def import_torch(threads, blas_bound=False):
     """(numpy, torch, torchvision) on `threads` threads, or None once the error is printed.
 
     torch.set_num_threads does not reach the BLAS under torch and numpy (OpenBLAS in Debian's
     packages), which sizes its own pool from the environment when it loads: without these variables
-    a 1-thread run's GEMMs ran on every core (2048^3 at 202 GFLOP/s on two Zen 4 cores, 102 on one)
-    and a 2-thread run's oversubscribed them.
+    a 1-thread run's GEMMs ran on every core (2048^3 at 202 GFLOP/s on two Zen 4 cores, 102 on one).
+    OpenBLAS's threads are not torch's OpenMP threads, which spin for a while after each parallel
+    region: in a network of GEMMs (`blas_bound`, the transformers) they took the cores from OpenBLAS
+    (BERT-base b1 on 2 threads 576 ms) unless they sleep at once (160 ms). Elsewhere sleeping costs
+    more than it saves (ResNet-50 b1 53 -> 84 ms: its convolutions are torch's own OpenMP loops).
     """
     for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[variable] = str(threads)
+    if blas_bound:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     try:
         import numpy
         import torch

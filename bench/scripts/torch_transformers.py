@@ -101,7 +101,7 @@ def main():
     p.add_argument("--output", required=True)
     p.add_argument("--classes", type=int, default=1000)
     a = p.parse_args()
-    modules = torch_timing.import_torch(a.threads)
+    modules = torch_timing.import_torch(a.threads, blas_bound=True)
     if modules is None:
         return
     np, torch, torchvision = modules
