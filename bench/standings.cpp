@@ -17,13 +17,16 @@ namespace {
 
 constexpr double good_ratio = 0.9;  // the counts: rows where porta reaches this fraction of the peer's rate
 
-enum class Kind { Gemm, Conv, Depthwise, Network, DataGradient, FilterGradient };
-const char* const kind_names[] = {"GEMM",           "convolution",          "depthwise convolution", "networks",
-                                  "data gradients", "weight gradients"};
+enum class Kind { Gemm, Conv, Depthwise, Network, Transformer, DataGradient, FilterGradient };
+const char* const kind_names[] = {"GEMM",         "convolution",    "depthwise convolution", "networks",
+                                  "transformers", "data gradients", "weight gradients"};
 
-// The page's sections in order: the cpu backend's by kind, whole networks, then OpenCL and GPU devices
-// with a table per kind.
-enum class Area { Gemm, Conv, Depthwise, Backward, Networks, OpenCL, Gpu };
+// Whole networks are timed, not rated.
+bool is_network(Kind kind) { return kind == Kind::Network || kind == Kind::Transformer; }
+
+// The page's sections in order: the cpu backend's by kind, whole networks (convolutional, then
+// transformers), then OpenCL and GPU devices with a table per kind.
+enum class Area { Gemm, Conv, Depthwise, Backward, Networks, Transformers, OpenCL, Gpu };
 const std::pair<const char*, const char*> area_texts[] = {
     {"GEMM", "Matrix multiplication on the cpu backend: porta's kernels beside oneDNN (`--impl vendor`) and "
              "OpenBLAS (`--impl openblas`)."},
@@ -37,13 +40,16 @@ const std::pair<const char*, const char*> area_texts[] = {
                         "are dx of a conv and dA of a GEMM, weight gradients dw and dB."},
     {"Whole networks", "`porta-bench model`: latency of a whole network, beside oneDNN, PyTorch eager and ONNX "
                        "Runtime on as many threads."},
+    {"Transformers", "`porta-bench model` on BERT and ViT: latency of a whole transformer, beside PyTorch eager "
+                     "and ONNX Runtime on as many threads, whose outputs each check porta's."},
     {"OpenCL", "OpenCL devices: porta's kernels beside CLBlast."},
     {"GPU", "CUDA and HIP devices: porta's kernels beside cuBLAS and cuDNN."},
 };
 
 std::optional<Kind> kind_of(const Point& p) {
   if (p.op == "gemm") return Kind::Gemm;
-  if (p.op == "model") return Kind::Network;
+  if (p.op == "model")
+    return p.workload.starts_with("bert") || p.workload.starts_with("vit") ? Kind::Transformer : Kind::Network;
   if (p.op == "conv2d") return number_of(p.params, "groups").value_or(1) > 1 ? Kind::Depthwise : Kind::Conv;
   if (p.op == "conv2d_backward_data" || p.op == "gemm_backward_a") return Kind::DataGradient;
   if (p.op == "conv2d_backward_filter" || p.op == "gemm_backward_b") return Kind::FilterGradient;
@@ -54,6 +60,7 @@ std::optional<Area> area_of(const Platform& pf, Kind kind) {
   // Peers, and the oracle: no area of their own.
   if (pf.backend == "pytorch" || pf.backend == "onnxruntime" || pf.backend == "ref") return std::nullopt;
   if (kind == Kind::Network) return Area::Networks;
+  if (kind == Kind::Transformer) return Area::Transformers;
   if (pf.backend == "opencl") return Area::OpenCL;
   if (pf.backend == "cuda" || pf.backend == "hip") return Area::Gpu;
   if (pf.backend != "cpu") return std::nullopt;
@@ -209,7 +216,7 @@ std::string code(const std::string& text) {
   return text.find('`') == std::string::npos ? "`" + text + "`" : "`` " + text + " ``";
 }
 
-std::string unit(Kind kind) { return kind == Kind::Network ? "ms" : "GFLOP/s"; }
+std::string unit(Kind kind) { return is_network(kind) ? "ms" : "GFLOP/s"; }
 
 // PyTorch is the reference itself: porta-bench has nothing to check it against.
 bool unverified(const Merged& m, const Point& p) {
@@ -219,9 +226,9 @@ bool unverified(const Merged& m, const Point& p) {
 std::string value_text(const Merged& m, const Point* p, Kind kind) {
   if (!p) return "-";
   if (p->status != "ok") return p->status;
-  std::string text = kind == Kind::Network ? (p->median_s ? fmt::format("{:.2f}", *p->median_s * 1e3) : "-")
-                                           : (p->gflops ? fmt::format("{:.1f}", *p->gflops) : "-");
-  if (kind != Kind::Network && !p->effective.empty()) text += " eff";
+  std::string text = is_network(kind) ? (p->median_s ? fmt::format("{:.2f}", *p->median_s * 1e3) : "-")
+                                      : (p->gflops ? fmt::format("{:.1f}", *p->gflops) : "-");
+  if (!is_network(kind) && !p->effective.empty()) text += " eff";
   if (unverified(m, *p)) text += " unverified";
   return text;
 }
@@ -315,7 +322,7 @@ std::string marks_note(const Merged& m, const Table& t) {
     points.push_back(line.native);
     for (const Point* p : points) {
       if (!p || p->status != "ok") continue;
-      if (t.kind != Kind::Network && !p->effective.empty()) ++reasons[p->effective];
+      if (!is_network(t.kind) && !p->effective.empty()) ++reasons[p->effective];
       if (unverified(m, *p)) ++unchecked;
     }
   }
