@@ -9,6 +9,8 @@
 #include <random>
 #include <span>
 
+#include <unistd.h>
+
 #include "graph_gen/differential.hpp"
 #include "onnx_writer.hpp"
 #include "op_cases/verify.hpp"
@@ -910,6 +912,53 @@ TEST_SUITE("onnx") {
   TEST_CASE("export: an unwritable path is IoError") {
     check_error([] { onnx::save(models::build("mobilenet-v2", {.resolution = 32}), "/nonexistent/m.onnx"); },
                 ErrorCode::IoError, {"/nonexistent/m.onnx"});
+  }
+
+  TEST_CASE("files: initializers in external data are read from beside the model") {
+    const auto folder = std::filesystem::temp_directory_path() / ("porta_test_onnx_external_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(folder / "weights");
+    const std::vector<float> w = {0.5f, -1.25f, 3.0f};
+    {
+      std::ofstream data(folder / "weights" / "w.bin", std::ios::binary);
+      data << "16 bytes before.";  // the tensor starts at an offset
+      data.write(reinterpret_cast<const char*>(w.data()), static_cast<std::streamsize>(w.size() * sizeof(float)));
+    }
+    // An initializer of dims {3} whose bytes lie in `location`, from `offset`, `length` long (empty: unset).
+    const auto model = [&](const std::string& location, const std::string& offset, const std::string& length) {
+      Proto t;
+      t.varint(1, 3).varint(2, FLOAT).string(8, "w");
+      for (const auto& [key, value] : {std::pair{"location", location}, {"offset", offset}, {"length", length}}) {
+        Proto entry;
+        if (!value.empty()) t.message(13, entry.string(1, key).string(2, value));
+      }
+      t.varint(14, 1);  // data_location EXTERNAL
+      const auto path = folder / "model.onnx";
+      const Model m = one_node(node("Add", {"x", "w"}, {"y"}), {3}, {t});
+      const std::vector<std::byte> bytes = m.bytes();
+      std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                 static_cast<std::streamsize>(bytes.size()));
+      return path;
+    };
+    const std::vector<float> x = {1.0f, 2.0f, 3.0f};
+    for (const std::string length : {"12", ""}) {  // without a length, to the end of the file
+      CAPTURE(length);
+      const std::vector<float> y = run_ref(onnx::load(model("weights/w.bin", "16", length)), {{"x", x}}, "y");
+      CHECK(y == std::vector<float>{1.5f, 0.75f, 6.0f});
+    }
+    check_error([&] { onnx::load(model("weights/missing.bin", "16", "12")); }, ErrorCode::IoError,
+                {"'w'", "missing.bin"});
+    check_error([&] { onnx::load(model("../w.bin", "0", "12")); }, ErrorCode::InvalidArgument,
+                {"'w'", "outside the model's folder"});
+    check_error([&] { onnx::load(model((folder / "weights" / "w.bin").string(), "16", "12")); },
+                ErrorCode::InvalidArgument, {"'w'", "outside the model's folder"});
+    check_error([&] { onnx::load(model("weights/w.bin", "20", "12")); }, ErrorCode::InvalidArgument,
+                {"'w'", "bytes 20 to 32", "holds 28"});
+    check_error([&] { onnx::load(model("weights/w.bin", "16", "8")); }, ErrorCode::InvalidArgument,
+                {"'w'", "3 elements", "8 bytes"});
+    check_error([&] { onnx::load(model("weights/w.bin", "sixteen", "12")); }, ErrorCode::InvalidArgument,
+                {"'w'", "offset 'sixteen'"});
+    check_error([&] { onnx::load(model("", "16", "12")); }, ErrorCode::InvalidArgument, {"'w'", "no location"});
+    std::filesystem::remove_all(folder);
   }
 
   TEST_CASE("files: missing and directories are IoError") {

@@ -2,6 +2,7 @@
 // params (which then check shapes and values as for any caller). Ops whose inputs are all known at
 // load time (shape arithmetic) are evaluated instead (fold.cpp).
 #include <algorithm>
+#include <deque>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "core/onnx/attrs.hpp"
 #include "core/onnx/attention_pattern.hpp"
 #include "core/onnx/einsum.hpp"
+#include "core/onnx/external_data.hpp"
 #include "core/onnx/fold.hpp"
 #include "core/onnx/literal.hpp"
 #include "core/onnx/model.hpp"
@@ -49,13 +51,17 @@ struct Value {
 
 class Importer {
  public:
-  Importer(const GraphProto& graph, std::int64_t opset, const LoadOptions& options)
-      : graph_(graph), opset_(opset), options_(options) {}
+  // `folder`: where the model's external data lies; null for a model given as bytes.
+  Importer(const GraphProto& graph, std::int64_t opset, const LoadOptions& options,
+           const std::filesystem::path* folder)
+      : graph_(graph), opset_(opset), options_(options), folder_(folder) {}
 
   Graph run() {
     check_supported();
     for (const auto& init : graph_.initializers) {
-      auto lit = std::make_shared<Literal>(decode_literal(init, "initializer '" + init.name + "'"));
+      const std::string what = "initializer '" + init.name + "'";
+      auto lit = std::make_shared<Literal>(decode_literal(
+          init.external && folder_ ? read_external_data(init, *folder_, external_bytes_, what) : init, what));
       if (init.name.empty()) invalid("an initializer at byte " + std::to_string(init.offset) + " has no name");
       if (!values_.emplace(init.name, Value{{}, std::move(lit)}).second)
         invalid("initializer '" + init.name + "' is defined twice");
@@ -660,6 +666,8 @@ class Importer {
   const GraphProto& graph_;
   std::int64_t opset_;
   const LoadOptions& options_;
+  const std::filesystem::path* folder_;
+  std::deque<std::vector<std::uint8_t>> external_bytes_;  // what initializers' literals view
   Graph g_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_set<std::string> names_;
@@ -728,9 +736,7 @@ const std::unordered_map<std::string_view, Importer::Handler>& Importer::handler
   return table;
 }
 
-}  // namespace
-
-Graph load_bytes(std::span<const std::byte> bytes, const LoadOptions& options) {
+Graph import_model(std::span<const std::byte> bytes, const LoadOptions& options, const std::filesystem::path* folder) {
   const ModelProto model = decode_model({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
   if (!model.graph) invalid("the model has no graph (" + std::to_string(bytes.size()) + " bytes read)");
   std::int64_t opset = -1;
@@ -741,7 +747,13 @@ Graph load_bytes(std::span<const std::byte> bytes, const LoadOptions& options) {
     unsupported("the model's default-domain opset " + std::to_string(opset) + " is outside the range porta imports (" +
                 std::to_string(min_opset) + " to " + std::to_string(max_opset) + ")" +
                 (opset > max_opset ? "; export with an older opset (torch.onnx.export's opset_version)" : ""));
-  return Importer(*model.graph, opset, options).run();
+  return Importer(*model.graph, opset, options, folder).run();
+}
+
+}  // namespace
+
+Graph load_bytes(std::span<const std::byte> bytes, const LoadOptions& options) {
+  return import_model(bytes, options, nullptr);
 }
 
 Graph load(const std::filesystem::path& path, const LoadOptions& options) {
@@ -757,7 +769,8 @@ Graph load(const std::filesystem::path& path, const LoadOptions& options) {
     throw Error(ErrorCode::IoError, "ONNX: reading '" + path.string() + "' failed");
   const std::byte* p = data.get();
   try {
-    return load_bytes({p, size}, options);
+    const std::filesystem::path folder = path.parent_path();
+    return import_model({p, size}, options, &folder);
   } catch (const Error& e) {
     throw Error(e.code(), path.filename().string() + ": " + e.what());
   }

@@ -67,8 +67,9 @@ std::vector<float> Literal::floats() const {
 Literal decode_literal(const TensorProto& t, const std::string& what) {
   const std::string at = "ONNX: " + what + " (byte " + std::to_string(t.offset) + ")";
   if (t.external)
-    throw Error(ErrorCode::Unsupported, at + " keeps its data in an external file; porta loads self-contained "
-                                             "models only (save the model without external data)");
+    throw Error(ErrorCode::Unsupported, at + " keeps its data in an external file, which porta reads for the "
+                                             "initializers of a model loaded from its file (onnx::load), not "
+                                             "from bytes or for other tensors");
   Literal lit;
   lit.name = t.name;
   std::int64_t numel = 1;

@@ -18,6 +18,18 @@ std::string indexed(const std::string& parent, const char* field, std::size_t i)
 
 std::int32_t int32(const Reader& r, const Field& f) { return static_cast<std::int32_t>(r.int64(f)); }
 
+// A StringStringEntryProto: key 1, value 2.
+std::pair<std::string, std::string> decode_entry(const Field& message, const std::string& where) {
+  Reader r(message, where);
+  std::pair<std::string, std::string> entry;
+  while (!r.done()) {
+    const Field f = r.next();
+    if (f.number == 1) entry.first = r.string(f);
+    if (f.number == 2) entry.second = r.string(f);
+  }
+  return entry;
+}
+
 TensorProto decode_tensor(const Field& message, const std::string& where) {
   Reader r(message, where);
   TensorProto t;
@@ -39,7 +51,10 @@ TensorProto decode_tensor(const Field& message, const std::string& where) {
         t.has_raw_data = true;
         break;
       case 10: r.append_doubles(f, t.double_data); break;
-      case 13: t.external = true; break;
+      case 13:
+        t.external = true;
+        t.external_data.push_back(decode_entry(f, where + ".external_data"));
+        break;
       case 14: t.external = t.external || r.int64(f) == 1; break;
       case 3: r.fail(f, "segmented tensors are not supported");
       default: break;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace porta::onnx {
@@ -41,6 +42,8 @@ struct TensorProto {
   std::vector<std::int64_t> int_data;  // int32_data, int64_data and uint64_data
   std::vector<double> double_data;
   bool external = false;  // data_location EXTERNAL or external_data present
+  // external_data's entries (location, offset, length, checksum), in the file's order.
+  std::vector<std::pair<std::string, std::string>> external_data;
   bool has_strings = false;
   std::size_t offset = 0;  // byte offset of the message, for errors
 };

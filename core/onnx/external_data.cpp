@@ -1,0 +1,62 @@
+#include "core/onnx/external_data.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <optional>
+
+#include "porta/error.hpp"
+
+namespace porta::onnx {
+namespace {
+
+std::uint64_t parse_count(const std::string& value, const std::string& key, const std::string& at) {
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc{} || end != value.data() + value.size() || value.empty())
+    throw Error(ErrorCode::InvalidArgument, at + " has external_data " + key + " '" + value + "', not a byte count");
+  return n;
+}
+
+}  // namespace
+
+TensorProto read_external_data(const TensorProto& t, const std::filesystem::path& folder,
+                               std::deque<std::vector<std::uint8_t>>& store, const std::string& what) {
+  const std::string at = "ONNX: " + what + " (byte " + std::to_string(t.offset) + ")";
+  std::optional<std::string> location;
+  std::uint64_t offset = 0;
+  std::optional<std::uint64_t> length;
+  for (const auto& [key, value] : t.external_data) {
+    if (key == "location") location = value;
+    if (key == "offset") offset = parse_count(value, key, at);
+    if (key == "length") length = parse_count(value, key, at);
+  }
+  if (!location || location->empty())
+    throw Error(ErrorCode::InvalidArgument, at + " keeps its data in an external file but names none (no location)");
+  const std::filesystem::path relative(*location);
+  bool escapes = relative.is_absolute() || relative.has_root_name();
+  for (const auto& part : relative) escapes = escapes || part == "..";
+  if (escapes)
+    throw Error(ErrorCode::InvalidArgument, at + " keeps its data in '" + *location +
+                                                "', outside the model's folder; external data lies beside the model");
+  const std::filesystem::path file = folder / relative;
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) throw Error(ErrorCode::IoError, at + " keeps its data in '" + file.string() + "', which cannot be opened");
+  const auto size = static_cast<std::uint64_t>(std::max<std::streamoff>(0, in.tellg()));
+  if (offset > size || (length && *length > size - offset))
+    throw Error(ErrorCode::InvalidArgument, at + " reads bytes " + std::to_string(offset) + " to " +
+                                                (length ? std::to_string(offset + *length) : "the end") + " of '" +
+                                                file.string() + "', which holds " + std::to_string(size));
+  std::vector<std::uint8_t>& bytes = store.emplace_back(length ? *length : size - offset);
+  in.seekg(static_cast<std::streamoff>(offset));
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size())))
+    throw Error(ErrorCode::IoError, at + ": reading '" + file.string() + "' failed");
+  TensorProto resolved = t;
+  resolved.external = false;
+  resolved.external_data.clear();
+  resolved.raw_data = bytes;
+  resolved.has_raw_data = true;
+  return resolved;
+}
+
+}  // namespace porta::onnx
