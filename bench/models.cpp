@@ -250,6 +250,7 @@ void verified_by_peer(std::span<Row> own, const Row& peer) {
   for (Row& row : own)
     if (row.status == "ok" && row.impl == "native" && !row.verified && "porta " + row.device == peer.oracle) {
       row.verified = true;
+      row.reason.clear();  // a "not verified: ..." of its own check
       row.nmse = peer.nmse;
       row.max_abs = peer.max_abs;
       row.oracle = peer.device;

@@ -946,15 +946,21 @@ TEST_SUITE("onnx") {
       CHECK(y == std::vector<float>{1.5f, 0.75f, 6.0f});
     }
     check_error([&] { onnx::load(model("weights/missing.bin", "16", "12")); }, ErrorCode::IoError,
-                {"'w'", "missing.bin"});
+                {"'w'", "missing.bin", "does not exist"});
     check_error([&] { onnx::load(model("../w.bin", "0", "12")); }, ErrorCode::InvalidArgument,
                 {"'w'", "outside the model's folder"});
     check_error([&] { onnx::load(model((folder / "weights" / "w.bin").string(), "16", "12")); },
                 ErrorCode::InvalidArgument, {"'w'", "outside the model's folder"});
     check_error([&] { onnx::load(model("weights/w.bin", "20", "12")); }, ErrorCode::InvalidArgument,
-                {"'w'", "bytes 20 to 32", "holds 28"});
+                {"'w'", "reads 12 bytes from byte 20", "holds 28"});
     check_error([&] { onnx::load(model("weights/w.bin", "16", "8")); }, ErrorCode::InvalidArgument,
-                {"'w'", "3 elements", "8 bytes"});
+                {"'w'", "12 bytes of float", "8 bytes long"});
+    check_error([&] { onnx::load(model("weights/w.bin", "8", "")); }, ErrorCode::InvalidArgument,
+                {"'w'", "12 bytes of float", "20 bytes long"});  // no length: the rest of the file
+    check_error([&] { onnx::load(model("weights", "0", "")); }, ErrorCode::InvalidArgument, {"'w'", "not a file"});
+    std::filesystem::create_directory_symlink(std::filesystem::temp_directory_path(), folder / "elsewhere");
+    check_error([&] { onnx::load(model("elsewhere/w.bin", "0", "12")); }, ErrorCode::InvalidArgument,
+                {"'w'", "outside the model's folder"});
     check_error([&] { onnx::load(model("weights/w.bin", "sixteen", "12")); }, ErrorCode::InvalidArgument,
                 {"'w'", "offset 'sixteen'"});
     check_error([&] { onnx::load(model("", "16", "12")); }, ErrorCode::InvalidArgument, {"'w'", "no location"});

@@ -12,10 +12,10 @@ namespace porta::test {
 namespace {
 
 Tensor weights(Graph& g, const std::string& name, const Shape& shape, std::uint64_t seed, float lo = -1.0f,
-               float hi = 1.0f) {
+               float hi = 1.0f, DType dtype = DType::f32) {
   std::int64_t n = 1;
   for (const auto d : shape) n *= d;
-  return g.constant(name, shape, cases::random_values(static_cast<std::size_t>(n), seed, lo, hi));
+  return g.constant(name, shape, cases::random_values(static_cast<std::size_t>(n), seed, lo, hi), dtype);
 }
 
 Tensor conv_bn(Graph& g, Tensor x, std::int64_t filters, const std::string& name, std::uint64_t seed) {
@@ -142,10 +142,14 @@ TEST_CASE("a gemm takes the activation after it") {
 
 // 0.5 x (1 + erf(x / sqrt 2)) after a gemm, in one of the orders exporters write it.
 enum class GeluSpelling { HalfFirst, HalfLast, ByReciprocal };
-Graph spelled_gelu(GeluSpelling spelling, bool erf_read_twice = false) {
+Graph spelled_gelu(GeluSpelling spelling, bool erf_read_twice = false, DType dtype = DType::f32) {
   Graph g;
-  const Tensor x = g.gemm(g.input("a", {5, 19}), weights(g, "w", {19, 23}, 60, -2.0f, 2.0f), {}, weights(g, "b", {23}, 61));
-  const auto scalar = [&](const std::string& name, float v) { return g.constant(name, {1}, std::vector<float>{v}); };
+  const Tensor x = g.gemm(g.input("a", {5, 19}, dtype), weights(g, "w", {19, 23}, 60, -2.0f, 2.0f, dtype), {},
+                          weights(g, "b", {23}, 61, -2.0f, 2.0f, dtype));
+  // In f16 and bf16 the constants are sqrt 2 and its inverse as those dtypes round them.
+  const auto scalar = [&](const std::string& name, float v) {
+    return g.constant(name, {1}, std::vector<float>{v}, dtype);
+  };
   const Tensor scaled = spelling == GeluSpelling::ByReciprocal ? g.mul(scalar("r", 0.70710678f), x)
                                                                : g.div(x, scalar("sqrt2", 1.41421356f));
   const Tensor erf = g.erf(scaled);
@@ -163,6 +167,10 @@ TEST_CASE("GELU spelt out with erf becomes one gelu, which the gemm before it ta
     const Graph g = spelled_gelu(spelling);
     CHECK(compiled_ops(cpu, g) == std::vector<OpKind>{OpKind::Gemm});
     for (const DeviceInfo& d : devices()) check_matches_unoptimised(Device::open(d.spec), g, "y");
+  }
+  for (const DType dtype : {DType::f16, DType::bf16}) {
+    CAPTURE(to_string(dtype));
+    CHECK(compiled_ops(cpu, spelled_gelu(GeluSpelling::HalfFirst, false, dtype)) == std::vector<OpKind>{OpKind::Gemm});
   }
   // The erf is read by another node too: nothing fuses but the gemm's own nodes.
   const Graph shared = spelled_gelu(GeluSpelling::HalfFirst, true);

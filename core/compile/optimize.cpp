@@ -108,10 +108,12 @@ Graph fuse_gelu(const Graph& graph, std::span<const std::int32_t> order) {
     if (producer < 0 || consumer[static_cast<std::size_t>(t.id)] != reader || node_of(t)->op != op) return nullptr;
     return node_of(t);
   };
+  // The constant `value` as its dtype rounds it: f16 holds sqrt 2 to 1e-4, bf16 to 1e-3.
   const auto is_scalar = [&](Tensor t, double value) {
     const TensorInfo& info = graph.info(t);
-    return is_constant(graph, t) && info.desc.numel() == 1 && is_float(info.desc.dtype) &&
-           std::fabs(load_as_f32(info.data->data(), 0, info.desc.dtype) - value) <= 1e-6 * value;
+    if (!is_constant(graph, t) || info.desc.numel() != 1 || !is_float(info.desc.dtype)) return false;
+    const double spacing = info.desc.dtype == DType::f16 ? 0x1p-11 : info.desc.dtype == DType::bf16 ? 0x1p-8 : 1e-6;
+    return std::fabs(load_as_f32(info.data->data(), 0, info.desc.dtype) - value) <= spacing * value;
   };
   // The two operands of a binary node, the one that is the scalar `value` second; nullopt if neither is.
   const auto with_scalar = [&](const Node& n, double value) -> std::optional<std::pair<Tensor, Tensor>> {

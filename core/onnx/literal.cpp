@@ -64,6 +64,15 @@ std::vector<float> Literal::floats() const {
   return out;
 }
 
+std::optional<std::uint64_t> raw_byte_count(const TensorProto& t) {
+  std::int64_t numel = 1;
+  for (auto d : t.dims)
+    if (d < 0 || __builtin_mul_overflow(numel, d, &numel) || numel > (std::int64_t{1} << 40)) return std::nullopt;
+  const std::size_t esize = elem_size(static_cast<ElemType>(t.data_type));
+  if (esize == 0) return std::nullopt;
+  return static_cast<std::uint64_t>(numel) * esize;
+}
+
 Literal decode_literal(const TensorProto& t, const std::string& what) {
   const std::string at = "ONNX: " + what + " (byte " + std::to_string(t.offset) + ")";
   if (t.external)

@@ -2,6 +2,7 @@
 // Values known at load time (initializers and Constant outputs), held on the host until an op reads
 // them (Reshape's shape, Clip's bounds) or needs them as a graph constant.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ struct Literal {
   std::int64_t numel() const;
   std::vector<float> floats() const;  // float literals as f32
 };
+
+// The bytes `t`'s raw_data must hold, from its dims and element type; nullopt where either is one
+// decode_literal refuses.
+std::optional<std::uint64_t> raw_byte_count(const TensorProto& t);
 
 // Checks that the data matches the dims and element type; `what` names the tensor in errors. The
 // result may view `t.raw_data`: it lives no longer than the bytes the model was decoded from.
