@@ -916,6 +916,7 @@ TEST_SUITE("onnx") {
 
   TEST_CASE("files: initializers in external data are read from beside the model") {
     const auto folder = std::filesystem::temp_directory_path() / ("porta_test_onnx_external_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(folder);  // left by a run that failed
     std::filesystem::create_directories(folder / "weights");
     const std::vector<float> w = {0.5f, -1.25f, 3.0f};
     {

@@ -39,18 +39,27 @@ TensorProto read_external_data(const TensorProto& t, const std::filesystem::path
   bool escapes = relative.is_absolute() || relative.has_root_name();
   for (const auto& part : relative) escapes = escapes || part == "..";
   const std::filesystem::path file = folder / relative;
+  const auto unreadable = [&](const std::filesystem::path& p, const std::error_code& ec) {
+    return Error(ErrorCode::IoError, at + " keeps its data in '" + file.string() + "': '" + p.string() +
+                                         "' cannot be read (" + ec.message() + ")");
+  };
   std::error_code ec;
-  if (!escapes) {  // nor through a link: the file's real path lies under the folder's
+  if (!escapes) {  // nor through a link: its real path lies under the folder's, whether or not it exists
     const std::filesystem::path base = std::filesystem::weakly_canonical(folder.empty() ? "." : folder, ec);
-    const std::filesystem::path real = std::filesystem::weakly_canonical(file, ec);
+    if (ec) throw unreadable(folder, ec);
+    const std::filesystem::path real = std::filesystem::weakly_canonical(base / relative, ec);
+    if (ec) throw unreadable(file, ec);
     escapes = std::mismatch(base.begin(), base.end(), real.begin(), real.end()).first != base.end();
   }
   if (escapes)
     throw Error(ErrorCode::InvalidArgument, at + " keeps its data in '" + *location +
                                                 "', outside the model's folder; external data lies beside the model");
-  if (!std::filesystem::exists(file, ec))
+  const std::filesystem::file_status status = std::filesystem::status(file, ec);
+  if (!std::filesystem::exists(status)) {
+    if (ec && ec != std::errc::no_such_file_or_directory) throw unreadable(file, ec);
     throw Error(ErrorCode::IoError, at + " keeps its data in '" + file.string() + "', which does not exist");
-  if (!std::filesystem::is_regular_file(file, ec))
+  }
+  if (!std::filesystem::is_regular_file(status))
     throw Error(ErrorCode::InvalidArgument, at + " keeps its data in '" + file.string() + "', which is not a file");
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) throw Error(ErrorCode::IoError, at + " keeps its data in '" + file.string() + "', which cannot be opened");
