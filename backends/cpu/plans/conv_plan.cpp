@@ -3,6 +3,7 @@
 #include "backends/cpu/plans/conv_plan.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "backends/cpu/kernels/micro_kernel.hpp"
 #include "backends/cpu/ops/conv2d_winograd.hpp"
@@ -48,6 +49,19 @@ void cut_tiles(ConvPlan& plan, const ConvDims& d, const Machine& machine) {
   plan.tile_blocks = ceil_div(plan.tiles, plan.tiles_per_task);
 }
 
+// Sizes that saturate rather than overflow: a window absurdly larger than the image, which
+// sparse_window (ops/conv2d.cpp) sends to the plain loop after asking this plan for its tile, need
+// only compare as huge.
+constexpr std::int64_t huge = std::numeric_limits<std::int64_t>::max();
+std::int64_t times(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? huge : r;
+}
+std::int64_t plus(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? huge : r;
+}
+
 }  // namespace
 
 ConvAlgorithm conv_algorithm(const ConvDims& d, const Conv2dParams& p, std::string_view setting) {
@@ -58,28 +72,32 @@ ConvAlgorithm conv_algorithm(const ConvDims& d, const Conv2dParams& p, std::stri
 
 // A pointwise layer reads the input in place where it can: strided, where the kernel's tiles fill
 // an output row, and not where its rows would crowd an L1 set (README.md, `in_place`).
+// Its sizes saturate rather than overflow (`times`, `plus`).
 ConvRows conv_rows(const ConvDims& d, const Conv2dParams& p, std::int64_t mr) {
   ConvRows rows{};
   const bool unit = p.stride[0] == 1 && p.stride[1] == 1;
   const bool pointwise = is_pointwise(d, p);
-  rows.in_place = pointwise && (unit || d.q % mr == 0) && !rows_alias_in_l1(mr, p.stride[1] * d.c);
+  rows.in_place = pointwise && (unit || d.q % mr == 0) && !rows_alias_in_l1(mr, times(p.stride[1], d.c));
   const bool subsampled = pointwise && !unit && !rows.in_place;
   const bool dense = unit || subsampled;  // A's rows follow each other in the source
   const std::int64_t row_step = dense ? 1 : p.stride[1];
   // Rows that crowd into too few L1 sets are spaced out in the copy (a filter row of taps is then
   // no longer one contiguous run).
-  const bool alias = !rows.in_place && rows_alias_in_l1(mr, row_step * d.c);
+  const bool alias = !rows.in_place && rows_alias_in_l1(mr, times(row_step, d.c));
   rows.step_h = subsampled ? p.stride[0] : 1;
   rows.step_w = subsampled ? p.stride[1] : 1;
   // Only the window the taps reach: padding past it (or rows a large stride skips at the
   // bottom) is never read.
-  rows.hp = rows.in_place ? d.h : subsampled ? d.p : (d.p - 1) * p.stride[0] + (d.r - 1) * p.dilation[0] + 1;
-  rows.wp = rows.in_place ? d.w : subsampled ? d.q : (d.q - 1) * p.stride[1] + (d.s - 1) * p.dilation[1] + 1;
+  const auto span = [&](std::int64_t outputs, std::int64_t stride, std::int64_t taps, std::int64_t dilation) {
+    return plus(plus(times(outputs - 1, stride), times(taps - 1, dilation)), 1);
+  };
+  rows.hp = rows.in_place ? d.h : subsampled ? d.p : span(d.p, p.stride[0], d.r, p.dilation[0]);
+  rows.wp = rows.in_place ? d.w : subsampled ? d.q : span(d.q, p.stride[1], d.s, p.dilation[1]);
   rows.segments = dense ? 1 : d.p;
-  rows.pixels = dense ? (d.p - 1) * rows.wp + d.q : d.q;
+  rows.pixels = dense ? plus(times(d.p - 1, rows.wp), d.q) : d.q;
   rows.pixel = alias ? d.c + 16 : d.c;
-  rows.lda = row_step * rows.pixel;
-  rows.image_floats = (rows.hp * rows.wp + (rows.in_place ? 0 : mr * row_step)) * rows.pixel;
+  rows.lda = times(row_step, rows.pixel);
+  rows.image_floats = times(plus(times(rows.hp, rows.wp), rows.in_place ? 0 : times(mr, row_step)), rows.pixel);
   return rows;
 }
 
@@ -93,7 +111,7 @@ const MicroKernel& conv_kernel(const ConvDims& d, const Conv2dParams& p, const M
   const ConvRows rows = conv_rows(d, p, set.wide.mr);
   const MicroKernel& kernel =
       set.for_filters_of(d.k_per_group, rows.pixels, pointwise, input_streams(d, rows, machine.cache));
-  if (pointwise && rows_alias_in_l1(kernel.mr, p.stride[1] * d.c)) {
+  if (pointwise && rows_alias_in_l1(kernel.mr, times(p.stride[1], d.c))) {
     const MicroKernel& fewer_rows = set.for_columns(d.k_per_group, true);
     if (conv_rows(d, p, fewer_rows.mr).in_place) return fewer_rows;
   }
