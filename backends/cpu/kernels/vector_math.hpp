@@ -128,25 +128,14 @@ constexpr float erf_series_end = 0.875f, erfc_tail_start = 0.45f, erfc_tail_end 
 
 // The activations as functions of one float for a loop's body, each made before its loop so that it
 // holds the range as opaque_exp_range gives it.
-struct SigmoidRun {
+template <float (*F)(float, ExpRange)> struct RangeRun {
   ExpRange range = opaque_exp_range();
-  float operator()(float x) const { return sigmoid_fast(x, range); }
+  float operator()(float x) const { return F(x, range); }
 };
-struct SiluRun {
-  ExpRange range = opaque_exp_range();
-  float operator()(float x) const { return silu_fast(x, range); }
-};
-struct ErfRun {
-  ExpRange range = opaque_exp_range();
-  float operator()(float x) const { return erf_fast(x, range); }
-};
-struct GeluRun {
-  ExpRange range = opaque_exp_range();
-  float operator()(float x) const { return gelu_fast(x, range); }
-};
-struct GeluTanhRun {
-  ExpRange range = opaque_exp_range();
-  float operator()(float x) const { return gelu_tanh_fast(x, range); }
-};
+using SigmoidRun = RangeRun<sigmoid_fast>;
+using SiluRun = RangeRun<silu_fast>;
+using ErfRun = RangeRun<erf_fast>;
+using GeluRun = RangeRun<gelu_fast>;
+using GeluTanhRun = RangeRun<gelu_tanh_fast>;
 
 }  // namespace porta::detail
