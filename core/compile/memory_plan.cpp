@@ -100,7 +100,8 @@ MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, 
   }
   for (std::int32_t step = 0; in_place && step <= last_step && !order.empty(); ++step) {
     const Node& node = graph.nodes()[static_cast<std::size_t>(order[static_cast<std::size_t>(step)])];
-    if (!reads_before_writing(node.op)) continue;
+    // A reshape's output is its input's bytes: over them, every backend copies nothing.
+    if (!reads_before_writing(node.op) && node.op != OpKind::Reshape) continue;
     const auto out = static_cast<std::size_t>(node.output.id);
     if (storage[out] != out) continue;  // a variable's new value
     for (const Tensor in : node.inputs) {

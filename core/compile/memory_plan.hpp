@@ -31,8 +31,8 @@ bool reads_before_writing(OpKind op);
 
 // Lifetimes of the graph's activations in `order`: graph inputs and variables live for the whole
 // run (a caller may set them once and run many times), outputs from their producer to the end.
-// With `in_place`, an elementwise node writes its output over an intermediate input of the same
-// size that it reads last. Each of `writes` stores its value in its variable's bytes
+// With `in_place`, an elementwise node or a reshape writes its output over an intermediate input of
+// the same size that it reads last. Each of `writes` stores its value in its variable's bytes
 // (lower_assignments made that safe).
 MemoryPlan plan_memory(const Graph& graph, std::span<const std::int32_t> order, std::uint64_t alignment,
                        bool in_place = false, std::span<const VariableWrite> writes = {});

@@ -40,7 +40,10 @@ void gather_rows(const HostTensor& x, const HostTensor& y, const StridedView& vi
       }
       Element* y_row = dst + row * runs * length;
       for (std::int64_t r = 0; r < runs; ++r, x_index += run_step, y_row += length)
-        for (std::int64_t j = 0; j < length; ++j) y_row[j] = src[x_index + j * step];
+        if (step == 1)
+          std::copy_n(src + x_index, length, y_row);  // a run of x: one block copy, not a loop of loads
+        else
+          for (std::int64_t j = 0; j < length; ++j) y_row[j] = src[x_index + j * step];
     }
   });
 }
