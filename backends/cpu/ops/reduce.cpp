@@ -45,11 +45,54 @@ void reduce(const HostOpArgs& args, const ReduceSplit& s, float start, float sca
   });
 }
 
+// The leading axes reduced, the trailing ones kept (a channels-last batch statistic: [N H W, C]):
+// x as [rows, cols], each task folding every row into a block of columns, row after row, which
+// vectorises along the columns where the general path would walk a column at a stride.
+template <class Fold>
+void reduce_rows(const HostOpArgs& args, std::int64_t rows, std::int64_t cols, float start, float scale, Fold fold) {
+  const F32Input x(args.inputs[0]);
+  const HostTensor& y = args.output;
+  parallel_chunks(cols, std::min<std::int64_t>(256, chunk_elements), [&](std::int64_t begin, std::int64_t count) {
+    ChunkBuffer y_buffer;
+    float* yv = write_f32(y, begin, y_buffer.data());
+    std::fill_n(yv, count, start);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* v = x.data() + r * cols + begin;
+      for (std::int64_t j = 0; j < count; ++j) yv[j] = fold(yv[j], v[j]);
+    }
+    for (std::int64_t j = 0; j < count; ++j) yv[j] *= scale;
+    store_f32(y, begin, count, yv);
+  });
+}
+
+// How many leading axes `axes` (ascending) reduce, where they are exactly the leading ones and
+// some axis is kept; else 0.
+std::size_t leading_reduced(const Shape& shape, const std::vector<std::int64_t>& axes) {
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != static_cast<std::int64_t>(i)) return 0;
+  return axes.size() < shape.size() ? axes.size() : 0;
+}
+
 }  // namespace
 
 void cpu_reduce(const HostOpArgs& args) {
   const auto& p = std::get<ReduceParams>(args.node.params);
-  const ReduceSplit s = reduce_split(args.inputs[0].shape(), p.axes);
+  const Shape& shape = args.inputs[0].shape();
+  if (const std::size_t lead = leading_reduced(shape, p.axes); lead > 0) {
+    std::int64_t rows = 1, cols = 1;
+    for (std::size_t i = 0; i < shape.size(); ++i) (i < lead ? rows : cols) *= shape[i];
+    if (rows > 1) {
+      constexpr float inf = std::numeric_limits<float>::infinity();
+      const auto sum = [](float a, float b) { return a + b; };
+      switch (p.op) {
+        case Reduction::Sum: return reduce_rows(args, rows, cols, 0.0f, 1.0f, sum);
+        case Reduction::Mean: return reduce_rows(args, rows, cols, 0.0f, 1.0f / static_cast<float>(rows), sum);
+        case Reduction::Max: return reduce_rows(args, rows, cols, -inf, 1.0f, [](float a, float b) { return std::max(a, b); });
+        case Reduction::Min: return reduce_rows(args, rows, cols, inf, 1.0f, [](float a, float b) { return std::min(a, b); });
+      }
+    }
+  }
+  const ReduceSplit s = reduce_split(shape, p.axes);
   constexpr float inf = std::numeric_limits<float>::infinity();
   const auto sum = [](float a, float b) { return a + b; };
   switch (p.op) {
