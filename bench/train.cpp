@@ -59,8 +59,9 @@ Shape label_shape(const Shape& logits) { return Shape(logits.begin(), logits.end
 
 // training_loss's graph with the gradients of every weight and the optimizer driving them as variables;
 // in f16 the gradients are loss-scaled and a step whose gradients overflowed is skipped.
-Graph training_step(const Graph& inference, const std::string& optimizer = "sgd", DType precision = DType::f32) {
-  autodiff::TrainingGraph t = training_loss(inference, {.precision = precision});
+Graph training_step(const Graph& inference, const std::string& optimizer = "sgd", DType precision = DType::f32,
+                    bool channels_last = false) {
+  autodiff::TrainingGraph t = training_loss(inference, {.precision = precision, .channels_last = channels_last});
   Graph& g = t.graph;
   const Tensor loss = g.outputs().back().second;
   if (precision != DType::f16) {
@@ -72,13 +73,16 @@ Graph training_step(const Graph& inference, const std::string& optimizer = "sgd"
   return std::move(g);
 }
 
-// The step of a train problem: its inference graph, optimizer and precision.
-Graph training_step(const Problem& problem) {
+// The step of a train problem on a backend: its inference graph, optimizer and precision.
+Graph training_step(const Problem& problem, const std::string& backend) {
   return training_step(problem.graph, problem.params["optimizer"].get<std::string>(),
-                       parse_dtype(problem.params.value("precision", std::string("f32"))));
+                       parse_dtype(problem.params.value("precision", std::string("f32"))),
+                       trains_channels_last(backend));
 }
 
 }  // namespace
+
+bool trains_channels_last(const std::string& backend) { return backend == "cpu"; }
 
 autodiff::TrainingGraph training_loss(const Graph& inference, const autodiff::TrainingOptions& options) {
   autodiff::TrainingGraph t = autodiff::training_graph(inference, options);
@@ -244,7 +248,8 @@ Row run_training(const Problem& problem, const Target& target, const RunSettings
   try {
     const double start = steady_seconds();
     // Unsupported where an op has no backward rule
-    const Graph step = training_step(problem);
+    const Graph step = training_step(problem, target.backend);
+    row.params["layout"] = trains_channels_last(target.backend) ? "nhwc" : "as built";
     CompileOptions options = settings.compile;
     options.profile = train.profile;
     Executable exe = target.device->compile(step, options);
@@ -263,7 +268,8 @@ Row run_training(const Problem& problem, const Target& target, const RunSettings
 Fit fit_training_batch(const std::string& model, const Device& device, std::uint64_t budget, std::uint64_t seed,
                        std::int64_t max_batch, DType precision, bool regularize) {
   return fit_batch([&](std::int64_t batch) {
-    return device.estimate_memory(training_step(train_problem(model, batch, seed, precision, regularize)));
+    return device.estimate_memory(
+        training_step(train_problem(model, batch, seed, precision, regularize), device.info().backend));
   }, budget, max_batch);
 }
 

@@ -40,6 +40,10 @@ Json optimizer_params(const std::string& optimizer);
 // the network's: softmax cross-entropy to integer class "labels", an input.
 // `options.precision` bf16 or f16: the network in mixed precision, the loss in f32; `batch_offset`: a
 // data-parallel rank's shard (autodiff::TrainingOptions).
+// Where a training graph is made channels-last before its gradients are taken
+// (autodiff::TrainingOptions::channels_last): on the cpu backend, whose NHWC convolutions and their
+// gradients are its fast ones.
+bool trains_channels_last(const std::string& backend);
 autodiff::TrainingGraph training_loss(const Graph& inference, const autodiff::TrainingOptions& options = {});
 
 // A few batches of random images with random class labels, for the first input and the first

@@ -257,7 +257,8 @@ Row data_parallel_row(const Problem& global, const std::string& model, const Tar
   const Problem shard_problem = train_problem(model, batch / ranks, settings.seed, precision, !a.no_dropout);
   // The shard's dropouts draw the global batch's masks for its rows.
   Replica r = make_replica(shard_problem.graph, *target.device, settings.compile, a.parallel,
-                           {.precision = precision, .batch_offset = job.rank() * (batch / ranks)});
+                           {.precision = precision, .batch_offset = job.rank() * (batch / ranks),
+                            .channels_last = trains_channels_last(target.backend)});
   row.compile_s = job.max(steady_seconds() - start);
   const SyntheticData data(global.graph, steps, settings.seed);
   std::vector<std::vector<float>> images, labels;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/compile/layout.hpp"
 #include "op_cases/verify.hpp"
 #include "test_util.hpp"
 
@@ -72,6 +73,38 @@ TEST_CASE("NHWC on request: one transpose in, one per output that needs NCHW, re
     CHECK(transposes(device, g, {.layout = Layout::NCHW}) == 0);
     check_matches_as_built(device, g, {.layout = Layout::NHWC});
   }
+}
+
+// A training-mode block: batch statistics (reductions over N, H and W), a batchnorm that reads them
+// and so cannot be folded into the conv, and stochastic depth (one dropout draw per sample).
+Graph statistics_block() {
+  Graph g;
+  const Tensor x = g.input("x", {3, 4, 7, 5});
+  const Tensor y = g.conv2d(x, weights(g, "w", {6, 4, 3, 3}, 30), {.pad = {1, 1, 1, 1}});
+  const Shape channel{6};
+  const Tensor mean = g.reduce(y, {.op = Reduction::Mean, .axes = {0, 2, 3}});
+  const Tensor centred = g.sub(y, mean);
+  const Tensor var = g.reduce(g.mul(centred, centred), {.op = Reduction::Mean, .axes = {0, 2, 3}});
+  Tensor h = g.batchnorm(y, weights(g, "s", channel, 31), weights(g, "b", channel, 32), g.reshape(mean, channel),
+                         g.reshape(var, channel));
+  h = g.dropout(g.relu(h), g.constant("step", {1}, std::vector<float>{0.0f}), {.ratio = 0.25f, .seed = 5, .mask_dims = 1});
+  h = g.conv2d(h, weights(g, "w2", {5, 6, 1, 1}, 33));
+  g.output("features", h);
+  g.output("logits", g.reshape(g.global_avg_pool(h), {3, 5}));
+  return g;
+}
+
+TEST_CASE("batch statistics, a batchnorm of them and stochastic depth stay channels-last, results unchanged") {
+  const Graph g = statistics_block();
+  // Of feature maps, only x into the first conv and "features" out: the pooled [3, 1, 1, 5] and the
+  // statistics' [1, 1, 1, 6] on their way to the batchnorm's [6] are a handful of values.
+  const Graph moved = detail::channels_last(g);
+  std::vector<std::string> maps;
+  for (const Node& n : moved.nodes())
+    if (n.op == OpKind::Transpose && moved.desc(n.output).numel() > 30) maps.push_back(n.name);
+  CHECK(maps == std::vector<std::string>{"x.nhwc", "conv2d_10.nchw"});
+  for (const std::string& spec : {std::string("ref"), std::string("cpu")})
+    check_matches_as_built(Device::open(spec), g, {.layout = Layout::NHWC});
 }
 
 TEST_CASE("a device without NHWC kernels keeps the graph's layout") {

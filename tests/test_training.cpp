@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 
+#include "op_cases/verify.hpp"
 #include "test_util.hpp"
 #include "training_data.hpp"
 
@@ -202,9 +203,70 @@ std::vector<std::pair<Device, Run>> check_curves(const Net& net, const Data& dat
   return runs;
 }
 
+// The loss and every parameter's gradient of `model` (2 images of 32 px, 10 classes, its dropout and
+// stochastic depth on) on the cpu, with the training graph made channels-last or not; and the number
+// of transposes of feature maps in the graph.
+struct Gradients {
+  float loss = 0.0f;
+  std::vector<std::vector<float>> grads;
+  std::int64_t activation_transposes = 0;
+};
+
+Gradients model_gradients(const std::string& model, bool channels_last) {
+  const Graph inference = models::build(model, {.batch = 2, .resolution = 64, .classes = 10, .training = true});
+  autodiff::TrainingGraph t = autodiff::training_graph(inference, {.channels_last = channels_last});
+  Graph& g = t.graph;
+  const Tensor logits = g.outputs().at(0).second;
+  const Tensor labels = g.input("labels", {2}, DType::i64);
+  const Tensor loss = autodiff::softmax_cross_entropy(g, logits, labels);
+  g.output("loss", loss);
+  const std::vector<Tensor> grads = autodiff::gradients(g, loss, t.params);
+  for (std::size_t i = 0; i < grads.size(); ++i) g.output("grad" + std::to_string(i), grads[i]);
+  Gradients out;
+  for (const Node& n : g.nodes()) {
+    const Shape& s = g.shape(n.output);  // a feature map has more than one pixel: [2, C, 1, 1] is a vector
+    out.activation_transposes += n.op == OpKind::Transpose && s.size() == 4 && s[0] == 2 &&
+                                 s[1] * s[2] * s[3] > std::max(s[1], s[3]);
+  }
+  Executable exe = Device::open("cpu").compile(g);
+  std::mt19937 rng(9);
+  exe.set_input(g.info(g.inputs().at(0)).name, uniform(g.desc(g.inputs().at(0)).numel(), 1.0f, rng));
+  const std::vector<std::int64_t> classes{3, 7};
+  exe.set_input_bytes("labels", std::as_bytes(std::span(classes)));
+  exe.run();
+  out.loss = exe.output("loss")[0];
+  for (std::size_t i = 0; i < grads.size(); ++i) out.grads.push_back(exe.output("grad" + std::to_string(i)));
+  return out;
+}
+
 }  // namespace
 
 TEST_SUITE("autodiff") {
+  TEST_CASE("training_graph channels_last: the loss and every gradient of whole networks as built, no activation transposed") {
+    // 64 px: at 32 px the last stages are 1x1 and a training batchnorm over 2 values amplifies rounding.
+    for (const std::string model : {"resnet50", "efficientnet-b0", "mobilenet-v2"}) {
+      INFO(model);
+      const Gradients as_built = model_gradients(model, false), moved = model_gradients(model, true);
+      CHECK(moved.loss == doctest::Approx(as_built.loss).epsilon(1e-5));
+      REQUIRE(moved.grads.size() == as_built.grads.size());
+      // Over all the gradients together: the bias of a batchnorm that a conv and a training batchnorm
+      // follow has a gradient of 0 in exact arithmetic, rounding noise in each layout, so it is
+      // judged against the whole, not itself.
+      double error = 0.0, energy = 0.0, largest = 0.0, worst = 0.0;
+      for (std::size_t i = 0; i < moved.grads.size(); ++i) {
+        const cases::Comparison c = cases::compare(moved.grads[i], as_built.grads[i]);
+        CHECK(c.non_finite == 0);
+        error += c.error_energy, energy += c.want_energy;
+        largest = std::max(largest, c.want_max_abs), worst = std::max(worst, c.max_abs);
+      }
+      MESSAGE(model << ": NMSE " << error / energy << ", largest error " << worst << " of gradients up to " << largest
+                    << "; feature-map transposes " << moved.activation_transposes);
+      CHECK(error / energy < 1e-8);
+      CHECK(worst < 1e-4 * largest);
+      CHECK(moved.activation_transposes <= 1);  // the input image's, into the first conv
+    }
+  }
+
   TEST_CASE("sgd_update: weight decay, momentum, and the plain step without a velocity") {
     Graph g;
     const Tensor p = g.input("p", {3}), d = g.input("d", {3}), v = g.input("v", {3});

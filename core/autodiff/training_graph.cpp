@@ -1,8 +1,10 @@
 // An inference graph made trainable: weights as variables, batchnorms on batch statistics, and optionally
 // mixed precision (the network in bf16 or f16 around f32 master weights).
+#include <algorithm>
 #include <string>
 #include <variant>
 
+#include "core/compile/layout.hpp"
 #include "core/compile/rewrite.hpp"
 #include "core/runtime/dropout.hpp"
 #include "porta/autodiff.hpp"
@@ -110,6 +112,15 @@ TrainingGraph training_graph(const Graph& inference, const TrainingOptions& opti
     for (const auto& [name, t] : inference.outputs())
       if (is_float(inference.desc(t).dtype)) r.replace(t, f32(t));
   out.graph = std::move(r).finish();
+  if (options.channels_last) {
+    Graph moved = ::porta::detail::channels_last(out.graph);
+    for (Tensor& param : out.params) {  // the same variables, in the rebuilt graph
+      const std::string& name = out.graph.info(param).name;
+      const auto& now = moved.variables();
+      param = *std::find_if(now.begin(), now.end(), [&](Tensor v) { return moved.info(v).name == name; });
+    }
+    out.graph = std::move(moved);
+  }
   return out;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <numeric>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -58,7 +60,8 @@ std::vector<std::byte> channels_last_bytes(const TensorInfo& info) {
 
 class LayoutAssigner {
  public:
-  LayoutAssigner(const Graph& graph, const DeviceImpl& device, const CompileOptions& options)
+  // Without a device, every conv moves to NHWC and every node the builder accepts in NHWC follows.
+  LayoutAssigner(const Graph& graph, const DeviceImpl* device, const CompileOptions& options)
       : graph_(graph), device_(device), options_(options), r_(graph), nhwc_(graph.tensors().size()) {}
 
   Graph run(std::span<const std::int32_t> order) && {
@@ -78,7 +81,8 @@ class LayoutAssigner {
 
  private:
   Layout target(const Node& conv) const {
-    return options_.layout ? *options_.layout : device_.preferred_layout(graph_, conv, options_);
+    if (options_.layout) return *options_.layout;
+    return device_ ? device_->preferred_layout(graph_, conv, options_) : Layout::NHWC;
   }
 
   void visit(const Node& node) {
@@ -95,6 +99,29 @@ class LayoutAssigner {
       case OpKind::MaxPool2d: case OpKind::AvgPool2d: case OpKind::GlobalAvgPool:
         // Only where the input is already channels-last: a pool alone is not worth converting for.
         if (nchw && only_channels_last(node.inputs[0]) && try_channels_last(node, {true})) return;
+        break;
+      case OpKind::Reduce:
+        // A batch statistic of a channels-last activation: the same reduction over the permuted
+        // axes, kept 4-D, rather than a transpose of the activation.
+        if (only_channels_last(node.inputs[0]) && std::get<ReduceParams>(node.params).keepdims) {
+          ReduceParams p = std::get<ReduceParams>(node.params);
+          for (std::int64_t& axis : p.axes) axis = nhwc_to_nchw[static_cast<std::size_t>(axis)];
+          std::sort(p.axes.begin(), p.axes.end());
+          if (try_channels_last(node, {true}, true, p)) return;
+        }
+        break;
+      case OpKind::BatchNorm:
+        if (only_channels_last(node.inputs[0]) && graph_.dtype(node.output) == DType::f32 &&
+            graph_.shape(node.output).size() == 4 && scale_shift_channels_last(node))
+          return;
+        break;
+      case OpKind::Dropout:
+        // One draw per sample (stochastic depth) or for the whole tensor: the mask does not follow
+        // the order of a sample's elements, so it runs in any layout.
+        if (std::get<DropoutParams>(node.params).mask_dims >= 0 && std::get<DropoutParams>(node.params).mask_dims <= 1 &&
+            graph_.shape(node.output).size() == 4 && only_channels_last(node.inputs[0]) &&
+            try_channels_last(node, {true, false}))
+          return;
         break;
       case OpKind::DepthwiseFilterGradient:
         // Activations in, a filter out: channels-last where either activation exists so, which
@@ -127,7 +154,9 @@ class LayoutAssigner {
   // Emits `node` in NHWC, its inputs marked in `permute` taken channels-last, if the device runs it
   // so; its output then exists channels-last only, unless it is no activation (`permute_output`).
   bool try_channels_last(const Node& node, const std::vector<bool>& permute, bool permute_output = true) {
-    OpParams params = node.params;
+    return try_channels_last(node, permute, permute_output, node.params);
+  }
+  bool try_channels_last(const Node& node, const std::vector<bool>& permute, bool permute_output, OpParams params) {
     if (auto* conv = std::get_if<Conv2dParams>(&params)) conv->layout = Layout::NHWC;
     if (auto* pool = std::get_if<Pool2dParams>(&params)) pool->layout = Layout::NHWC;
     if (auto* global = std::get_if<GlobalPoolParams>(&params)) global->layout = Layout::NHWC;
@@ -141,6 +170,27 @@ class LayoutAssigner {
     } else {
       r_.replace(node.output, out);
     }
+    return true;
+  }
+
+  // A batchnorm of a channels-last activation as x a + b, with a = scale / sqrt(var + eps) and
+  // b = bias - mean a per channel, broadcast along the last axis: two passes over x against a
+  // transpose to NCHW and one back around it (a training graph's statistics are computed tensors,
+  // so there is no conv to fold it into).
+  bool scale_shift_channels_last(const Node& node) {
+    if (graph_.shape(node.inputs[1]).size() != 1) return false;
+    Graph& g = r_.graph;
+    const Tensor scale = as_built(node.inputs[1]), bias = as_built(node.inputs[2]);
+    const Tensor mean = as_built(node.inputs[3]), var = as_built(node.inputs[4]);
+    const Shape channel = g.shape(scale);
+    const std::string& n = node.name;  // the new nodes' names, unique as the graph's own are
+    const float epsilon = std::get<BatchNormParams>(node.params).epsilon;
+    const Tensor eps = g.constant(n + ".epsilon", {1}, std::vector<float>{epsilon});
+    const Tensor a = g.div(scale, g.sqrt(g.add(var, eps, n + ".var_eps"), n + ".sqrt"), n + ".a");
+    const Tensor b = g.sub(bias, g.mul(mean, a, n + ".mean_a"), n + ".b");
+    const Shape last{1, 1, 1, channel[0]};
+    const Tensor ax = g.mul(channels_last(node.inputs[0]), g.reshape(a, last, n + ".a.nhwc"), n + ".ax");
+    nhwc_[index(node.output)] = g.add(ax, g.reshape(b, last, n + ".b.nhwc"), n);
     return true;
   }
 
@@ -166,7 +216,7 @@ class LayoutAssigner {
     } catch (const Error&) {
       return false;
     }
-    return device_.unsupported_reason(trial.graph, trial.graph.nodes().back(), options_).empty();
+    return !device_ || device_->unsupported_reason(trial.graph, trial.graph.nodes().back(), options_).empty();
   }
 
   Tensor channels_last(Tensor t) {
@@ -196,7 +246,7 @@ class LayoutAssigner {
   static std::size_t index(Tensor t) { return static_cast<std::size_t>(t.id); }
 
   const Graph& graph_;
-  const DeviceImpl& device_;
+  const DeviceImpl* device_;
   const CompileOptions& options_;
   GraphRewriter r_;
   std::vector<Tensor> nhwc_;  // per source tensor: its channels-last form, where one was made
@@ -206,7 +256,16 @@ class LayoutAssigner {
 
 Graph assign_layouts(const Graph& graph, std::span<const std::int32_t> order, const DeviceImpl& device,
                      const CompileOptions& options) {
-  LayoutAssigner assigner(graph, device, options);
+  LayoutAssigner assigner(graph, &device, options);
+  if (!assigner.wanted(order)) return graph;
+  return std::move(assigner).run(order);
+}
+
+Graph channels_last(const Graph& graph) {
+  std::vector<std::int32_t> order(graph.nodes().size());
+  std::iota(order.begin(), order.end(), 0);
+  const CompileOptions options;
+  LayoutAssigner assigner(graph, nullptr, options);
   if (!assigner.wanted(order)) return graph;
   return std::move(assigner).run(order);
 }

@@ -14,4 +14,8 @@ namespace porta::detail {
 Graph assign_layouts(const Graph& graph, std::span<const std::int32_t> order, const DeviceImpl& device,
                      const CompileOptions& options);
 
+// The same pass with every conv moved to NHWC and no device asked: a training graph made so before
+// its gradients are taken has channels-last gradients too (autodiff::TrainingOptions::layout).
+Graph channels_last(const Graph& graph);
+
 }  // namespace porta::detail

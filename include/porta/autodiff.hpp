@@ -64,6 +64,10 @@ BatchStatistics batchnorm_training(Graph& graph, Tensor x, Tensor scale, Tensor 
 struct TrainingOptions {
   DType precision = DType::f32;  // f32, bf16 or f16
   std::int64_t batch_offset = 0;  // >= 0
+  // Every NCHW conv moved to NHWC before the gradients are taken, with the ops that follow it (as
+  // the compiler's layout pass moves them), so that the backward pass is channels-last too: what
+  // the cpu backend runs fastest. The graph's inputs and outputs keep their shapes.
+  bool channels_last = false;
 };
 struct TrainingGraph {
   Graph graph;
