@@ -17,16 +17,16 @@ namespace {
 
 constexpr double good_ratio = 0.9;  // the counts: rows where porta reaches this fraction of the peer's rate
 
-enum class Kind { Gemm, Conv, Depthwise, Network, Transformer, DataGradient, FilterGradient };
-const char* const kind_names[] = {"GEMM",         "convolution",    "depthwise convolution", "networks",
-                                  "transformers", "data gradients", "weight gradients"};
+enum class Kind { Gemm, Conv, Depthwise, Network, Transformer, Training, DataGradient, FilterGradient };
+const char* const kind_names[] = {"GEMM",         "convolution", "depthwise convolution", "networks",
+                                  "transformers", "training",    "data gradients",        "weight gradients"};
 
-// Whole networks are timed, not rated.
-bool is_network(Kind kind) { return kind == Kind::Network || kind == Kind::Transformer; }
+// Whole networks (and their training epochs) are timed, not rated.
+bool is_network(Kind kind) { return kind == Kind::Network || kind == Kind::Transformer || kind == Kind::Training; }
 
 // The page's sections in order: the cpu backend's by kind, whole networks (convolutional, then
 // transformers), then OpenCL and GPU devices with a table per kind.
-enum class Area { Gemm, Conv, Depthwise, Backward, Networks, Transformers, OpenCL, Gpu };
+enum class Area { Gemm, Conv, Depthwise, Backward, Networks, Transformers, Training, OpenCL, Gpu };
 const std::pair<const char*, const char*> area_texts[] = {
     {"GEMM", "Matrix multiplication on the cpu backend: porta's kernels beside oneDNN (`--impl vendor`) and "
              "OpenBLAS (`--impl openblas`)."},
@@ -42,6 +42,9 @@ const std::pair<const char*, const char*> area_texts[] = {
                        "Runtime on as many threads."},
     {"Transformers", "`porta-bench model` on BERT and ViT: latency of a whole transformer, beside PyTorch eager "
                      "and ONNX Runtime on as many threads, whose outputs each check porta's."},
+    {"Training", "`porta-bench train`: the last epoch of training steps (forward, backward and SGD with momentum) "
+                 "on synthetic data, in ms, beside PyTorch eager's on as many threads. PyTorch starts from its own "
+                 "weights, so no row checks another; tests/test_training.cpp checks porta's steps against ref."},
     {"OpenCL", "OpenCL devices: porta's kernels beside CLBlast."},
     {"GPU", "CUDA and HIP devices: porta's kernels beside cuBLAS and cuDNN."},
 };
@@ -50,6 +53,7 @@ std::optional<Kind> kind_of(const Point& p) {
   if (p.op == "gemm") return Kind::Gemm;
   if (p.op == "model")
     return p.workload.starts_with("bert") || p.workload.starts_with("vit") ? Kind::Transformer : Kind::Network;
+  if (p.op == "train") return Kind::Training;
   if (p.op == "conv2d") return number_of(p.params, "groups").value_or(1) > 1 ? Kind::Depthwise : Kind::Conv;
   if (p.op == "conv2d_backward_data" || p.op == "gemm_backward_a") return Kind::DataGradient;
   if (p.op == "conv2d_backward_filter" || p.op == "gemm_backward_b") return Kind::FilterGradient;
@@ -61,6 +65,7 @@ std::optional<Area> area_of(const Platform& pf, Kind kind) {
   if (pf.backend == "pytorch" || pf.backend == "onnxruntime" || pf.backend == "ref") return std::nullopt;
   if (kind == Kind::Network) return Area::Networks;
   if (kind == Kind::Transformer) return Area::Transformers;
+  if (kind == Kind::Training) return Area::Training;
   if (pf.backend == "opencl") return Area::OpenCL;
   if (pf.backend == "cuda" || pf.backend == "hip") return Area::Gpu;
   if (pf.backend != "cpu") return std::nullopt;
