@@ -16,10 +16,18 @@
 
 namespace porta::detail {
 
-void cpu_activation_backward(const HostOpArgs& args) {
-  const ActivationGradient f = activation_gradient(std::get<ActivationBackwardParams>(args.node.params));
+namespace {
+
+// With the activation's kind a constant and its parameters in locals that no store can alias, the
+// formula's switch folds away and the loop vectorises, its tests as selects: the switch and the
+// branches per element, mispredicted on real data, took 46 ms for relu6's gradient over
+// 8x112x112x96 on one Zen 4 core.
+template <int kind>
+void activation_backward_of(const HostOpArgs& args, const ActivationGradient& gradient) {
   const HostTensor &x = args.inputs[0], &dy = args.inputs[1], &dx = args.output;
   parallel_chunks(dx.numel(), chunk_elements, [&](std::int64_t begin, std::int64_t count) {
+    ActivationGradient f = gradient;
+    f.kind = kind;
     ChunkBuffer x_buffer, dy_buffer, dx_buffer;
     const float* xv = read_f32(x, begin, count, x_buffer.data());
     const float* dyv = read_f32(dy, begin, count, dy_buffer.data());
@@ -27,6 +35,19 @@ void cpu_activation_backward(const HostOpArgs& args) {
     for (std::int64_t i = 0; i < count; ++i) dxv[i] = dyv[i] * activation_derivative(f, xv[i]);
     store_f32(dx, begin, count, dxv);
   });
+}
+
+}  // namespace
+
+void cpu_activation_backward(const HostOpArgs& args) {
+  const ActivationGradient f = activation_gradient(std::get<ActivationBackwardParams>(args.node.params));
+  switch (f.kind) {
+    case GRAD_RELU: return activation_backward_of<GRAD_RELU>(args, f);
+    case GRAD_CLIP: return activation_backward_of<GRAD_CLIP>(args, f);
+    case GRAD_HARD_SIGMOID: return activation_backward_of<GRAD_HARD_SIGMOID>(args, f);
+    case GRAD_HARD_SWISH: return activation_backward_of<GRAD_HARD_SWISH>(args, f);
+    default: return activation_backward_of<GRAD_GELU>(args, f);
+  }
 }
 
 // One channel plane of max pooling's gradient, x and dy read and dx written `pixel` floats apart
