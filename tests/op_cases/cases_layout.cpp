@@ -21,6 +21,8 @@ std::vector<PoolCase> pool_cases() {
       {"whole_plane", {1, 2, 5, 7}, {.kernel = {5, 7}}},
       {"input_1x1", {1, 4, 1, 1}, {.kernel = {1, 1}}},
       {"odd_17x13", {1, 3, 17, 13}, {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1, 1, 1}}},
+      // More channels than a block of the cpu's NHWC gradient (64), and a partial one.
+      {"channels_70", {2, 70, 9, 7}, {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1, 1, 1}}},
   };
 }
 

@@ -1,7 +1,8 @@
 // The backward ops and the fused loss: elementwise activation gradients in f32 chunks, max pooling's
-// gradient a channel plane per task (its windows scatter only into their own plane), softmax
-// cross-entropy a row per task.
+// gradient a channel plane (NCHW) or an image's block of channels (NHWC) per task (its windows
+// scatter only into their own channels), softmax cross-entropy a row per task.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <variant>
@@ -50,13 +51,13 @@ void cpu_activation_backward(const HostOpArgs& args) {
   }
 }
 
-// One channel plane of max pooling's gradient, x and dy read and dx written `pixel` floats apart
-// (1 in NCHW, C in NHWC). An output row at a time, each filter tap over the run of output columns
-// whose input column is inside the image: every column keeps the first maximum in window order
-// (window_argmax's choice, NaN included) with no per-tap bounds test, then adds its dy there.
-void max_pool_plane_backward(const Pool2dParams& p, const PoolDims& d, std::int64_t pixel, const float* x,
-                             const float* dy, float* dx, std::vector<float>& best, std::vector<std::int64_t>& at) {
-  for (std::int64_t i = 0; i < d.h * d.w; ++i) dx[i * pixel] = 0.0f;
+// One NCHW channel plane of max pooling's gradient. An output row at a time, each filter tap over
+// the run of output columns whose input column is inside the image: every column keeps the first
+// maximum in window order (window_argmax's choice, NaN included) with no per-tap bounds test, then
+// adds its dy there.
+void max_pool_plane_backward(const Pool2dParams& p, const PoolDims& d, const float* x, const float* dy, float* dx,
+                             std::vector<float>& best, std::vector<std::int64_t>& at) {
+  std::fill_n(dx, d.h * d.w, 0.0f);
   const std::int64_t sh = p.stride[0], sw = p.stride[1], dh = p.dilation[0], dw = p.dilation[1];
   for (std::int64_t oh = 0; oh < d.p; ++oh) {
     std::fill(at.begin(), at.end(), -1);
@@ -67,10 +68,10 @@ void max_pool_plane_backward(const Pool2dParams& p, const PoolDims& d, std::int6
         const std::int64_t offset = s * dw - p.pad[1];  // input column of output column ow: ow * sw + offset
         const std::int64_t first = offset >= 0 ? 0 : ceil_div(-offset, sw);
         const std::int64_t last = std::min(d.q, d.w - offset <= 0 ? 0 : ceil_div(d.w - offset, sw));
-        const float* row = x + h * d.w * pixel;
+        const float* row = x + h * d.w;
         for (std::int64_t ow = first; ow < last; ++ow) {
           const std::int64_t w = ow * sw + offset;
-          const float v = row[w * pixel];
+          const float v = row[w];
           const auto o = static_cast<std::size_t>(ow);
           // Selects, not a branch: on real data which tap wins is unpredictable.
           const bool take = (at[o] < 0) | (v > best[o]);
@@ -80,8 +81,41 @@ void max_pool_plane_backward(const Pool2dParams& p, const PoolDims& d, std::int6
       }
     }
     for (std::int64_t ow = 0; ow < d.q; ++ow)
-      if (const std::int64_t i = at[static_cast<std::size_t>(ow)]; i >= 0) dx[i * pixel] += dy[(oh * d.q + ow) * pixel];
+      if (const std::int64_t i = at[static_cast<std::size_t>(ow)]; i >= 0) dx[i] += dy[oh * d.q + ow];
   }
+}
+
+// NHWC: one image's block of up to `max_block` channels, whose values lie side by side at every
+// pixel. Each output pixel walks its taps in window order, comparing the whole block at a time with
+// the plane version's selects per channel, then adds dy where each channel's first maximum is.
+constexpr std::int64_t max_block = 64;
+
+void max_pool_block_backward(const Pool2dParams& p, const PoolDims& d, std::int64_t width, const float* x,
+                             const float* dy, float* dx) {
+  for (std::int64_t i = 0; i < d.h * d.w; ++i) std::fill_n(dx + i * d.c, width, 0.0f);
+  std::array<float, max_block> best{};
+  std::array<std::int64_t, max_block> at{};
+  for (std::int64_t oh = 0; oh < d.p; ++oh)
+    for (std::int64_t ow = 0; ow < d.q; ++ow) {
+      at.fill(-1);
+      for (std::int64_t r = 0; r < p.kernel[0]; ++r) {
+        const std::int64_t h = oh * p.stride[0] - p.pad[0] + r * p.dilation[0];
+        if (h < 0 || h >= d.h) continue;
+        for (std::int64_t s = 0; s < p.kernel[1]; ++s) {
+          const std::int64_t w = ow * p.stride[1] - p.pad[1] + s * p.dilation[1];
+          if (w < 0 || w >= d.w) continue;
+          const float* v = x + (h * d.w + w) * d.c;
+          for (std::int64_t c = 0; c < width; ++c) {
+            const bool take = (at[c] < 0) | (v[c] > best[c]);
+            best[c] = take ? v[c] : best[c];
+            at[c] = take ? h * d.w + w : at[c];
+          }
+        }
+      }
+      const float* g = dy + (oh * d.q + ow) * d.c;
+      for (std::int64_t c = 0; c < width; ++c)
+        if (at[c] >= 0) dx[at[c] * d.c + c] += g[c];
+    }
 }
 
 void cpu_max_pool2d_backward(const HostOpArgs& args) {
@@ -89,19 +123,24 @@ void cpu_max_pool2d_backward(const HostOpArgs& args) {
   const PoolDims d = pool_dims(args.inputs[0].shape(), p);
   const F32Input x(args.inputs[0]), dy(args.inputs[1]);
   const F32Output dx(args.output);
-  const bool nhwc = d.layout == Layout::NHWC;
-  const std::int64_t pixel = nhwc ? d.c : 1;
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.c), [&](const auto& range) {
-    std::vector<float> best(static_cast<std::size_t>(d.q));
-    std::vector<std::int64_t> at(static_cast<std::size_t>(d.q));
-    for (std::int64_t plane = range.begin(); plane != range.end(); ++plane) {
-      const std::int64_t n = plane / d.c, c = plane % d.c;
-      // A plane's first element: (n, c) of NCHW, or channel c of image n in NHWC.
-      const std::int64_t x0 = nhwc ? n * d.h * d.w * d.c + c : plane * d.h * d.w;
-      const std::int64_t y0 = nhwc ? n * d.p * d.q * d.c + c : plane * d.p * d.q;
-      max_pool_plane_backward(p, d, pixel, x.data() + x0, dy.data() + y0, dx.data() + x0, best, at);
-    }
-  });
+  if (d.layout == Layout::NHWC) {
+    const std::int64_t blocks = ceil_div(d.c, max_block);
+    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * blocks), [&](const auto& range) {
+      for (std::int64_t task = range.begin(); task != range.end(); ++task) {
+        const std::int64_t n = task / blocks, c0 = task % blocks * max_block;
+        const std::int64_t x0 = n * d.h * d.w * d.c + c0, y0 = n * d.p * d.q * d.c + c0;
+        max_pool_block_backward(p, d, std::min(max_block, d.c - c0), x.data() + x0, dy.data() + y0, dx.data() + x0);
+      }
+    });
+  } else {
+    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, d.n * d.c), [&](const auto& range) {
+      std::vector<float> best(static_cast<std::size_t>(d.q));
+      std::vector<std::int64_t> at(static_cast<std::size_t>(d.q));
+      for (std::int64_t plane = range.begin(); plane != range.end(); ++plane)
+        max_pool_plane_backward(p, d, x.data() + plane * d.h * d.w, dy.data() + plane * d.p * d.q,
+                                dx.data() + plane * d.h * d.w, best, at);
+    });
+  }
   dx.commit(0, args.output.numel());
 }
 
