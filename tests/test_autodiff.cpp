@@ -527,6 +527,19 @@ TEST_SUITE("autodiff") {
     CHECK(g.shape(g.softmax_cross_entropy(g.input("v", {4}), g.input("vl", {1}, DType::i32))) == Shape{1});
   }
 
+  TEST_CASE("attention: q, k, v and the mask; causal, with more keys than queries, and broadcast masks") {
+    const Build plain = [](Graph& g, const auto& t) { return g.attention(t[0], t[1], t[2]); };
+    check_gradients({{"q", {1, 2, 3, 4}}, {"k", {1, 2, 5, 4}}, {"v", {1, 2, 5, 3}}}, plain);
+    check_gradients({{"q", {2, 1, 4, 3}}, {"k", {2, 1, 4, 3}}, {"v", {2, 1, 4, 2}}}, [](Graph& g, const auto& t) {
+      return g.attention(t[0], t[1], t[2], {.scale = 0.7f, .causal = true});
+    });
+    // A padding mask per batch and key, as BERT's, and a full one per head.
+    check_gradients({{"q", {2, 2, 3, 4}}, {"k", {2, 2, 5, 4}}, {"v", {2, 2, 5, 2}}, {"mask", {2, 1, 1, 5}}},
+                    [](Graph& g, const auto& t) { return g.attention(t[0], t[1], t[2], {}, t[3]); });
+    check_gradients({{"q", {1, 2, 3, 4}}, {"k", {1, 2, 6, 4}}, {"v", {1, 2, 6, 3}}, {"mask", {1, 2, 3, 6}}},
+                    [](Graph& g, const auto& t) { return g.attention(t[0], t[1], t[2], {.causal = true}, t[3]); });
+  }
+
   TEST_CASE("layer_norm, erf, sqrt, reciprocal and pow") {
     check_gradients({{"x", {3, 2, 4}}, {"scale", {2, 4}}, {"bias", {4}}}, [](Graph& g, const auto& t) {
       return g.layer_norm(t[0], t[1], g.expand(t[2], {2, 4}), {.axis = 1, .epsilon = 1e-3f});

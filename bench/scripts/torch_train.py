@@ -38,7 +38,8 @@ def main():
         return
     _, torch, torchvision = imported
     torch.manual_seed(a.seed)
-    name = a.model.replace("-", "_")
+    # porta's model names as torchvision spells them: vit-b16 is vit_b_16, the rest only swap - for _.
+    name = {"vit-b16": "vit_b_16"}.get(a.model, a.model.replace("-", "_"))
     if a.model == "mlp":
         model = mlp(torch)
     elif hasattr(torchvision.models, name):

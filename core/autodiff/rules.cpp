@@ -50,7 +50,7 @@ Rule backward_rule(OpKind op) {
     case OpKind::Compare:
     case OpKind::Logical:
     case OpKind::Where: return nullptr;
-    case OpKind::Attention: return nullptr;  // not written yet
+    case OpKind::Attention: return attention_backward;
     case OpKind::Dropout: return dropout_backward;
     case OpKind::DepthwiseFilterGradient: return nullptr;
   }
