@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
+#include <span>
 #include <string>
 
 #include "test_util.hpp"
@@ -538,6 +540,26 @@ TEST_SUITE("autodiff") {
                     [](Graph& g, const auto& t) { return g.attention(t[0], t[1], t[2], {}, t[3]); });
     check_gradients({{"q", {1, 2, 3, 4}}, {"k", {1, 2, 6, 4}}, {"v", {1, 2, 6, 3}}, {"mask", {1, 2, 3, 6}}},
                     [](Graph& g, const auto& t) { return g.attention(t[0], t[1], t[2], {.causal = true}, t[3]); });
+  }
+
+  TEST_CASE("gather along axis 0: repeated and negative indices sum into their rows; other axes are Unsupported") {
+    for (const DType type : {DType::i64, DType::i32}) {
+      const std::vector<std::int64_t> rows{2, 0, -1, 2, 4, -5};  // -1 is row 4, -5 row 0; row 1 and 3 unread
+      std::vector<std::byte> bytes(rows.size() * size_of(type));
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (type == DType::i64) std::memcpy(bytes.data() + i * 8, &rows[i], 8);
+        else { const auto v = static_cast<std::int32_t>(rows[i]); std::memcpy(bytes.data() + i * 4, &v, 4); }
+      }
+      check_gradients({{"table", {5, 3}}}, [&](Graph& g, const auto& t) {
+        return g.gather(t[0], g.constant_bytes("rows", {2, 3}, type, bytes), 0);
+      });
+    }
+    Graph g;
+    const Tensor table = g.input("table", {4, 3});
+    const std::vector<std::int64_t> one{1};
+    const Tensor y = g.gather(table, g.constant_bytes("i", {1}, DType::i64, std::as_bytes(std::span(one))), 1, "columns");
+    const Tensor wrt[] = {table};
+    CHECK(contains(error_of([&] { autodiff::gradients(g, y, wrt); }, ErrorCode::Unsupported), "'columns'"));
   }
 
   TEST_CASE("layer_norm, erf, sqrt, reciprocal and pow") {

@@ -45,8 +45,8 @@ Rule backward_rule(OpKind op) {
     case OpKind::ActivationBackward:
     case OpKind::MaxPool2dBackward:
     case OpKind::SoftmaxCrossEntropyBackward: return nullptr;
-    // Integer indices and bool masks carry no gradient; gather's rule (a scatter-add) is not written.
-    case OpKind::Gather:
+    case OpKind::Gather: return gather_backward;
+    // Integer indices and bool masks carry no gradient.
     case OpKind::Compare:
     case OpKind::Logical:
     case OpKind::Where: return nullptr;

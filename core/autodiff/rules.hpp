@@ -4,7 +4,7 @@
 // Gemm), rules_elementwise.cpp (arithmetic, activations, Softmax, SoftmaxCrossEntropy, Dropout),
 // rules_layout.cpp (Reshape, Transpose, Concat, Cast, GlobalAvgPool), rules_batchnorm.cpp,
 // rules_conv_pool.cpp (Conv2d, MaxPool2d, AvgPool2d), rules_math.cpp (Erf, Sqrt, Reciprocal, Pow,
-// LayerNorm, Slice, Pad, Expand), rules_attention.cpp (Attention).
+// LayerNorm, Slice, Pad, Expand, Gather), rules_attention.cpp (Attention).
 #include <vector>
 
 #include "porta/graph.hpp"
@@ -49,6 +49,7 @@ Grads layer_norm_backward(Graph& g, const Node& node, Tensor dy, const std::vect
 Grads slice_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 Grads pad_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 Grads expand_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
+Grads gather_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 // rules_attention.cpp
 Grads attention_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs);
 

@@ -1,5 +1,6 @@
 // Backward of the elementwise math (Erf, Sqrt, Reciprocal, Pow), LayerNorm, and the ops that select
-// or repeat elements (Slice, Pad, Expand), each from forward ops.
+// or repeat elements (Slice, Pad, Expand, Gather), each from forward ops.
+#include <cstring>
 #include <numbers>
 #include <string>
 #include <variant>
@@ -105,6 +106,39 @@ Grads pad_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool
 
 Grads expand_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>&) {
   return {sum_to(g, dy, g.shape(node.inputs[0]))};
+}
+
+// An embedding lookup's gradient: the rows of dy added into the table rows their indices name, as
+// one-hot [T, V] (T indices, V rows; index i and i - V alike, gather counting negative ones from the
+// end)ᵀ times dy [T, R]. No op scatters with addition, so this costs V T R multiply-adds where a
+// scatter would take T R: for BERT's 30522-word table at 1024 tokens, 24 GFLOP a step.
+Grads gather_backward(Graph& g, const Node& node, Tensor dy, const std::vector<bool>& needs) {
+  Grads dx(2);
+  if (!needs[0]) return dx;
+  const Tensor data = node.inputs[0], indices = node.inputs[1];
+  if (std::get<GatherParams>(node.params).axis != 0)
+    throw Error(ErrorCode::Unsupported, "autodiff::gradients: gather '" + node.name +
+                                            "' along an axis other than 0 has no backward rule yet");
+  const Shape table = g.shape(data);
+  const std::int64_t rows = table[0], count = g.desc(indices).numel();
+  const std::int64_t width = g.desc(data).numel() / rows;
+  std::vector<std::int64_t> from_start(static_cast<std::size_t>(rows)), from_end(from_start.size());
+  for (std::int64_t r = 0; r < rows; ++r) from_start[static_cast<std::size_t>(r)] = r, from_end[static_cast<std::size_t>(r)] = r - rows;
+  const DType index_type = g.dtype(indices);
+  const auto row_numbers = [&](const std::vector<std::int64_t>& values) {
+    std::vector<std::byte> bytes(values.size() * size_of(index_type));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (index_type == DType::i64) std::memcpy(bytes.data() + i * 8, &values[i], 8);
+      else { const auto v = static_cast<std::int32_t>(values[i]); std::memcpy(bytes.data() + i * 4, &v, 4); }
+    }
+    return g.constant_bytes("autodiff_rows_" + std::to_string(g.tensors().size()), {1, rows}, index_type, bytes);
+  };
+  const Tensor column = g.reshape(indices, {count, 1});
+  const Tensor hot = g.cast(g.logical_or(g.equal(column, row_numbers(from_start)), g.equal(column, row_numbers(from_end))),
+                            g.dtype(data));
+  const Tensor sums = g.matmul(hot, g.reshape(dy, {count, width}), {.trans_a = true});
+  dx[0] = g.reshape(sums, table);
+  return dx;
 }
 
 }  // namespace porta::autodiff::detail
