@@ -78,7 +78,7 @@ porta_status porta_training_graph(const porta_graph* inference, porta_graph** ou
 
 porta_training_options porta_training_options_default(void) {
   const porta::autodiff::TrainingOptions d;
-  return {sizeof(porta_training_options), static_cast<porta_dtype>(d.precision), d.batch_offset};
+  return {sizeof(porta_training_options), static_cast<porta_dtype>(d.precision), d.batch_offset, d.channels_last};
 }
 
 porta_status porta_training_graph_with_options(const porta_graph* inference, const porta_training_options* options,
@@ -90,7 +90,8 @@ porta_status porta_training_graph_with_options(const porta_graph* inference, con
     if (params == nullptr && capacity > 0) invalid("params is NULL");
     const porta_training_options o = params_or(options, porta_training_options_default(), "options");
     porta::autodiff::TrainingGraph t = porta::autodiff::training_graph(
-        get(inference, "inference"), {.precision = dtype_of(o.precision), .batch_offset = o.batch_offset});
+        get(inference, "inference"),
+        {.precision = dtype_of(o.precision), .batch_offset = o.batch_offset, .channels_last = o.channels_last != 0});
     for (std::size_t i = 0; i < t.params.size() && i < capacity; ++i) params[i] = {t.params[i].id};
     found = t.params.size();
     result = new porta_graph{.graph = std::move(t.graph)};

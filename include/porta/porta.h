@@ -296,6 +296,8 @@ typedef struct porta_training_options {
   porta_dtype precision; /* PORTA_F32; PORTA_BF16 or PORTA_F16: mixed precision around f32 parameters */
   int64_t batch_offset;  /* 0; b: the graph trains samples b, b + 1, ... of a larger batch (a data-parallel
                           * shard), and its dropouts draw that batch's masks for them */
+  int channels_last;     /* 0; 1: every conv moved to NHWC before the gradients are taken, so that the
+                          * backward pass is channels-last too (what the cpu backend runs fastest) */
 } porta_training_options;
 porta_training_options porta_training_options_default(void);
 /* porta_training_graph with every option; `options` may be NULL (the defaults). */

@@ -29,15 +29,17 @@ void bind_autodiff(py::module_& m) {
         "name"_a = "",
         "Softmax cross-entropy averaged over the rows, shape [1]: float labels of logits' shape, or int64/int32 "
         "class indices, one per row, each in [0, classes) (one outside, a negative one included, fails the run).");
-  a.def("training_graph", [](const Graph& inference, const std::string& precision, std::int64_t batch_offset) {
-    autodiff::TrainingGraph t =
-        autodiff::training_graph(inference, {.precision = parse_dtype(precision), .batch_offset = batch_offset});
+  a.def("training_graph", [](const Graph& inference, const std::string& precision, std::int64_t batch_offset,
+                             bool channels_last) {
+    autodiff::TrainingGraph t = autodiff::training_graph(
+        inference, {.precision = parse_dtype(precision), .batch_offset = batch_offset, .channels_last = channels_last});
     return py::make_tuple(std::move(t.graph), std::move(t.params));
-  }, "inference"_a, "precision"_a = "f32", "batch_offset"_a = 0,
+  }, "inference"_a, "precision"_a = "f32", "batch_offset"_a = 0, "channels_last"_a = false,
      "(graph, params): a copy whose constants are variables (the params) and whose batchnorms use the batch's "
      "statistics; precision 'bf16' or 'f16' computes in it around f32 params (mixed precision); batch_offset b: "
      "the graph trains samples b, b + 1, ... of a larger batch (a data-parallel shard), its dropouts drawing "
-     "that batch's masks for them.");
+     "that batch's masks for them; channels_last: every conv moved to NHWC before the gradients are taken, so "
+     "that the backward pass is channels-last too (what the cpu backend runs fastest).");
   a.def("scaled_gradients", [](Graph& g, Tensor loss, const std::vector<Tensor>& wrt, float initial_scale,
                                std::int64_t growth_interval) {
     autodiff::ScaledGradients s = autodiff::scaled_gradients(

@@ -231,7 +231,7 @@ static void training_errors(void) {
   CHECK(count == 0);
   porta_graph_free(t);
   porta_training_options training = porta_training_options_default();
-  CHECK(training.precision == PORTA_F32 && training.batch_offset == 0);
+  CHECK(training.precision == PORTA_F32 && training.batch_offset == 0 && training.channels_last == 0);
   training.precision = PORTA_I64;
   CHECK_STATUS(porta_training_graph_with_options(g, &training, &t, NULL, 0, &count), PORTA_INVALID_ARGUMENT);
   training = porta_training_options_default();
