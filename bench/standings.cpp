@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -20,6 +21,8 @@ constexpr double good_ratio = 0.9;  // the counts: rows where porta reaches this
 enum class Kind { Gemm, Conv, Depthwise, Network, Transformer, Training, DataGradient, FilterGradient };
 const char* const kind_names[] = {"GEMM",         "convolution", "depthwise convolution", "networks",
                                   "transformers", "training",    "data gradients",        "weight gradients"};
+
+static_assert(std::size(kind_names) == static_cast<std::size_t>(Kind::FilterGradient) + 1);
 
 // Whole networks (and their training epochs) are timed, not rated.
 bool is_network(Kind kind) { return kind == Kind::Network || kind == Kind::Transformer || kind == Kind::Training; }
@@ -48,6 +51,7 @@ const std::pair<const char*, const char*> area_texts[] = {
     {"OpenCL", "OpenCL devices: porta's kernels beside CLBlast."},
     {"GPU", "CUDA and HIP devices: porta's kernels beside cuBLAS and cuDNN."},
 };
+static_assert(std::size(area_texts) == static_cast<std::size_t>(Area::Gpu) + 1);
 
 std::optional<Kind> kind_of(const Point& p) {
   if (p.op == "gemm") return Kind::Gemm;

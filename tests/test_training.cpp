@@ -249,20 +249,23 @@ TEST_SUITE("autodiff") {
       const Gradients as_built = model_gradients(model, false), moved = model_gradients(model, true);
       CHECK(moved.loss == doctest::Approx(as_built.loss).epsilon(1e-5));
       REQUIRE(moved.grads.size() == as_built.grads.size());
-      // Over all the gradients together: the bias of a batchnorm that a conv and a training batchnorm
-      // follow has a gradient of 0 in exact arithmetic, rounding noise in each layout, so it is
-      // judged against the whole, not itself.
-      double error = 0.0, energy = 0.0, largest = 0.0, worst = 0.0;
+      // Each gradient against its own scale, with a floor at a thousandth of the largest: the bias of
+      // a batchnorm that a conv and a training batchnorm follow has a gradient of 0 in exact
+      // arithmetic, rounding noise in each layout.
+      std::vector<cases::Comparison> each;
+      double error = 0.0, energy = 0.0, largest = 0.0;
       for (std::size_t i = 0; i < moved.grads.size(); ++i) {
-        const cases::Comparison c = cases::compare(moved.grads[i], as_built.grads[i]);
-        CHECK(c.non_finite == 0);
-        error += c.error_energy, energy += c.want_energy;
-        largest = std::max(largest, c.want_max_abs), worst = std::max(worst, c.max_abs);
+        each.push_back(cases::compare(moved.grads[i], as_built.grads[i]));
+        CHECK(each.back().non_finite == 0);
+        error += each.back().error_energy, energy += each.back().want_energy;
+        largest = std::max(largest, each.back().want_max_abs);
       }
-      MESSAGE(model << ": NMSE " << error / energy << ", largest error " << worst << " of gradients up to " << largest
+      double worst = 0.0;  // the largest error, relative to its gradient's scale
+      for (const cases::Comparison& c : each) worst = std::max(worst, c.max_abs / std::max(c.want_max_abs, 1e-3 * largest));
+      MESSAGE(model << ": NMSE " << error / energy << ", largest relative error " << worst
                     << "; feature-map transposes " << moved.activation_transposes);
       CHECK(error / energy < 1e-8);
-      CHECK(worst < 1e-4 * largest);
+      CHECK(worst < 1e-3);
       CHECK(moved.activation_transposes <= 1);  // the input image's, into the first conv
     }
   }

@@ -18,14 +18,18 @@ Grads attention_backward(Graph& g, const Node& node, Tensor dy, const std::vecto
   const DType dt = g.dtype(q);
   const Shape sq = g.shape(q), sk = g.shape(k);  // copies: adding nodes moves the graph's tensors
   const std::int64_t queries = sq[sq.size() - 2], keys = sk[sk.size() - 2];
-  Tensor scores = scaled(g, g.matmul(q, k, {.trans_b = true}), p.scale);
+  // q scaled first, as the kernels scale inside the product: in f16 q kᵀ alone can overflow.
+  const Tensor q_scaled = scaled(g, q, p.scale);
+  Tensor scores = g.matmul(q_scaled, k, {.trans_b = true});
   if (mask) scores = g.add(scores, mask);
-  if (p.causal) {  // query i sees keys 0 .. i: -inf beyond, which softmax weighs 0
-    std::vector<float> hidden(static_cast<std::size_t>(queries * keys), 0.0f);
-    for (std::int64_t i = 0; i < queries; ++i)
-      for (std::int64_t j = i + 1; j < keys; ++j)
-        hidden[static_cast<std::size_t>(i * keys + j)] = -std::numeric_limits<float>::infinity();
-    scores = g.add(scores, constant(g, {queries, keys}, hidden, dt));
+  if (p.causal) {  // query i sees keys 0 .. i: -inf where key > query, which softmax weighs 0
+    const auto numbers = [&](std::int64_t n, Shape shape) {
+      std::vector<float> values(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) values[static_cast<std::size_t>(i)] = static_cast<float>(i);
+      return constant(g, std::move(shape), values, DType::f32);
+    };
+    const Tensor hidden = g.greater(numbers(keys, {1, keys}), numbers(queries, {queries, 1}));
+    scores = g.where(hidden, filled(g, {1}, -std::numeric_limits<float>::infinity(), dt), scores);
   }
   const Tensor weights = g.softmax(scores, -1);
   Grads dx(node.inputs.size());
@@ -35,7 +39,7 @@ Grads attention_backward(Graph& g, const Node& node, Tensor dy, const std::vecto
   const Shape rows = drop_axis(g.shape(weights), g.shape(weights).size() - 1);
   const Tensor ds = g.mul(weights, g.sub(dp, sum_to(g, g.mul(dp, weights), rows)));
   if (needs[0]) dx[0] = scaled(g, g.matmul(ds, k), p.scale);
-  if (needs[1]) dx[1] = scaled(g, g.matmul(ds, q, {.trans_a = true}), p.scale);
+  if (needs[1]) dx[1] = g.matmul(ds, q_scaled, {.trans_a = true});
   if (mask && needs[3]) dx[3] = sum_to(g, ds, g.shape(mask));
   return dx;
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <numeric>
 #include <string>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -62,7 +63,9 @@ class LayoutAssigner {
  public:
   // Without a device, every conv moves to NHWC and every node the builder accepts in NHWC follows.
   LayoutAssigner(const Graph& graph, const DeviceImpl* device, const CompileOptions& options)
-      : graph_(graph), device_(device), options_(options), r_(graph), nhwc_(graph.tensors().size()) {}
+      : graph_(graph), device_(device), options_(options), r_(graph), nhwc_(graph.tensors().size()) {
+    for (const TensorInfo& info : graph.tensors()) names_.insert(info.name);
+  }
 
   Graph run(std::span<const std::int32_t> order) && {
     for (const std::int32_t index : order) visit(graph_.nodes()[static_cast<std::size_t>(index)]);
@@ -183,14 +186,15 @@ class LayoutAssigner {
     const Tensor scale = as_built(node.inputs[1]), bias = as_built(node.inputs[2]);
     const Tensor mean = as_built(node.inputs[3]), var = as_built(node.inputs[4]);
     const Shape channel = g.shape(scale);
-    const std::string& n = node.name;  // the new nodes' names, unique as the graph's own are
+    const std::string& n = node.name;
     const float epsilon = std::get<BatchNormParams>(node.params).epsilon;
-    const Tensor eps = g.constant(n + ".epsilon", {1}, std::vector<float>{epsilon});
-    const Tensor a = g.div(scale, g.sqrt(g.add(var, eps, n + ".var_eps"), n + ".sqrt"), n + ".a");
-    const Tensor b = g.sub(bias, g.mul(mean, a, n + ".mean_a"), n + ".b");
+    const Tensor eps = g.constant(fresh(n + ".epsilon"), {1}, std::vector<float>{epsilon});
+    const Tensor a =
+        g.div(scale, g.sqrt(g.add(var, eps, fresh(n + ".var_eps")), fresh(n + ".sqrt")), fresh(n + ".a"));
+    const Tensor b = g.sub(bias, g.mul(mean, a, fresh(n + ".mean_a")), fresh(n + ".b"));
     const Shape last{1, 1, 1, channel[0]};
-    const Tensor ax = g.mul(channels_last(node.inputs[0]), g.reshape(a, last, n + ".a.nhwc"), n + ".ax");
-    nhwc_[index(node.output)] = g.add(ax, g.reshape(b, last, n + ".b.nhwc"), n);
+    const Tensor ax = g.mul(channels_last(node.inputs[0]), g.reshape(a, last, fresh(n + ".a.nhwc")), fresh(n + ".ax"));
+    nhwc_[index(node.output)] = g.add(ax, g.reshape(b, last, fresh(n + ".b.nhwc")), n);  // the batchnorm's own
     return true;
   }
 
@@ -225,7 +229,7 @@ class LayoutAssigner {
     const TensorInfo& info = graph_.info(t);
     Shape shape = info.desc.shape;
     shape.insert(shape.begin(), 4 - shape.size(), 1);
-    const std::string name = info.name + ".nhwc";
+    const std::string name = fresh(info.name + ".nhwc");
     if (info.role == Role::Constant) {  // folded here, once
       now = r_.graph.constant_bytes(name, permuted(shape, nchw_to_nhwc), info.desc.dtype, channels_last_bytes(info));
     } else {
@@ -238,18 +242,27 @@ class LayoutAssigner {
     if (const Tensor now = r_.find(t)) return now;
     if (!nhwc_[index(t)]) return r_[t];  // a constant not used yet
     const Tensor now = r_.graph.transpose(nhwc_[index(t)], {nhwc_to_nchw.begin(), nhwc_to_nchw.end()},
-                                          graph_.info(t).name + ".nchw");
+                                          fresh(graph_.info(t).name + ".nchw"));
     r_.replace(t, now);
     return now;
   }
 
   static std::size_t index(Tensor t) { return static_cast<std::size_t>(t.id); }
 
+  // `base`, or base#1, base#2 ... where a tensor of the graph (or one this pass made) has that name.
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; names_.contains(name); ++i) name = base + "#" + std::to_string(i);
+    names_.insert(name);
+    return name;
+  }
+
   const Graph& graph_;
   const DeviceImpl* device_;
   const CompileOptions& options_;
   GraphRewriter r_;
   std::vector<Tensor> nhwc_;  // per source tensor: its channels-last form, where one was made
+  std::unordered_set<std::string> names_;  // the source graph's and this pass's tensor names
 };
 
 }  // namespace

@@ -15,7 +15,7 @@ Graph assign_layouts(const Graph& graph, std::span<const std::int32_t> order, co
                      const CompileOptions& options);
 
 // The same pass with every conv moved to NHWC and no device asked: a training graph made so before
-// its gradients are taken has channels-last gradients too (autodiff::TrainingOptions::layout).
+// its gradients are taken has channels-last gradients too (autodiff::TrainingOptions::channels_last).
 Graph channels_last(const Graph& graph);
 
 }  // namespace porta::detail

@@ -66,7 +66,9 @@ struct TrainingOptions {
   std::int64_t batch_offset = 0;  // >= 0
   // Every NCHW conv moved to NHWC before the gradients are taken, with the ops that follow it (as
   // the compiler's layout pass moves them), so that the backward pass is channels-last too: what
-  // the cpu backend runs fastest. The graph's inputs and outputs keep their shapes.
+  // the cpu backend runs fastest. The graph's inputs and outputs keep their shapes. Only for
+  // devices that run NHWC convs (cpu, ref): the others (opencl, cuda, hip) refuse such a graph
+  // with Unsupported, saying so; without it the compiler moves each device's convs where it can.
   bool channels_last = false;
 };
 struct TrainingGraph {

@@ -14,6 +14,7 @@
 #include "backends/cpu/ops/ops.hpp"
 #include "backends/cpu/ops/tensor_io.hpp"
 #include "core/runtime/op_math.hpp"
+#include "porta/error.hpp"
 
 namespace porta::detail {
 
@@ -47,7 +48,8 @@ void cpu_activation_backward(const HostOpArgs& args) {
     case GRAD_CLIP: return activation_backward_of<GRAD_CLIP>(args, f);
     case GRAD_HARD_SIGMOID: return activation_backward_of<GRAD_HARD_SIGMOID>(args, f);
     case GRAD_HARD_SWISH: return activation_backward_of<GRAD_HARD_SWISH>(args, f);
-    default: return activation_backward_of<GRAD_GELU>(args, f);
+    case GRAD_GELU: return activation_backward_of<GRAD_GELU>(args, f);
+    default: throw Error(ErrorCode::Internal, "activation_backward: an activation the builder does not admit");
   }
 }
 

@@ -1,8 +1,13 @@
 // Reductions over any set of axes: output elements in parallel chunks, each folding its reduced
-// elements in f32 (one contiguous run where the trailing axes are reduced, in partial results).
+// elements in f32 (one contiguous run where the trailing axes are reduced, in partial results);
+// where the leading axes are reduced, blocks of rows folded into blocks of columns.
 #include <algorithm>
 #include <limits>
 #include <variant>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include "backends/cpu/ops/lane_fold.hpp"
 #include "backends/cpu/ops/ops.hpp"
@@ -46,20 +51,36 @@ void reduce(const HostOpArgs& args, const ReduceSplit& s, float start, float sca
 }
 
 // The leading axes reduced, the trailing ones kept (a channels-last batch statistic: [N H W, C]):
-// x as [rows, cols], each task folding every row into a block of columns, row after row, which
-// vectorises along the columns where the general path would walk a column at a stride.
+// x as [rows, cols]. Tasks fold a block of rows into a block of columns, row after row, which
+// vectorises along the columns where the general path would walk a column at a stride; each block
+// of rows has partial results of its own, so that a few wide columns (C = 96) still make a task for
+// every thread, and the blocks, fixed by the shape alone, keep the order of the sums, and the
+// result, independent of the threads.
 template <class Fold>
 void reduce_rows(const HostOpArgs& args, std::int64_t rows, std::int64_t cols, float start, float scale, Fold fold) {
   const F32Input x(args.inputs[0]);
   const HostTensor& y = args.output;
-  parallel_chunks(cols, std::min<std::int64_t>(256, chunk_elements), [&](std::int64_t begin, std::int64_t count) {
+  const std::int64_t block_cols = 256, block_rows = std::max<std::int64_t>(512, ceil_div(rows, 64));
+  const std::int64_t row_blocks = ceil_div(rows, block_rows), col_blocks = ceil_div(cols, block_cols);
+  std::vector<float> partial(static_cast<std::size_t>(row_blocks * cols));  // [row block][column]
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, row_blocks * col_blocks), [&](const auto& range) {
+    for (std::int64_t task = range.begin(); task != range.end(); ++task) {
+      const std::int64_t r0 = task / col_blocks * block_rows, c0 = task % col_blocks * block_cols;
+      const std::int64_t r1 = std::min(rows, r0 + block_rows), width = std::min(block_cols, cols - c0);
+      float* acc = partial.data() + r0 / block_rows * cols + c0;
+      std::fill_n(acc, width, start);
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const float* v = x.data() + r * cols + c0;
+        for (std::int64_t j = 0; j < width; ++j) acc[j] = fold(acc[j], v[j]);
+      }
+    }
+  });
+  parallel_chunks(cols, block_cols, [&](std::int64_t begin, std::int64_t count) {
     ChunkBuffer y_buffer;
     float* yv = write_f32(y, begin, y_buffer.data());
-    std::fill_n(yv, count, start);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const float* v = x.data() + r * cols + begin;
-      for (std::int64_t j = 0; j < count; ++j) yv[j] = fold(yv[j], v[j]);
-    }
+    std::copy_n(partial.data() + begin, count, yv);
+    for (std::int64_t b = 1; b < row_blocks; ++b)
+      for (std::int64_t j = 0; j < count; ++j) yv[j] = fold(yv[j], partial[static_cast<std::size_t>(b * cols + begin + j)]);
     for (std::int64_t j = 0; j < count; ++j) yv[j] *= scale;
     store_f32(y, begin, count, yv);
   });
