@@ -6,12 +6,20 @@ decay, a few fixed batches of random images cycled through each epoch of --image
 whole batches), every epoch timed and the last one reported. The weights are torchvision's own
 initialisation (or the mlp's below), not porta's.
 Prints one JSON object, or {"error": ...} when torch is unusable.
+
+glibc's malloc hands each large block (a step's activations) back to the system when it is freed and
+maps it again, zeroed, at the next step: on the 2-vCPU Zen 4 guest that made PyTorch's step up to
+1.9x slower at batch 32 (3-13 % at batch 8). The script runs itself again with the allocator keeping
+freed memory, as PyTorch's CPU performance advice (jemalloc or tcmalloc) would have a user do.
 """
 import json
+import os
 import sys
 import time
 
 import torch_timing
+
+KEEP_FREED = "glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshold=68719476736"
 
 
 def mlp(torch):
@@ -74,9 +82,13 @@ def main():
         "steps_per_epoch": steps,
         "loss_first": losses[0],
         "loss_last": losses[-1],
-        "version": f"torch {torch.__version__}, torchvision {torchvision.__version__}, {a.threads} threads",
+        "version": f"torch {torch.__version__}, torchvision {torchvision.__version__}, {a.threads} threads, "
+                   "glibc malloc keeping freed memory",
     }))
 
 
 if __name__ == "__main__":
+    if KEEP_FREED not in os.environ.get("GLIBC_TUNABLES", ""):  # read at start-up only: run again with it
+        tunables = ":".join(t for t in (os.environ.get("GLIBC_TUNABLES", ""), KEEP_FREED) if t)
+        os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, GLIBC_TUNABLES=tunables))
     sys.exit(main())
