@@ -122,20 +122,20 @@ Grads gather_backward(Graph& g, const Node& node, Tensor dy, const std::vector<b
   const Shape table = g.shape(data);
   const std::int64_t rows = table[0], count = g.desc(indices).numel();
   const std::int64_t width = g.desc(data).numel() / rows;
-  std::vector<std::int64_t> from_start(static_cast<std::size_t>(rows)), from_end(from_start.size());
-  for (std::int64_t r = 0; r < rows; ++r) from_start[static_cast<std::size_t>(r)] = r, from_end[static_cast<std::size_t>(r)] = r - rows;
   const DType index_type = g.dtype(indices);
-  const auto row_numbers = [&](const std::vector<std::int64_t>& values) {
-    std::vector<std::byte> bytes(values.size() * size_of(index_type));
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      if (index_type == DType::i64) std::memcpy(bytes.data() + i * 8, &values[i], 8);
-      else { const auto v = static_cast<std::int32_t>(values[i]); std::memcpy(bytes.data() + i * 4, &v, 4); }
+  const auto row_numbers = [&](std::int64_t first) {  // [1, V]: first, first + 1, ..., in the indices' dtype
+    std::vector<std::byte> bytes(static_cast<std::size_t>(rows) * size_of(index_type));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t v64 = first + r;
+      const auto v32 = static_cast<std::int32_t>(v64);
+      std::memcpy(bytes.data() + r * size_of(index_type), index_type == DType::i64 ? static_cast<const void*>(&v64) : &v32,
+                  size_of(index_type));
     }
     return g.constant_bytes("autodiff_rows_" + std::to_string(g.tensors().size()), {1, rows}, index_type, bytes);
   };
   const Tensor column = g.reshape(indices, {count, 1});
-  const Tensor hot = g.cast(g.logical_or(g.equal(column, row_numbers(from_start)), g.equal(column, row_numbers(from_end))),
-                            g.dtype(data));
+  const Tensor hot =
+      g.cast(g.logical_or(g.equal(column, row_numbers(0)), g.equal(column, row_numbers(-rows))), g.dtype(data));
   const Tensor sums = g.matmul(hot, g.reshape(dy, {count, width}), {.trans_a = true});
   dx[0] = g.reshape(sums, table);
   return dx;

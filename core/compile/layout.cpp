@@ -114,18 +114,20 @@ class LayoutAssigner {
         }
         break;
       case OpKind::BatchNorm:
-        if (only_channels_last(node.inputs[0]) && graph_.dtype(node.output) == DType::f32 &&
-            graph_.shape(node.output).size() == 4 && scale_shift_channels_last(node))
+        if (only_channels_last(node.inputs[0]) && graph_.dtype(node.output) == DType::f32) {
+          scale_shift_channels_last(node);
           return;
+        }
         break;
-      case OpKind::Dropout:
+      case OpKind::Dropout: {
         // One draw per sample (stochastic depth) or for the whole tensor: the mask does not follow
         // the order of a sample's elements, so it runs in any layout.
-        if (std::get<DropoutParams>(node.params).mask_dims >= 0 && std::get<DropoutParams>(node.params).mask_dims <= 1 &&
-            graph_.shape(node.output).size() == 4 && only_channels_last(node.inputs[0]) &&
+        const std::int32_t mask_dims = std::get<DropoutParams>(node.params).mask_dims;
+        if (mask_dims >= 0 && mask_dims <= 1 && only_channels_last(node.inputs[0]) &&
             try_channels_last(node, {true, false}))
           return;
         break;
+      }
       case OpKind::DepthwiseFilterGradient:
         // Activations in, a filter out: channels-last where either activation exists so, which
         // costs no more transposes than NCHW would and runs the vector kernel.
@@ -180,22 +182,20 @@ class LayoutAssigner {
   // b = bias - mean a per channel, broadcast along the last axis: two passes over x against a
   // transpose to NCHW and one back around it (a training graph's statistics are computed tensors,
   // so there is no conv to fold it into).
-  bool scale_shift_channels_last(const Node& node) {
-    if (graph_.shape(node.inputs[1]).size() != 1) return false;
+  // (A channels-last tensor is 4-D, and the builder makes the batchnorm's other operands [C].)
+  void scale_shift_channels_last(const Node& node) {
     Graph& g = r_.graph;
     const Tensor scale = as_built(node.inputs[1]), bias = as_built(node.inputs[2]);
     const Tensor mean = as_built(node.inputs[3]), var = as_built(node.inputs[4]);
-    const Shape channel = g.shape(scale);
     const std::string& n = node.name;
     const float epsilon = std::get<BatchNormParams>(node.params).epsilon;
     const Tensor eps = g.constant(fresh(n + ".epsilon"), {1}, std::vector<float>{epsilon});
     const Tensor a =
         g.div(scale, g.sqrt(g.add(var, eps, fresh(n + ".var_eps")), fresh(n + ".sqrt")), fresh(n + ".a"));
     const Tensor b = g.sub(bias, g.mul(mean, a, fresh(n + ".mean_a")), fresh(n + ".b"));
-    const Shape last{1, 1, 1, channel[0]};
+    const Shape last{1, 1, 1, g.shape(scale)[0]};
     const Tensor ax = g.mul(channels_last(node.inputs[0]), g.reshape(a, last, fresh(n + ".a.nhwc")), fresh(n + ".ax"));
     nhwc_[index(node.output)] = g.add(ax, g.reshape(b, last, fresh(n + ".b.nhwc")), n);  // the batchnorm's own
-    return true;
   }
 
   // Asks the device on a one-node graph whose operands have the shapes NHWC gives them.
