@@ -94,6 +94,20 @@ std::size_t leading_reduced(const Shape& shape, const std::vector<std::int64_t>&
   return axes.size() < shape.size() ? axes.size() : 0;
 }
 
+// Calls run(start, scale, fold) with the reduction's first value, its scale over `count` reduced
+// elements (a mean's 1 / count) and the function that folds one element in.
+template <class Run>
+void with_fold(Reduction op, std::int64_t count, Run run) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const auto sum = [](float a, float b) { return a + b; };
+  switch (op) {
+    case Reduction::Sum: return run(0.0f, 1.0f, sum);
+    case Reduction::Mean: return run(0.0f, 1.0f / static_cast<float>(count), sum);
+    case Reduction::Max: return run(-inf, 1.0f, [](float a, float b) { return std::max(a, b); });
+    case Reduction::Min: return run(inf, 1.0f, [](float a, float b) { return std::min(a, b); });
+  }
+}
+
 }  // namespace
 
 void cpu_reduce(const HostOpArgs& args) {
@@ -102,26 +116,14 @@ void cpu_reduce(const HostOpArgs& args) {
   if (const std::size_t lead = leading_reduced(shape, p.axes); lead > 0) {
     std::int64_t rows = 1, cols = 1;
     for (std::size_t i = 0; i < shape.size(); ++i) (i < lead ? rows : cols) *= shape[i];
-    if (rows > 1) {
-      constexpr float inf = std::numeric_limits<float>::infinity();
-      const auto sum = [](float a, float b) { return a + b; };
-      switch (p.op) {
-        case Reduction::Sum: return reduce_rows(args, rows, cols, 0.0f, 1.0f, sum);
-        case Reduction::Mean: return reduce_rows(args, rows, cols, 0.0f, 1.0f / static_cast<float>(rows), sum);
-        case Reduction::Max: return reduce_rows(args, rows, cols, -inf, 1.0f, [](float a, float b) { return std::max(a, b); });
-        case Reduction::Min: return reduce_rows(args, rows, cols, inf, 1.0f, [](float a, float b) { return std::min(a, b); });
-      }
-    }
+    if (rows > 1)
+      return with_fold(p.op, rows, [&](float start, float scale, auto fold) {
+        reduce_rows(args, rows, cols, start, scale, fold);
+      });
   }
   const ReduceSplit s = reduce_split(shape, p.axes);
-  constexpr float inf = std::numeric_limits<float>::infinity();
-  const auto sum = [](float a, float b) { return a + b; };
-  switch (p.op) {
-    case Reduction::Sum: return reduce(args, s, 0.0f, 1.0f, sum);
-    case Reduction::Mean: return reduce(args, s, 0.0f, 1.0f / static_cast<float>(s.reduced_count), sum);
-    case Reduction::Max: return reduce(args, s, -inf, 1.0f, [](float a, float b) { return std::max(a, b); });
-    case Reduction::Min: return reduce(args, s, inf, 1.0f, [](float a, float b) { return std::min(a, b); });
-  }
+  with_fold(p.op, s.reduced_count,
+            [&](float start, float scale, auto fold) { reduce(args, s, start, scale, fold); });
 }
 
 }  // namespace porta::detail
