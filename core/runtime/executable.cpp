@@ -98,8 +98,14 @@ void ExecutableImpl::set(const TensorInfo& info, std::span<const std::byte> byte
                     (from_f32 ? "float" : std::string(to_string(dtype))) + " values, got " +
                     std::to_string(static_cast<double>(bytes.size()) / static_cast<double>(source_size)));
 
-  std::vector<std::byte> dense(info.desc.bytes());
   const bool strided = !info.input_strides.empty();
+  const auto id = static_cast<std::size_t>(&info - compiled_->graph.tensors().data());
+  const auto offset = static_cast<std::size_t>(compiled_->plan.offset[id]);
+  if (!strided && (!from_f32 || dtype == DType::f32)) {  // already the stored bytes: no staging copy
+    const std::lock_guard lock(mutex_);
+    return arena_->write(offset, bytes);
+  }
+  std::vector<std::byte> dense(info.desc.bytes());
   for (std::int64_t i = 0; i < count; ++i) {
     const auto src = static_cast<std::size_t>(strided ? strided_offset(i, info.desc.shape, info.input_strides) : i);
     const auto dst = static_cast<std::size_t>(i);
@@ -109,8 +115,7 @@ void ExecutableImpl::set(const TensorInfo& info, std::span<const std::byte> byte
       std::memcpy(dense.data() + dst * source_size, bytes.data() + src * source_size, source_size);
   }
   const std::lock_guard lock(mutex_);
-  const auto id = static_cast<std::size_t>(&info - compiled_->graph.tensors().data());
-  arena_->write(static_cast<std::size_t>(compiled_->plan.offset[id]), dense);
+  arena_->write(offset, dense);
 }
 
 // An output is complete once the node that makes it has run: the planner keeps an output's bytes
