@@ -421,7 +421,8 @@ std::string comm_section(const std::vector<ResultsInput>& inputs) {
 }
 
 // porta-bench train --data-parallel's rows (bench/train_parallel.hpp): images/s on N ranks against
-// the 1-rank run of the same global batch, and where each step's time went on the slowest rank.
+// the 1-rank run (of the same global batch, or of one rank's batch with --scaling weak), and where
+// each step's time went on the slowest rank.
 std::string scaling_section(const std::vector<ResultsInput>& inputs) {
   std::string rows;
   for (const ResultsInput& in : inputs)
@@ -438,7 +439,8 @@ std::string scaling_section(const std::vector<ResultsInput>& inputs) {
                           escape(text_of(row, "workload")), escape(text_of(row, "device")));
       for (const auto& [key, format, scale] :
            {std::tuple{"ranks", "{:.0f}", 1.0}, {"batch_per_rank", "{:.0f}", 1.0}, {"images_per_s", "{:.1f}", 1.0},
-            {"baseline_images_per_s", "{:.1f}", 1.0}, {"scaling_efficiency", "{:.2f}", 1.0},
+            {"baseline_batch", "{:.0f}", 1.0}, {"baseline_images_per_s", "{:.1f}", 1.0},
+            {"scaling_efficiency", "{:.2f}", 1.0},
             {"step_backward_s", "{:.1f}", 1e3}, {"step_allreduce_s", "{:.1f}", 1e3}, {"step_update_s", "{:.1f}", 1e3}})
         rows += "<td class=\"num\">" + cell(key, format, scale) + "</td>";
       rows += "</tr>";
@@ -446,9 +448,11 @@ std::string scaling_section(const std::vector<ResultsInput>& inputs) {
   if (rows.empty()) return {};
   return "<h2>Data-parallel training</h2><p>Each rank trains on its shard of the global batch and the gradients are "
          "averaged by allreduce; scaling efficiency is images/s over ranks times the images/s of one rank training "
-         "the same global batch alone (1: the ranks lose nothing). Step times are the slowest rank's, in ms.</p>"
+         "alone, the same global batch (strong scaling) or one rank's batch (weak), at the 1-rank batch shown "
+         "(1: the ranks lose nothing). Step times are the slowest rank's, in ms.</p>"
          "<table><tr><th>workload</th><th>device</th><th>ranks</th><th>batch per rank</th><th>images/s</th>"
-         "<th>1 rank images/s</th><th>scaling efficiency</th><th>forward + backward</th><th>allreduce</th>"
+         "<th>1-rank batch</th><th>1 rank images/s</th><th>scaling efficiency</th><th>forward + backward</th>"
+         "<th>allreduce</th>"
          "<th>update</th></tr>" + rows + "</table>";
 }
 

@@ -14,7 +14,7 @@
 #           process's with the same global batch and seed (each rank's shard draws the whole batch's
 #           dropout masks for its rows), the variables identical on every rank, the scaling efficiency
 #           recorded, the same variables without the overlap (--no-overlap); a batch that does not
-#           split across the ranks is refused;
+#           split across the ranks is refused, and taken as each rank's with --scaling weak;
 #   train-mixed  the same in mixed precision, --precision bf16 and f16 (loss-scaled), SGD: the loss
 #           curve and variables within bf16's or f16's rounding of one process's, the loss scale equal.
 # Exits 77 (skipped) where mpirun or porta-bench's MPI module is absent.
@@ -217,6 +217,19 @@ PY
   job "$bench" "${train[@]}" --batch 25
   [ "$code" = 2 ] && grep -q "the global batch 25 does not split evenly across $np ranks" stderr.txt ||
     { cat stderr.txt; echo "a batch of 25 was not refused (exit code $code)"; exit 1; }
+  # Weak scaling: 25 images a rank, the baseline one rank's 25, the global batch 25 times the ranks.
+  job "$bench" "${train[@]}" --scaling weak --batch 25 --json weak.json
+  [ "$code" = 0 ] || { cat stdout.txt stderr.txt; exit 1; }
+  python3 - weak.json "$np" <<'PY'
+import json, sys
+one, parallel = json.load(open(sys.argv[1]))["results"]
+np = int(sys.argv[2])
+p = parallel["params"]
+assert one["params"]["batch"] == 25 and one["params"]["ranks"] == 1, one["params"]
+assert p["scaling"] == "weak" and p["batch"] == 25 * np and p["batch_per_rank"] == 25 and p["baseline_batch"] == 25, p
+assert abs(p["scaling_efficiency"] - p["images_per_s"] / (np * one["params"]["images_per_s"])) < 1e-9, p
+print(f"weak scaling, {np} ranks of 25: efficiency {p['scaling_efficiency']:.2f}")
+PY
   ;;
 train-mixed)
   train=(train --data-parallel --model mlp-nobn --images 96 --epochs 2 --bucket-mib 1 --device cpu:threads=1 --batch 24)

@@ -299,33 +299,35 @@ Row data_parallel_row(const Problem& global, const std::string& model, const Tar
   return row;
 }
 
-// images/s over `ranks` times the 1-rank baseline's: 1 where the ranks add no overhead (strong
-// scaling: both train the same global batch).
+// images/s over `ranks` times the 1-rank baseline's: 1 where the ranks add no overhead. Strong
+// scaling, where both train the same global batch, also counts what a rank's smaller batch costs.
 void add_efficiency(Row& parallel, const Row& baseline) {
   if (baseline.status != "ok" || parallel.status != "ok") return;
   const double one = baseline.params["images_per_s"].get<double>();
   parallel.params["baseline_images_per_s"] = one;
+  parallel.params["baseline_batch"] = baseline.params["batch"];
   parallel.params["scaling_efficiency"] =
       parallel.params["images_per_s"].get<double>() / (one * parallel.params["ranks"].get<double>());
 }
 
 // The 1-rank baseline at rank 0 while the others wait, then the data-parallel row; rank 0 keeps both.
-std::vector<Row> train_both(const Problem& global, const std::string& model, const Target& target,
-                            const RunSettings& settings, const TrainArgs& a, Cluster& job) {
+std::vector<Row> train_both(const Problem& baseline, const Problem& global, const std::string& model,
+                            const Target& target, const RunSettings& settings, const TrainArgs& a, Cluster& job) {
   std::vector<Row> rows;
   if (job.rank() == 0) {
-    rows.push_back(run_training(global, target, settings, a.train));
+    rows.push_back(run_training(baseline, target, settings, a.train));
     rows.back().params["ranks"] = 1;
   }
   job.barrier();
   Row parallel = data_parallel_row(global, model, target, settings, a, job);
+  parallel.params["scaling"] = a.parallel.scaling;
   if (job.rank() != 0) return {};
   add_efficiency(parallel, rows.front());
   rows.push_back(std::move(parallel));
   return rows;
 }
 
-// The global batch's problem with --optimizer's update, for the baseline and the data-parallel row alike.
+// `batch`'s problem with --optimizer's update: the baseline's, and the data-parallel row's global batch.
 Problem parallel_problem(const std::string& model, std::int64_t batch, const TrainArgs& a) {
   Problem p = train_problem(model, batch, a.seed, parse_dtype(a.precision), !a.no_dropout);
   for (const char* key : {"learning_rate", "momentum", "weight_decay"}) p.params.erase(key);
@@ -337,7 +339,7 @@ Problem parallel_problem(const std::string& model, std::int64_t batch, const Tra
 
 void add_data_parallel_options(CLI::App& cmd, DataParallelSettings& s) {
   cmd.add_flag("--data-parallel", s.enabled,
-               "Under mpirun: split each (global) --batch across the ranks, average the gradients over them and "
+               "Under mpirun: train each --batch (global or per rank: --scaling) on all the ranks, average the gradients and "
                "check the variables stay identical; rank 0 first runs the 1-rank baseline");
   cmd.add_option("--bucket-mib", s.bucket_mib, "--data-parallel: gradients per allreduce, in MiB")
       ->check(CLI::Range(1e-3, 4096.0))->capture_default_str();
@@ -345,6 +347,9 @@ void add_data_parallel_options(CLI::App& cmd, DataParallelSettings& s) {
                                               "not during it (to measure what the overlap saves)");
   cmd.add_option("--optimizer", s.optimizer, "--data-parallel: the update, SGD with momentum or AdamW")
       ->check(CLI::IsMember({"sgd", "adamw"}))->capture_default_str();
+  cmd.add_option("--scaling", s.scaling, "--data-parallel: strong (--batch is the global batch, split across the "
+                                         "ranks) or weak (--batch is each rank's)")
+      ->check(CLI::IsMember({"strong", "weak"}))->capture_default_str();
   cmd.add_option("--rank-timeout", s.rank_timeout_s, "--data-parallel: seconds a rank waits for the others")
       ->check(CLI::PositiveNumber)->capture_default_str();
 }
@@ -352,11 +357,12 @@ void add_data_parallel_options(CLI::App& cmd, DataParallelSettings& s) {
 int run_data_parallel(const TrainArgs& a, const std::string& command_line) {
   Cluster& job = cluster();
   job.set_timeout(a.parallel.rank_timeout_s);
+  const bool weak = a.parallel.scaling == "weak";
   std::vector<std::int64_t> batches;
   for (const std::string& batch : a.batches) {
-    if (batch == "fit") throw ArgumentError("--data-parallel takes a global --batch, not fit");
+    if (batch == "fit") throw ArgumentError("--data-parallel takes a --batch, not fit");
     batches.push_back(std::stoll(batch));
-    if (batches.back() % job.size() != 0)
+    if (!weak && batches.back() % job.size() != 0)
       throw ArgumentError(fmt::format("--data-parallel: the global batch {} does not split evenly across {} ranks",
                                       batch, job.size()));
   }
@@ -372,11 +378,14 @@ int run_data_parallel(const TrainArgs& a, const std::string& command_line) {
   for (const Target& target : targets) {
     if (target.device) infos.push_back(target.device->info());
     for (const std::string& model : a.models)
-      for (const std::int64_t batch : batches)
-        for (Row& row : train_both(parallel_problem(model, batch, a), model, target, settings, a, job)) {
+      for (const std::int64_t batch : batches) {
+        const Problem baseline = parallel_problem(model, batch, a);
+        const Problem global = weak ? parallel_problem(model, batch * job.size(), a) : baseline;
+        for (Row& row : train_both(baseline, global, model, target, settings, a, job)) {
           rows.push_back(std::move(row));
           print_progress(rows.back(), rows.size(), 2 * a.models.size() * a.batches.size() * targets.size());
         }
+      }
   }
   Json env = environment(infos, command_line);
   env["suite"] = "train";
