@@ -97,6 +97,38 @@ TEST_SUITE("runtime") {
     CHECK(std::isnan(silu_fast(std::numeric_limits<float>::quiet_NaN())));
   }
 
+  TEST_CASE("cpu tanh: within 3 ulp of double precision, on both sides of the series' end, limits and NaN kept") {
+    constexpr double ulp = 5.960464477539063e-8;
+    double worst_series = 0.0, worst_tail = 0.0;
+    // Finely near 0 (where the series' relative error counts) and across the whole range.
+    for (double x = -20.0; x <= 20.0; x += std::fabs(x) < 1.0 ? 1.0 / 65536 : 1.0 / 1024) {
+      const auto xf = static_cast<float>(x);
+      if (xf == 0.0f) continue;
+      const double want = std::tanh(static_cast<double>(xf));
+      double& worst = std::fabs(xf) < tanh_series_end ? worst_series : worst_tail;
+      worst = std::max(worst, std::fabs(tanh_fast(xf) - want) / std::fabs(want));
+    }
+    MESSAGE("worst relative error, in ulp: series " << worst_series / ulp << ", tail " << worst_tail / ulp);
+    CHECK(worst_series < 2 * ulp);
+    CHECK(worst_tail < 3 * ulp);
+    CHECK(tanh_fast(1e-30f) == 1e-30f);  // tiny arguments: tanh x = x
+    std::vector<float> xs;
+    for (double x = -30.0; x <= 30.0; x += 1.0 / 128) xs.push_back(static_cast<float>(x));
+    std::vector<float> ys = xs;
+    activation_run(Activation::Tanh)(ys.data(), static_cast<std::int64_t>(ys.size()));
+    double worst = 0.0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const double want = std::tanh(double{xs[i]});
+      if (want != 0.0) worst = std::max(worst, std::fabs(ys[i] - want) / std::fabs(want));
+    }
+    CHECK(worst < 3 * ulp);
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    CHECK(tanh_fast(inf) == 1.0f);
+    CHECK(tanh_fast(-inf) == -1.0f);
+    CHECK(std::signbit(tanh_fast(-0.0f)));
+    CHECK(std::isnan(tanh_fast(std::numeric_limits<float>::quiet_NaN())));
+  }
+
   TEST_CASE("cpu erf and GELU: within a few ulp of double precision, limits and NaN kept") {
     constexpr double ulp = 5.960464477539063e-8;
     // Both GELUs in forms without cancellation: 1 + erf(v) = erfc(-v), 1 + tanh(u) = 2 sigmoid(2u).

@@ -1,11 +1,10 @@
 #pragma once
 // The fused epilogue of GEMM and convolution outputs: y = act(src + bias (+ residual)), one run of
 // contiguous outputs at a time. The activation is chosen outside the loop, so that the cheap ones
-// vectorise (tanh still calls libm per element). Code compiled for the baseline runs sigmoid,
-// SiLU and GELU as a second pass over the run, in the widest instruction set; the
+// vectorise. Code compiled for the baseline runs sigmoid, SiLU, tanh and GELU as a second pass
+// over the run, in the widest instruction set; the
 // channels-last form is compiled per instruction set (vector_kernels.hpp) and runs them in the
 // same pass. Always inline, so that it vectorises for the set of whichever kernel includes it.
-#include <cmath>
 #include <cstdint>
 
 #include "backends/cpu/kernels/activation_run.hpp"
@@ -30,6 +29,7 @@ template <class Bias, bool PerIsa = false>
   if constexpr (PerIsa) {
     if (act == Activation::Sigmoid) return epilogue_run(y, src, residual, count, bias, SigmoidRun{});
     if (act == Activation::Silu) return epilogue_run(y, src, residual, count, bias, SiluRun{});
+    if (act == Activation::Tanh) return epilogue_run(y, src, residual, count, bias, TanhRun{});
     if (act == Activation::Gelu) return epilogue_run(y, src, residual, count, bias, GeluRun{});
   }
   switch (act) {
@@ -40,11 +40,10 @@ template <class Bias, bool PerIsa = false>
       return epilogue_run(y, src, residual, count, bias, [](float v) { return clip(v, 0.0f, 6.0f); });
     case Activation::Sigmoid:
     case Activation::Silu:
+    case Activation::Tanh:
     case Activation::Gelu:
       epilogue_run(y, src, residual, count, bias, [](float v) { return v; });
       return activation_run(act)(y, count);
-    case Activation::Tanh:  // not activate(): its copy out of line would be the baseline's
-      return epilogue_run(y, src, residual, count, bias, [](float v) { return std::tanh(v); });
   }
 }
 

@@ -56,6 +56,7 @@ ActivationRunFn activation_run(Activation act) {
   switch (act) {
     case Activation::Sigmoid: return vector_kernels().sigmoid;
     case Activation::Silu: return vector_kernels().silu;
+    case Activation::Tanh: return vector_kernels().tanh;
     case Activation::Gelu: return vector_kernels().gelu;
     default: return nullptr;
   }

@@ -42,7 +42,7 @@ struct VectorKernels {
   DepthwiseRowsFn depthwise_rows_stride2_streamed = nullptr;
   DepthwisePlaneFn depthwise_plane;
   FilterGradientRowFn filter_gradient_row;
-  ActivationRunFn sigmoid, silu, gelu, gelu_tanh, erf;
+  ActivationRunFn sigmoid, silu, tanh, gelu, gelu_tanh, erf;
   BiasActivateChannelsFn bias_activate_channels;
   BiasActivatePixelsFn bias_activate_pixels;
   WinogradInputFn winograd_input;

@@ -192,9 +192,7 @@ void cpu_clip(const HostOpArgs& args) {
 
 void cpu_sigmoid(const HostOpArgs& args) { unary_run(args, vector_kernels().sigmoid); }
 void cpu_silu(const HostOpArgs& args) { unary_run(args, vector_kernels().silu); }
-void cpu_tanh(const HostOpArgs& args) {
-  unary(args, [](float x) { return std::tanh(x); });
-}
+void cpu_tanh(const HostOpArgs& args) { unary_run(args, vector_kernels().tanh); }
 
 void cpu_gelu(const HostOpArgs& args) {
   const bool tanh_approximation = std::get<GeluParams>(args.node.params).tanh_approximation;
