@@ -29,6 +29,9 @@ constexpr std::int64_t split_columns_max_rows = 256;
 constexpr std::int64_t b_in_place_max_cols = 256;
 // Under this L1, C of at most 16 columns takes a kernel of fewer rows (narrow_on_small_l1).
 constexpr std::int64_t small_l1 = 48 << 10;
+// A transposed A beyond half of L2 is read in place, by columns, only by kernels whose tile of rows
+// takes at least this many bytes of each cache line it loads per step of k (columns_fill_lines).
+constexpr std::int64_t columns_min_bytes = 48;
 
 constexpr std::int64_t f32_bytes = sizeof(float);
 
@@ -45,12 +48,15 @@ void block(GemmPlan& plan, const GemmShape& s, const CacheSizes& cache) {
 }
 
 // The kernel and how A arrives (README.md, `in_place_a_max_cols`, `a_from_memory`,
-// `narrow_on_small_l1`, `streamed`).
+// `columns_fill_lines`, `narrow_on_small_l1`, `streamed`).
 void choose_a(GemmPlan& plan, const GemmShape& s, const Machine& machine) {
   const KernelSet& set = kernel_set(machine.isa);
-  // A transposed A read by columns from memory, not L3, has each step of k in another page.
-  const bool a_from_memory = s.m * s.k * f32_bytes > machine.cache.l3 / 2;
-  const bool a_in_place = s.a_dtype == DType::f32 && (!s.a_trans || !a_from_memory) &&
+  // A transposed A read by columns from memory, not L3, has each step of k in another page; and
+  // from beyond L2, a tile of few rows uses a small part of each line it loads.
+  const std::int64_t a_bytes = s.m * s.k * f32_bytes;
+  const bool a_from_memory = a_bytes > machine.cache.l3 / 2;
+  const bool columns_fill_lines = set.wide.mr * f32_bytes >= columns_min_bytes || a_bytes <= machine.cache.l2 / 2;
+  const bool a_in_place = s.a_dtype == DType::f32 && (!s.a_trans || (!a_from_memory && columns_fill_lines)) &&
                           (s.n <= in_place_a_max_cols || s.m <= in_place_max_rows * plan.threads);
   const bool a_by_rows = a_in_place && !s.a_trans;
   // Rows read in place that crowd an L1 set, and narrow C on a small L1, take a kernel of fewer rows.
