@@ -91,11 +91,14 @@ TEST_SUITE("cpu_plans") {
         {zen4, a_transposed(64, 64, 1024),
          "gemm blocked kernel=avx512 14x32 a=columns b=in_place kc=512 nc=64 pass=1024 split=columns threads=2"},
         // A transposed A beyond half of L2 (a convolution's filter gradient, C = dy^T im2col(x)): read by
-        // columns by the 14 rows of AVX-512's tile, packed for the 6 of AVX2's; within it, by columns.
+        // columns by the 14 rows of AVX-512's tile, packed for the 6 of AVX2's; within it, or beside
+        // fewer than 64 rows, by columns.
         {zen4, a_transposed(128, 1152, 6272),
          "gemm blocked kernel=avx512 14x32 a=columns b=in_place kc=512 nc=1152 pass=6272 split=columns threads=2"},
         {avx2_only, a_transposed(128, 1152, 6272),
          "gemm blocked kernel=avx2 6x16 a=packed b=shared_panels kc=512 nc=1152 pass=512 threads=4"},
+        {avx2_only, a_transposed(24, 144, 25088),
+         "gemm blocked kernel=avx2 6x16 a=columns b=in_place kc=512 nc=144 pass=25088 split=columns threads=4"},
         {avx2_only, a_transposed(64, 64, 1024),
          "gemm blocked kernel=avx2 6x16 a=columns b=in_place kc=512 nc=64 pass=1024 split=columns threads=4"},
         {icelake, {.m = 256, .n = 256, .k = 256, .a_dtype = DType::f16, .lda = 256, .ldb = 256},

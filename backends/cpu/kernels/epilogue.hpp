@@ -22,7 +22,7 @@ template <class Bias, class Act>
   }
 }
 
-// `PerIsa`: the caller is compiled per instruction set, and sigmoid, SiLU and GELU vectorise in it.
+// `PerIsa`: the caller is compiled per instruction set, and sigmoid, SiLU, tanh and GELU vectorise in it.
 template <class Bias, bool PerIsa = false>
 [[gnu::always_inline]] inline void epilogue(float* y, const float* src, const float* residual, std::int64_t count,
                                             const Bias& bias, Activation act) {

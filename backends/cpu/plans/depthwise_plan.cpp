@@ -99,11 +99,12 @@ DepthwisePlan plan_depthwise(const ConvDims& d, const Conv2dParams& p, const Dep
   // A task that is a whole band with a vector chunk to run fetches the next band's rows (README.md,
   // `fetch_next`).
   plan.fetch_next = plan.streams && plan.groups == 1 && d.k >= 16;
-  // Sigmoid, SiLU and GELU, bound by arithmetic, run in the kernel on each row as soon as it is
+  // Sigmoid, SiLU, tanh and GELU, bound by arithmetic, run in the kernel on each row as soon as it is
   // computed (README.md, `kernel_epilogue`); the cheap epilogues in one pass over the band, unless it
   // streams.
   plan.kernel_epilogue =
-      act == Activation::Sigmoid || act == Activation::Silu || act == Activation::Gelu || plan.stream;
+      act == Activation::Sigmoid || act == Activation::Silu || act == Activation::Tanh || act == Activation::Gelu ||
+      plan.stream;
   return plan;
 }
 

@@ -29,9 +29,10 @@ constexpr std::int64_t split_columns_max_rows = 256;
 constexpr std::int64_t b_in_place_max_cols = 256;
 // Under this L1, C of at most 16 columns takes a kernel of fewer rows (narrow_on_small_l1).
 constexpr std::int64_t small_l1 = 48 << 10;
-// A transposed A beyond half of L2 is read in place, by columns, only by kernels whose tile of rows
-// takes at least this many bytes of each cache line it loads per step of k (columns_fill_lines).
-constexpr std::int64_t columns_min_bytes = 48;
+// A transposed A beyond half of L2 is read in place, by columns, only by a kernel set whose wide tile
+// of rows takes at least this many bytes of each cache line it loads per step of k, where C has at
+// least packing_min_rows rows and columns (columns_fill_lines).
+constexpr std::int64_t columns_min_bytes = 48, packing_min_rows = 64;
 
 constexpr std::int64_t f32_bytes = sizeof(float);
 
@@ -52,10 +53,12 @@ void block(GemmPlan& plan, const GemmShape& s, const CacheSizes& cache) {
 void choose_a(GemmPlan& plan, const GemmShape& s, const Machine& machine) {
   const KernelSet& set = kernel_set(machine.isa);
   // A transposed A read by columns from memory, not L3, has each step of k in another page; and
-  // from beyond L2, a tile of few rows uses a small part of each line it loads.
+  // from beyond L2, a tile of few rows uses a small part of each line it loads, but packing A (and
+  // then B) pays only where each packed element serves enough tiles.
   const std::int64_t a_bytes = s.m * s.k * f32_bytes;
   const bool a_from_memory = a_bytes > machine.cache.l3 / 2;
-  const bool columns_fill_lines = set.wide.mr * f32_bytes >= columns_min_bytes || a_bytes <= machine.cache.l2 / 2;
+  const bool columns_fill_lines = set.wide.mr * f32_bytes >= columns_min_bytes || a_bytes <= machine.cache.l2 / 2 ||
+                                  std::min(s.m, s.n) < packing_min_rows;
   const bool a_in_place = s.a_dtype == DType::f32 && (!s.a_trans || (!a_from_memory && columns_fill_lines)) &&
                           (s.n <= in_place_a_max_cols || s.m <= in_place_max_rows * plan.threads);
   const bool a_by_rows = a_in_place && !s.a_trans;
