@@ -166,6 +166,11 @@ TEST_SUITE("cpu_plans") {
          "conv direct kernel=avx512 6x64 a=in_place tiles=8/task panels=4/task images=8 stream"},
         {avx2_only, 8, 64, 56, 256, 1, 1, 0,
          "conv direct kernel=avx2 6x16 a=in_place tiles=8/task panels=16/task images=8 stream"},
+        // AVX2, 24 filters: one panel of 4x24, not 16 and a tail of 8; 40: two of 16 and a tail of 8.
+        {avx2_only, 8, 96, 56, 24, 1, 1, 0,
+         "conv direct kernel=avx2 4x24 a=in_place tiles=8/task panels=1/task images=8 stream"},
+        {avx2_only, 8, 240, 28, 40, 1, 1, 0,
+         "conv direct kernel=avx2 6x16 a=in_place tiles=8/task panels=3/task images=8 stream"},
         // A 7x7 image's 49 pixels in tiles of 7.
         {zen4, 8, 512, 7, 2048, 1, 1, 0,
          "conv direct kernel=avx512 7x48 a=in_place tiles=7/task panels=4/task images=8"},

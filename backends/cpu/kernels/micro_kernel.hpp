@@ -198,6 +198,7 @@ MicroKernel avx512_pointwise_micro_kernel();
 MicroKernel avx512_aliasing_micro_kernel(bool narrow);
 MicroKernel avx512_four_row_micro_kernel(bool narrow);
 MicroKernel avx2_micro_kernel();
+MicroKernel avx2_three_vector_micro_kernel();
 MicroKernel generic_micro_kernel();
 
 // The instruction sets of the kernels, widest first.

@@ -30,7 +30,7 @@ KernelSet set_of([[maybe_unused]] std::string_view isa) {
 #if defined(PORTA_CPU_AVX2)
   if (isa == "avx2") {
     const MicroKernel avx2 = avx2_micro_kernel();
-    return {avx2, avx2, avx2, avx2, {}, std::nullopt, {}};
+    return {avx2, avx2, avx2, avx2, {avx2_three_vector_micro_kernel()}, std::nullopt, {}};
   }
 #endif
   const MicroKernel generic = generic_micro_kernel();
