@@ -17,10 +17,11 @@ namespace porta::detail {
 // Columns of every panel: the queries of a block, and the slices of v and of the output.
 inline constexpr std::int64_t attention_panel_columns = 64;
 
-// c[r, :] (+)= sum over p of a[r * a_row + p * a_depth] * b[p * ldb + :], for `rows` rows of one panel.
+// c[r, :] (+)= sum over p of a[r * a_row + p * a_depth] * b[p * ldb + :], for `rows` rows of one panel,
+// at least its first `columns` columns (the strips that hold them; the rest of c is left as it was).
 using AttentionPanelFn = void (*)(std::int64_t depth, const float* a, std::int64_t a_row, std::int64_t a_depth,
-                                  std::int64_t rows, const float* b, std::int64_t ldb, float* c, std::int64_t ldc,
-                                  bool accumulate);
+                                  std::int64_t rows, std::int64_t columns, const float* b, std::int64_t ldb, float* c,
+                                  std::int64_t ldc, bool accumulate);
 
 // Turns `keys` rows of transposed scores (a row per key, a column per query, ld attention_panel_columns)
 // into their weights exp(s - max), updating each query's running max and sum; rescale[q] receives the
@@ -34,13 +35,12 @@ template <int W>
   load_vector<W>(v, lanes);
 }
 
-// R rows of the panel, its columns in vectors of W floats held in registers across the whole depth.
-template <int W, int R>
+// R rows of a strip of N vectors of W floats of the panel, held in registers across the whole depth.
+template <int W, int R, int N>
 [[gnu::always_inline]] inline void panel_rows(std::int64_t depth, const float* a, std::int64_t a_row,
                                               std::int64_t a_depth, const float* b, std::int64_t ldb, float* c,
                                               std::int64_t ldc, bool accumulate) {
   using V = typename FloatVector<W>::type;
-  constexpr int N = attention_panel_columns / W;
   V acc[R][N] = {};
   if (accumulate)
     for (int r = 0; r < R; ++r)
@@ -49,7 +49,7 @@ template <int W, int R>
     V bv[N];
 #pragma GCC unroll 16
     for (int n = 0; n < N; ++n) load_vector<W>(bv[n], b + p * ldb + n * W);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       V av;
       splat<W>(av, a[r * a_row + p * a_depth]);
@@ -61,14 +61,33 @@ template <int W, int R>
     for (int n = 0; n < N; ++n) store_vector<W>(c + r * ldc + n * W, acc[r][n]);
 }
 
-template <int W, int R>
-[[gnu::always_inline]] inline void attention_panel_body(std::int64_t depth, const float* a, std::int64_t a_row,
-                                                        std::int64_t a_depth, std::int64_t rows, const float* b,
-                                                        std::int64_t ldb, float* c, std::int64_t ldc, bool accumulate) {
+// Rows [0, rows) of one strip: blocks of R rows, then of 4, 2 and 1 for the rest, so that a block
+// keeps enough sums in flight to hide the multiply-add latency.
+template <int W, int R, int N>
+[[gnu::always_inline]] inline void strip_rows(std::int64_t depth, const float* a, std::int64_t a_row,
+                                              std::int64_t a_depth, std::int64_t rows, const float* b,
+                                              std::int64_t ldb, float* c, std::int64_t ldc, bool accumulate) {
   std::int64_t r = 0;
   for (; r + R <= rows; r += R)
-    panel_rows<W, R>(depth, a + r * a_row, a_row, a_depth, b, ldb, c + r * ldc, ldc, accumulate);
-  for (; r < rows; ++r) panel_rows<W, 1>(depth, a + r * a_row, a_row, a_depth, b, ldb, c + r * ldc, ldc, accumulate);
+    panel_rows<W, R, N>(depth, a + r * a_row, a_row, a_depth, b, ldb, c + r * ldc, ldc, accumulate);
+  if constexpr (R > 1) {
+    constexpr int fewer = R > 4 ? 4 : R / 2;
+    strip_rows<W, fewer, N>(depth, a + r * a_row, a_row, a_depth, rows - r, b, ldb, c + r * ldc, ldc, accumulate);
+  }
+}
+
+// The panel in strips of N vectors, each R rows at a time: a block's R x N sums, N vectors of b and
+// a broadcast of a must fit the registers (AVX-512: 4 x 4 of its 32; AVX2 and SSE2: 6 x 2 of 16,
+// as their GEMM tiles, where one row of all 64 columns reloaded 8 vectors of b per 8 multiply-adds).
+// Only the strips that hold `columns`: a last block of few queries scores only theirs.
+template <int W, int R, int N>
+[[gnu::always_inline]] inline void attention_panel_body(std::int64_t depth, const float* a, std::int64_t a_row,
+                                                        std::int64_t a_depth, std::int64_t rows, std::int64_t columns,
+                                                        const float* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                                                        bool accumulate) {
+  static_assert(attention_panel_columns % (N * W) == 0);
+  for (std::int64_t strip = 0; strip < columns; strip += N * W)
+    strip_rows<W, R, N>(depth, a, a_row, a_depth, rows, b + strip, ldb, c + strip, ldc, accumulate);
 }
 
 // Plain loops along the queries, which the compiler vectorises: each query's max, weights and sum

@@ -86,7 +86,7 @@ void query_block_task(const Operands& o, const VectorKernels& vk, std::int64_t b
   const std::int64_t seen = d.visible_keys(i0 + rows - 1);  // the keys any query of the block sees
   for (std::int64_t j0 = 0; j0 < seen; j0 += panel) {
     const std::int64_t keys = std::min(panel, d.keys - j0);
-    vk.attention_panel(d.depth, o.k + (bh * d.keys + j0) * d.depth, d.depth, 1, keys, s.qt.data(), panel,
+    vk.attention_panel(d.depth, o.k + (bh * d.keys + j0) * d.depth, d.depth, 1, keys, rows, s.qt.data(), panel,
                        s.scores.data(), panel, false);
     mask_scores(o, bh, i0, rows, j0, keys, s.scores.data());
     vk.attention_softmax(s.scores.data(), keys, s.max.data(), s.sum.data(), s.rescale.data());
@@ -96,8 +96,8 @@ void query_block_task(const Operands& o, const VectorKernels& vk, std::int64_t b
     const float* v = v_rows(o, bh, j0, keys, s);
     const std::int64_t ldv = o.v_in_place ? d.width : ldo;
     for (std::int64_t w = 0; w < o.width_panels; ++w)
-      vk.attention_panel(keys, s.scores.data(), 1, panel, rows, v + w * panel, ldv, s.out.data() + w * panel, ldo,
-                         true);
+      vk.attention_panel(keys, s.scores.data(), 1, panel, rows, std::min(panel, d.width - w * panel), v + w * panel,
+                         ldv, s.out.data() + w * panel, ldo, true);
   }
   for (std::int64_t r = 0; r < rows; ++r) {
     float* y = o.y + (bh * d.queries + i0 + r) * d.width;
