@@ -2,7 +2,8 @@
 
 Offline, with Debian's packages alone (python3-dev, pybind11-dev, python3-numpy, python3-setuptools,
 python3-wheel, cmake, ninja-build and what porta itself needs: scripts/setup). PORTA_BACKEND picks the
-backends as -DBACKEND does (default: cpu). See docs/python.md.
+backends as -DBACKEND does (default: cpu), and PORTA_CPU_KERNELS the x86-64 kernel sets as
+-DPORTA_CPU_KERNELS does (default: every set). See docs/python.md.
 """
 import os
 import shutil
@@ -22,11 +23,13 @@ class CMakeBuild(build_ext):
     def build_extension(self, ext):
         build = Path(self.build_temp).resolve() / "cmake"
         launcher = ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
+        kernels = os.environ.get("PORTA_CPU_KERNELS")
+        kernel_sets = [] if kernels is None else ["-DPORTA_CPU_KERNELS=" + kernels]
         os.environ.setdefault("CCACHE_BASEDIR", str(ROOT))  # as scripts/build: hits across checkouts
         subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                         "-DBACKEND=" + os.environ.get("PORTA_BACKEND", "cpu"), "-DPORTA_PYTHON=ON",
                         "-DPORTA_BUILD_TESTS=OFF", "-DPORTA_BUILD_BENCH=OFF", "-DPORTA_BUILD_TOOLS=OFF",
-                        "-DPython3_EXECUTABLE=" + sys.executable, *launcher], check=True)
+                        "-DPython3_EXECUTABLE=" + sys.executable, *kernel_sets, *launcher], check=True)
         subprocess.run(["cmake", "--build", str(build), "--target", "porta_python", "-j", str(os.cpu_count() or 1)],
                        check=True)
         built = next((build / "python" / "porta").glob("_porta*.so"))

@@ -78,7 +78,8 @@ template <int W, int R, int N>
 
 // The panel in strips of N vectors, each R rows at a time: a block's R x N sums, N vectors of b and
 // a broadcast of a must fit the registers (AVX-512: 4 x 4 of its 32; AVX2 and SSE2: 6 x 2 of 16,
-// as their GEMM tiles, where one row of all 64 columns reloaded 8 vectors of b per 8 multiply-adds).
+// as their GEMM tiles, where one row of all 64 columns reloaded b, 8 or 16 vectors, per 8 or 16
+// multiply-adds).
 // Only the strips that hold `columns`: a last block of few queries scores only theirs.
 template <int W, int R, int N>
 [[gnu::always_inline]] inline void attention_panel_body(std::int64_t depth, const float* a, std::int64_t a_row,

@@ -3,9 +3,10 @@
 // Tail, for a convolution's last filter panel where at most 8 filters are left, and a GEMM's last
 // panel of at most 8 columns: the wide kernel's 6 rows x 8 columns (24 filters are a panel of 16
 // and one of 8, not two of 16 half of whose second is padding).
-// Three-vector, for convolutions of 24 filters or a multiple of 24 (MobileNet-V2's and
-// EfficientNet's 24- and 72-filter layers): 4 rows x 24 columns, three loads and 4 broadcasts per
-// 12 FMAs, one pass over A's rows where the wide kernel and its tail pass twice.
+// Three-vector, for convolutions whose filters it pads no more than the wide kernel and its tail
+// (KernelSet::for_filters_of; 24 filters or a multiple, MobileNet-V2's and EfficientNet's 24- and
+// 144-filter layers): 4 rows x 24 columns, three loads and 4 broadcasts per 12 FMAs, one pass over
+// A's rows where the wide kernel and its tail pass twice.
 #include <immintrin.h>
 
 #include "backends/cpu/kernels/micro_kernel.hpp"
@@ -26,33 +27,34 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 load(bool whole
 }
 
 // A finished tile's sums into C (ldc apart), with F's epilogue (micro_kernel.hpp). Masked loads
-// and stores keep the lanes past `cols` out of memory; whole tiles take plain ones (vmaskmovps
+// and stores keep the lanes past `cols` out of memory; whole vectors take plain ones (vmaskmovps
 // stores are slow on AMD).
 template <int Mr, int Vecs>
 struct StoreTile {
   template <TileFinish F>
   __attribute__((target("avx2,fma"))) static void run(__m256 (&acc)[Mr][Vecs], float* c, std::int64_t ldc, int cols,
                                                       const TileEpilogue* e, const float* residual) {
-    const bool whole = cols >= 8 * Vecs;
+    bool whole[Vecs];
     __m256i lanes[Vecs];
     __m256 bias[Vecs];
 #pragma GCC unroll 3
     for (int v = 0; v < Vecs; ++v) {
+      whole[v] = cols >= 8 * (v + 1);
       lanes[v] = first_lanes(cols - 8 * v);
-      bias[v] = F.epilogue && e->bias ? load(whole, e->bias + 8 * v, lanes[v]) : _mm256_setzero_ps();
+      bias[v] = F.epilogue && e->bias ? load(whole[v], e->bias + 8 * v, lanes[v]) : _mm256_setzero_ps();
     }
 #pragma GCC unroll 6
     for (int i = 0; i < Mr; ++i, c += ldc) {
 #pragma GCC unroll 3
       for (int v = 0; v < Vecs; ++v) {
         __m256 sum = acc[i][v];
-        if constexpr (F.accumulate) sum = _mm256_add_ps(sum, load(whole, c + 8 * v, lanes[v]));
+        if constexpr (F.accumulate) sum = _mm256_add_ps(sum, load(whole[v], c + 8 * v, lanes[v]));
         if constexpr (F.epilogue) {
-          const __m256 r = F.residual ? load(whole, residual + i * e->ld_residual + 8 * v, lanes[v])
+          const __m256 r = F.residual ? load(whole[v], residual + i * e->ld_residual + 8 * v, lanes[v])
                                       : _mm256_setzero_ps();
           finish_lanes<F>(sum, bias[v], r);
         }
-        if (whole) {
+        if (whole[v]) {
           _mm256_storeu_ps(c + 8 * v, sum);
         } else {
           _mm256_maskstore_ps(c + 8 * v, lanes[v], sum);
@@ -64,7 +66,7 @@ struct StoreTile {
 
 // One Mr x (8 * Vecs) tile's sums, added to acc. A is read by columns (element (i, p) at
 // a[shift[t] + p * lda + i]) or by rows (at a[shift[t] + i * lda + p]), streamed or not; streamed, the next tile's rows
-// are fetched even where rows alias in L1: 6 + 6 rows fit a set's 12 ways (4096x16x4096 against
+// are fetched even where rows alias in L1: Mr + Mr rows, at most 6 + 6, fit a set's 12 ways (4096x16x4096 against
 // oneDNN-AVX2 1.16 along the rows, 1.22 the next tile). Where `masked`, only B's first `cols`
 // lanes are read: a B read in place may end within the panel.
 template <int Mr, int Vecs, ARead read, bool masked>
@@ -119,6 +121,8 @@ __attribute__((target("avx2,fma"), flatten)) void kernel(const MicroKernelArgs& 
 #pragma GCC unroll 6
     for (int i = 0; i < Mr; ++i) {
       _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+#pragma GCC unroll 2
+      for (int v = 1; v < Vecs - 1; ++v) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 8 * v), _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 8 * Vecs - 1), _MM_HINT_T0);
     }
     __m256 acc[Mr][Vecs];

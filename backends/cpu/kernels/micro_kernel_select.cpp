@@ -26,7 +26,7 @@ KernelSet set_of([[maybe_unused]] std::string_view isa) {
             {avx512_four_row_micro_kernel(false), avx512_four_row_micro_kernel(true)}};
   }
 #endif
-  // The AVX2 and generic kernels read 6 rows: fewer than any L1 set has ways.
+  // The AVX2 and generic kernels read at most 6 rows: fewer than any L1 set has ways.
 #if defined(PORTA_CPU_AVX2)
   if (isa == "avx2") {
     const MicroKernel avx2 = avx2_micro_kernel();

@@ -41,7 +41,9 @@ struct Scratch {
         v(v_in_place ? 0 : panel * width_panels * panel), max(panel), sum(panel), rescale(panel) {}
 };
 
-// qᵀ of rows [i0, i0 + rows) scaled; columns past `rows` are 0, so their scores are finite.
+// qᵀ of rows [i0, i0 + rows) scaled; columns past `rows` are 0. The scores' lanes past `rows` hold
+// that product's zeros or, past the strips the block computes, an earlier block's weights: finite,
+// and never read into y.
 void pack_queries(const Operands& o, std::int64_t bh, std::int64_t i0, std::int64_t rows, Scratch& s) {
   const AttentionDims& d = o.d;
   std::fill(s.qt.begin(), s.qt.end(), 0.0f);
