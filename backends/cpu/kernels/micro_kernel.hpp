@@ -167,6 +167,14 @@ struct MicroKernel {
   MicroKernelFn run_tail_columns_a = nullptr;
 };
 
+// `kernel` with a tail tail_nr columns wide, whose functions read A by rows and by columns.
+inline MicroKernel with_tail(MicroKernel kernel, std::int64_t tail_nr, MicroKernelFn rows_a, MicroKernelFn columns_a) {
+  kernel.tail_nr = tail_nr;
+  kernel.run_tail_rows_a = rows_a;
+  kernel.run_tail_columns_a = columns_a;
+  return kernel;
+}
+
 // The micro-kernels of one instruction set, and the choices among them that the plans make
 // (backends/cpu/plans/). The free functions below make the same choices in the host's set.
 struct KernelSet {

@@ -181,11 +181,8 @@ MicroKernel kernels() {
 }  // namespace
 
 MicroKernel avx2_micro_kernel() {
-  MicroKernel wide = kernels<mr, 2>();
+  MicroKernel wide = with_tail(kernels<mr, 2>(), 8, kernel<mr, 1, ARead::rows>, kernel<mr, 1, ARead::columns>);
   wide.run_shifted_b = shifted_b;
-  wide.tail_nr = 8;
-  wide.run_tail_rows_a = kernel<mr, 1, ARead::rows>;
-  wide.run_tail_columns_a = kernel<mr, 1, ARead::columns>;
   return wide;
 }
 

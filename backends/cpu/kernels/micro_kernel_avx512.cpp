@@ -205,11 +205,8 @@ MicroKernel kernels() {
 }  // namespace
 
 MicroKernel avx512_micro_kernel() {
-  MicroKernel wide = kernels<mr, 2>();
+  MicroKernel wide = with_tail(kernels<mr, 2>(), 16, kernel<mr, 1, ARead::rows>, kernel<mr, 1, ARead::columns>);
   wide.run_shifted_b = shifted_b;
-  wide.tail_nr = 16;
-  wide.run_tail_rows_a = kernel<mr, 1, ARead::rows>;
-  wide.run_tail_columns_a = kernel<mr, 1, ARead::columns>;
   return wide;
 }
 
@@ -222,11 +219,7 @@ MicroKernel avx512_pointwise_micro_kernel() { return kernels<6, 4>(); }
 MicroKernel avx512_aliasing_micro_kernel(bool narrow) {
   constexpr ARead along = ARead::streamed_along_rows;
   if (narrow) return kernels<8, 1, along>();
-  MicroKernel wide = kernels<8, 2, along>();
-  wide.tail_nr = 16;
-  wide.run_tail_rows_a = kernel<8, 1, ARead::rows>;
-  wide.run_tail_columns_a = kernel<8, 1, ARead::columns>;
-  return wide;
+  return with_tail(kernels<8, 2, along>(), 16, kernel<8, 1, ARead::rows>, kernel<8, 1, ARead::columns>);
 }
 
 MicroKernel avx512_four_row_micro_kernel(bool narrow) { return narrow ? kernels<4, 1>() : kernels<4, 2>(); }
