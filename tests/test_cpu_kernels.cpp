@@ -247,7 +247,7 @@ TEST_SUITE("runtime") {
     }
   }
 
-  TEST_CASE("cpu micro-kernels, A by rows and columns: every kernel this CPU runs, over several tiles, every finish") {
+  TEST_CASE("cpu micro-kernels, A by rows and columns, B packed and in place: every kernel this CPU runs, over several tiles, every finish") {
     std::vector<MicroKernel> kernels = runnable_micro_kernels();
     // Each kernel's tail panel as a kernel of its own.
     for (std::size_t i = 0, n = kernels.size(); i < n; ++i)
@@ -282,39 +282,48 @@ TEST_SUITE("runtime") {
         };
         for (const std::int64_t count : {std::int64_t{1}, tiles})
           for (const int cols : {static_cast<int>(nr), static_cast<int>(nr) - 5, 1})
-            for (const TileFinish& f : tile_finishes) {
-              const TileEpilogue epilogue{.bias = bias.data(), .residual = f.residual ? residual.data() : nullptr,
-                                          .ld_residual = ldc, .activation = f.activation};
-              std::vector<float> c = old;
-              run({.depth = depth, .a = a.data(), .lda = lda, .taps = both, .b = b.get(), .c = c.data(), .ldc = ldc,
-                   .tiles = count, .cols = cols, .accumulate = f.accumulate,
-                   .epilogue = f.epilogue ? &epilogue : nullptr});
-              CAPTURE(kernel.isa);
-              CAPTURE(mr);
-              CAPTURE(nr);
-              CAPTURE(by_columns);
-              CAPTURE(count);
-              CAPTURE(cols);
-              CAPTURE(finish_index(f.accumulate, f.epilogue ? &epilogue : nullptr));
-              std::int64_t wrong = 0;
-              for (std::int64_t i = 0; i < rows; ++i)
-                for (std::int64_t j = 0; j < ldc; ++j) {
-                  const auto at = static_cast<std::size_t>(i * ldc + j);
-                  if (i >= count * mr || j >= cols) {  // outside the call's tiles and columns: untouched
-                    wrong += c[at] != old[at];
-                    continue;
+            for (const bool b_in_place : {false, true})
+              for (const TileFinish& f : tile_finishes) {
+                // B packed, or the same values read in place at a row stride of nr + 3, in a buffer that
+                // ends at the last step's `cols` columns (ASan: the loads stop there).
+                const std::int64_t ldb = nr + 3;
+                std::vector<float> plain(b_in_place ? static_cast<std::size_t>((taps * depth - 1) * ldb + cols) : 0);
+                for (std::int64_t step = 0; b_in_place && step < taps * depth; ++step)
+                  std::copy_n(b.get() + step * nr, cols, plain.begin() + step * ldb);
+                const Taps b_taps = b_in_place ? Taps{shift, taps, depth * ldb, ldb} : both;
+                const TileEpilogue epilogue{.bias = bias.data(), .residual = f.residual ? residual.data() : nullptr,
+                                            .ld_residual = ldc, .activation = f.activation};
+                std::vector<float> c = old;
+                run({.depth = depth, .a = a.data(), .lda = lda, .taps = b_taps,
+                     .b = b_in_place ? plain.data() : b.get(), .c = c.data(), .ldc = ldc, .tiles = count, .cols = cols,
+                     .accumulate = f.accumulate, .epilogue = f.epilogue ? &epilogue : nullptr});
+                CAPTURE(kernel.isa);
+                CAPTURE(mr);
+                CAPTURE(nr);
+                CAPTURE(by_columns);
+                CAPTURE(b_in_place);
+                CAPTURE(count);
+                CAPTURE(cols);
+                CAPTURE(finish_index(f.accumulate, f.epilogue ? &epilogue : nullptr));
+                std::int64_t wrong = 0;
+                for (std::int64_t i = 0; i < rows; ++i)
+                  for (std::int64_t j = 0; j < ldc; ++j) {
+                    const auto at = static_cast<std::size_t>(i * ldc + j);
+                    if (i >= count * mr || j >= cols) {  // outside the call's tiles and columns: untouched
+                      wrong += c[at] != old[at];
+                      continue;
+                    }
+                    double want = f.accumulate ? old[at] : 0.0;
+                    for (std::int64_t t = 0; t < taps; ++t)
+                      for (std::int64_t p = 0; p < depth; ++p)
+                        want += double{a_at(t, i, p)} * b[static_cast<std::size_t>((t * depth + p) * nr + j)];
+                    if (f.epilogue)
+                      want = activate(f.activation, want + bias[static_cast<std::size_t>(j)] +
+                                                        (f.residual ? residual[at] : 0.0));
+                    wrong += std::fabs(c[at] - want) > 1e-5 * (1.0 + std::fabs(want));
                   }
-                  double want = f.accumulate ? old[at] : 0.0;
-                  for (std::int64_t t = 0; t < taps; ++t)
-                    for (std::int64_t p = 0; p < depth; ++p)
-                      want += double{a_at(t, i, p)} * b[static_cast<std::size_t>((t * depth + p) * nr + j)];
-                  if (f.epilogue)
-                    want = activate(f.activation, want + bias[static_cast<std::size_t>(j)] +
-                                                      (f.residual ? residual[at] : 0.0));
-                  wrong += std::fabs(c[at] - want) > 1e-5 * (1.0 + std::fabs(want));
-                }
-              CHECK(wrong == 0);
-            }
+                CHECK(wrong == 0);
+              }
       }
     }
   }
