@@ -282,15 +282,15 @@ TEST_SUITE("runtime") {
         };
         for (const std::int64_t count : {std::int64_t{1}, tiles})
           for (const int cols : {static_cast<int>(nr), static_cast<int>(nr) - 5, 1})
-            for (const bool b_in_place : {false, true})
+            for (const bool b_in_place : {false, true}) {
+              // B packed, or the same values read in place at a row stride of nr + 3, in a buffer that
+              // ends at the last step's `cols` columns (ASan: the loads stop there).
+              const std::int64_t ldb = nr + 3;
+              std::vector<float> plain(b_in_place ? static_cast<std::size_t>((taps * depth - 1) * ldb + cols) : 0);
+              for (std::int64_t step = 0; b_in_place && step < taps * depth; ++step)
+                std::copy_n(b.get() + step * nr, cols, plain.begin() + step * ldb);
+              const Taps b_taps = b_in_place ? Taps{shift, taps, depth * ldb, ldb} : both;
               for (const TileFinish& f : tile_finishes) {
-                // B packed, or the same values read in place at a row stride of nr + 3, in a buffer that
-                // ends at the last step's `cols` columns (ASan: the loads stop there).
-                const std::int64_t ldb = nr + 3;
-                std::vector<float> plain(b_in_place ? static_cast<std::size_t>((taps * depth - 1) * ldb + cols) : 0);
-                for (std::int64_t step = 0; b_in_place && step < taps * depth; ++step)
-                  std::copy_n(b.get() + step * nr, cols, plain.begin() + step * ldb);
-                const Taps b_taps = b_in_place ? Taps{shift, taps, depth * ldb, ldb} : both;
                 const TileEpilogue epilogue{.bias = bias.data(), .residual = f.residual ? residual.data() : nullptr,
                                             .ld_residual = ldc, .activation = f.activation};
                 std::vector<float> c = old;
@@ -324,6 +324,7 @@ TEST_SUITE("runtime") {
                   }
                 CHECK(wrong == 0);
               }
+            }
       }
     }
   }
