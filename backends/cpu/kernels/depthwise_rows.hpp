@@ -20,6 +20,16 @@
 
 namespace porta::detail {
 
+// Where a band kernel's sums go. `after`: stored as they are, the epilogue applied after them (on
+// each row while it is in L1, or in the caller's pass over the band). `in_registers`: the epilogue
+// (act None, Relu or Relu6, bias, residual) applied to each block's sums in registers, then stored,
+// with no second pass over y (the plan's choice for pixel-major bands in cache: README.md beside
+// depthwise_plan.cpp). `streamed`: the same, written past the caches (stream_vector): stores read
+// each line of y from memory before they write it, a third of a streaming stride-1 layer's
+// traffic; y aligned to a vector, for the kernels that stream (pixel-major, and AVX-512's
+// chunk-major one at stride 2).
+enum class DepthwiseFinish : std::uint8_t { after, in_registers, streamed };
+
 struct DepthwiseRows {
   const float* taps;             // [taps_h * taps_w][k]
   std::int64_t k, taps_h, taps_w;
@@ -40,11 +50,9 @@ struct DepthwiseRows {
   // thread, where a row read its input from L2 at 74 GFLOP/s and a pair at 110. In cache, in
   // chunks of one vector, 8x240x28x28 ran 17 % slower.
   bool row_pairs;
-  // Whether the band finishes its sums in registers, the epilogue above with act None, Relu or
-  // Relu6, and writes them past the caches (stream_vector): stores read each line of y from memory
-  // before they write it, a third of a streaming stride-1 layer's traffic. y aligned to a vector.
-  // For the kernels that stream: pixel-major, and AVX-512's chunk-major one at stride 2.
-  bool stream;
+  // Where the band's sums go (DepthwiseFinish): finished in registers, past the caches or not, for
+  // an epilogue of act None, Relu or Relu6.
+  DepthwiseFinish finish;
 };
 
 using DepthwiseRowsFn = void (*)(const DepthwiseRows& band, float* y);
@@ -85,17 +93,17 @@ template <int W, int Pixels, int Vecs>
     for (int v = 0; v < Vecs; ++v) store_vector<W>(y + p * k + W * v, sum[p][v]);
 }
 
-// Band `a` as its output row i sees it in stream_sums: the residual of row i.
-[[gnu::always_inline]] inline DepthwiseRows streamed_row(const DepthwiseRows& a, std::int64_t i) {
+// Band `a` as its output row i sees it in finish_sums: the residual of row i.
+[[gnu::always_inline]] inline DepthwiseRows finished_row(const DepthwiseRows& a, std::int64_t i) {
   DepthwiseRows row = a;
   if (a.residual) row.residual = a.residual + i * a.q * a.k;
   return row;
 }
 
 // A block's sums (channels [c0, c0 + W * Vecs) of output columns [ow, ow + Pixels) of a row)
-// finished in registers and written past the caches (DepthwiseRows::stream).
-template <int W, int Pixels, int Vecs>
-[[gnu::always_inline]] inline void stream_sums(const DepthwiseRows& a,
+// finished in registers and stored, past the caches where Finish is `streamed`.
+template <int W, DepthwiseFinish Finish, int Pixels, int Vecs>
+[[gnu::always_inline]] inline void finish_sums(const DepthwiseRows& a,
                                                typename FloatVector<W>::type (&sum)[Pixels][Vecs], float* y,
                                                std::int64_t ow, std::int64_t c0) {
   using V = typename FloatVector<W>::type;
@@ -119,14 +127,18 @@ template <int W, int Pixels, int Vecs>
         case Activation::Relu6: s = s < 0.0f ? 0.0f : (s > 6.0f ? 6.0f : s); break;  // as clip: NaN stays
         default: break;
       }
-      stream_vector(y + at, s);
+      if constexpr (Finish == DepthwiseFinish::streamed) {
+        stream_vector(y + at, s);
+      } else {
+        store_vector<W>(y + at, s);
+      }
     }
 }
 
 // Channels [c0, c0 + W * Vecs) of output columns [ow, ow + Pixels): every sum in a register
 // over all taps, each tap's weights loaded once for the block. `Checked` skips taps that fall
-// in the horizontal padding; unchecked blocks lie where none does. `Stream`: stream_sums.
-template <int W, int Vecs, int Pixels, bool Checked, bool Stream = false>
+// in the horizontal padding; unchecked blocks lie where none does. `Finish`: finish_sums, unless `after`.
+template <int W, int Vecs, int Pixels, bool Checked, DepthwiseFinish Finish = DepthwiseFinish::after>
 [[gnu::always_inline]] inline void depthwise_block(const DepthwiseRows& a, const float* const* rows, std::int64_t ow,
                                                    std::int64_t c0, float* y) {
   using V = typename FloatVector<W>::type;
@@ -152,8 +164,8 @@ template <int W, int Vecs, int Pixels, bool Checked, bool Stream = false>
       }
     }
   }
-  if constexpr (Stream) {
-    stream_sums<W>(a, sum, y, ow, c0);
+  if constexpr (Finish != DepthwiseFinish::after) {
+    finish_sums<W, Finish>(a, sum, y, ow, c0);
   } else {
     store_sums<W>(sum, y + ow * a.k + c0, a.k);
   }
@@ -165,8 +177,9 @@ template <int W, int Vecs, int Pixels, bool Checked, bool Stream = false>
 // not multiplies). `Checked` skips input columns in the horizontal padding.
 // With Out = 2, output rows i and i + 1 of a square S x S filter at a vertical stride of 2
 // (rows_in_pairs): their S + 2 input rows, the second's row r the first's r + 2, are read once for
-// both (the second's rows start at rows + S, and y + q * k is its output). `Stream`: stream_sums.
-template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out, bool Stream = false>
+// both (the second's rows start at rows + S, and y + q * k is its output). `Finish`: finish_sums, unless `after`.
+template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out,
+          DepthwiseFinish Finish = DepthwiseFinish::after>
 [[gnu::always_inline]] inline void depthwise_block_across(const DepthwiseRows& a, const float* const* rows,
                                                           std::int64_t ow, std::int64_t c0, float* y) {
   using V = typename FloatVector<W>::type;
@@ -210,9 +223,9 @@ template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out,
 #pragma GCC unroll 7
     for (int h = 0; h < S + 2; ++h) input_row(h, h < S ? rows[h] : rows[S + h - 2]);
   }
-  if constexpr (Stream) {
+  if constexpr (Finish != DepthwiseFinish::after) {
     static_assert(Out == 1);
-    stream_sums<W>(a, sum[0], y, ow, c0);
+    finish_sums<W, Finish>(a, sum[0], y, ow, c0);
   } else {
 #pragma GCC unroll 2
     for (int o = 0; o < Out; ++o) store_sums<W>(sum[o], y + (o * a.q + ow) * a.k + c0, a.k);
@@ -221,14 +234,14 @@ template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out,
 
 // One block of Out output rows: S taps across at a compile-time stride, or with S = 0 the general
 // one (of one row).
-template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out, bool Stream>
+template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out, DepthwiseFinish Finish>
 [[gnu::always_inline]] inline void depthwise_block_of(const DepthwiseRows& a, const float* const* rows, std::int64_t ow,
                                                       std::int64_t c0, float* y) {
   if constexpr (S > 0) {
-    depthwise_block_across<W, Vecs, Pixels, S, Stride, Checked, Out, Stream>(a, rows, ow, c0, y);
+    depthwise_block_across<W, Vecs, Pixels, S, Stride, Checked, Out, Finish>(a, rows, ow, c0, y);
   } else {
     static_assert(Out == 1);
-    depthwise_block<W, Vecs, Pixels, Checked, Stream>(a, rows, ow, c0, y);
+    depthwise_block<W, Vecs, Pixels, Checked, Finish>(a, rows, ow, c0, y);
   }
 }
 
@@ -256,25 +269,25 @@ template <int W>
 // One block of columns over chunk c0 (Chunks = 1); over c0 and the next, unrolled (Chunks = 2:
 // 32-channel 3x3 layers ran 10-25 % slower as a loop, Zen 1); or over c0 and every later chunk to
 // c_end (Chunks = 0).
-template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out, int Chunks, bool Stream>
+template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out, int Chunks, DepthwiseFinish Finish>
 [[gnu::always_inline]] inline void depthwise_block_chunks(const DepthwiseRows& a, const float* const* rows,
                                                           std::int64_t ow, std::int64_t c0, float* y) {
   if constexpr (Chunks == 1) {
-    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Stream>(a, rows, ow, c0, y);
+    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Finish>(a, rows, ow, c0, y);
   } else if constexpr (Chunks == 2) {
-    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Stream>(a, rows, ow, c0, y);
-    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Stream>(a, rows, ow, c0 + W * Vecs, y);
+    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Finish>(a, rows, ow, c0, y);
+    depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Finish>(a, rows, ow, c0 + W * Vecs, y);
   } else {
     for (std::int64_t c = c0; c < a.c_end; c += W * Vecs)
-      depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Stream>(a, rows, ow, c, y);
+      depthwise_block_of<W, Vecs, Pixels, S, Stride, Checked, Out, Finish>(a, rows, ow, c, y);
   }
 }
 
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
 // into the horizontal padding. Chunks other than 1 run more chunks from c0 in each block
-// (depthwise_block_chunks), and Stream finishes their sums in registers (stream_sums), for
+// (depthwise_block_chunks), and Finish other than `after` finishes their sums in registers (finish_sums), for
 // depthwise_pixel_major_body.
-template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks, bool Stream>
+template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks, DepthwiseFinish Finish>
 [[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                     float* y, std::int64_t& ow, std::int64_t end,
                                                     std::int64_t inside_begin, std::int64_t inside_end) {
@@ -287,9 +300,9 @@ template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks, b
       if (rows == a.rows) fetch_chunk_rows_ahead<W>(a, ow, Pixels, c0, W * Vecs);
     }
     if (ow >= inside_begin && ow + Pixels <= inside_end) {
-      depthwise_block_chunks<W, Vecs, Pixels, S, Stride, false, Out, Chunks, Stream>(a, rows, ow, c0, y);
+      depthwise_block_chunks<W, Vecs, Pixels, S, Stride, false, Out, Chunks, Finish>(a, rows, ow, c0, y);
     } else {
-      depthwise_block_chunks<W, Vecs, Pixels, S, Stride, true, Out, Chunks, Stream>(a, rows, ow, c0, y);
+      depthwise_block_chunks<W, Vecs, Pixels, S, Stride, true, Out, Chunks, Finish>(a, rows, ow, c0, y);
     }
   }
 }
@@ -304,7 +317,7 @@ template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks, b
 // Otherwise general blocks of 4 and one of the 3, 2 or 1 columns left (singles at the edges of 7
 // columns ran 10 % slower). Blocks of Out rows count their sums and taps Out times against the
 // registers, and take their last column alone across.
-template <int W, int Vecs, int S, int Stride, int Out, int Chunks = 1, bool Stream = false>
+template <int W, int Vecs, int S, int Stride, int Out, int Chunks = 1, DepthwiseFinish Finish = DepthwiseFinish::after>
 [[gnu::always_inline]] inline void depthwise_columns(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                      float* y, std::int64_t q, std::int64_t inside_begin,
                                                      std::int64_t inside_end) {
@@ -312,20 +325,20 @@ template <int W, int Vecs, int S, int Stride, int Out, int Chunks = 1, bool Stre
   if constexpr (S > 0) {
     if constexpr (block_fits<W>(Vecs, 8 * Out, S * Out)) {
       if (q % 8 == 0 || q % 7 != 0)
-        depthwise_blocks<W, Vecs, 8, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 7, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 4, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+        depthwise_blocks<W, Vecs, 8, S, Stride, Out, Chunks, Finish>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 7, S, Stride, Out, Chunks, Finish>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 4, S, Stride, Out, Chunks, Finish>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     } else {
-      depthwise_blocks<W, Vecs, 4, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-      depthwise_blocks<W, Vecs, 3, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 4, S, Stride, Out, Chunks, Finish>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+      depthwise_blocks<W, Vecs, 3, S, Stride, Out, Chunks, Finish>(a, rows, c0, y, ow, q, inside_begin, inside_end);
     }
-    depthwise_blocks<W, Vecs, 2, S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, S, Stride, Out, Chunks, Finish>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   } else {
-    depthwise_blocks<W, Vecs, 4, 0, Stride, 1, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<W, Vecs, 3, 0, Stride, 1, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
-    depthwise_blocks<W, Vecs, 2, 0, Stride, 1, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 4, 0, Stride, 1, Chunks, Finish>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 3, 0, Stride, 1, Chunks, Finish>(a, rows, c0, y, ow, q, inside_begin, inside_end);
+    depthwise_blocks<W, Vecs, 2, 0, Stride, 1, Chunks, Finish>(a, rows, c0, y, ow, q, inside_begin, inside_end);
   }
-  depthwise_blocks<W, Vecs, 1, Out == 1 ? 0 : S, Stride, Out, Chunks, Stream>(a, rows, c0, y, ow, q, inside_begin,
+  depthwise_blocks<W, Vecs, 1, Out == 1 ? 0 : S, Stride, Out, Chunks, Finish>(a, rows, c0, y, ow, q, inside_begin,
                                                                              inside_end);
 }
 
@@ -347,16 +360,17 @@ template <int S> [[gnu::always_inline]] inline bool rows_in_pairs(const Depthwis
 }
 
 // One chunk of channels over every row of the band; with Pairs, two rows at a time where they
-// share input rows; with Stream, each block's sums finished in registers (stream_sums).
-template <int W, int Vecs, int S, int Stride, bool Pairs, bool Stream = false>
+// share input rows; with Finish other than `after`, each block's sums finished in registers
+// (finish_sums).
+template <int W, int Vecs, int S, int Stride, bool Pairs, DepthwiseFinish Finish = DepthwiseFinish::after>
 [[gnu::always_inline]] inline void depthwise_chunk(const DepthwiseRows& a, std::int64_t c0, float* y,
                                                    std::int64_t inside_begin, std::int64_t inside_end) {
-  static_assert(!(Pairs && Stream));
+  static_assert(!Pairs || Finish == DepthwiseFinish::after);
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
     const float* const* rows = a.rows + i * a.taps_h;
     float* y_row = y + i * a.q * a.k;
-    if constexpr (Stream) {
-      depthwise_columns<W, Vecs, S, Stride, 1, 1, true>(streamed_row(a, i), rows, c0, y_row, a.q, inside_begin,
+    if constexpr (Finish != DepthwiseFinish::after) {
+      depthwise_columns<W, Vecs, S, Stride, 1, 1, Finish>(finished_row(a, i), rows, c0, y_row, a.q, inside_begin,
                                                         inside_end);
       continue;
     }
@@ -375,27 +389,27 @@ template <int W, int Vecs, int S, int Stride, bool Pairs, bool Stream = false>
 
 // Channels from c0 in chunks of W * Vecs while whole ones fit before c_end, then of half as
 // many vectors, down to one; returns the first channel left.
-template <int W, int Vecs, int S, int Stride, bool Pairs = false, bool Stream = false>
+template <int W, int Vecs, int S, int Stride, bool Pairs = false, DepthwiseFinish Finish = DepthwiseFinish::after>
 [[gnu::always_inline]] inline std::int64_t depthwise_chunks(const DepthwiseRows& a, float* y, std::int64_t c0,
                                                             std::int64_t inside_begin, std::int64_t inside_end) {
   for (; c0 + W * Vecs <= a.c_end; c0 += W * Vecs)
-    depthwise_chunk<W, Vecs, S, Stride, Pairs, Stream>(a, c0, y, inside_begin, inside_end);
+    depthwise_chunk<W, Vecs, S, Stride, Pairs, Finish>(a, c0, y, inside_begin, inside_end);
   if constexpr (Vecs > 1)
-    c0 = depthwise_chunks<W, Vecs / 2, S, Stride, Pairs, Stream>(a, y, c0, inside_begin, inside_end);
+    c0 = depthwise_chunks<W, Vecs / 2, S, Stride, Pairs, Finish>(a, y, c0, inside_begin, inside_end);
   return c0;
 }
 
 // The band's channels in vector chunks; returns the first channel left. Blocks of 3 or 5 taps
 // across where the band's stride is Stride and its dilation 1, general blocks otherwise. With
-// Stream, no pairs of rows (stream_sums takes one row).
-template <int W, int Stride, bool Stream = false>
+// Finish other than `after`, no pairs of rows (finish_sums takes one row).
+template <int W, int Stride, DepthwiseFinish Finish = DepthwiseFinish::after>
 [[gnu::always_inline]] inline std::int64_t depthwise_vector_chunks(const DepthwiseRows& a, float* y,
                                                                    std::int64_t inside_begin, std::int64_t inside_end) {
   // Taps across at stride 2 take a register per tap and vector: with 16 (AVX2) and one vector a
   // block, 3x3 /2 layers ran 10-30 % slower than with the general blocks (5x5 /2 10 % faster).
   constexpr bool across_stride = Stride == 1 || vector_registers<W> == 32;
   const bool across = across_stride && a.stride == Stride && a.dilation == 1;
-  if constexpr (Stride == 2 && depthwise_row_pairs<W> && !Stream) {
+  if constexpr (Stride == 2 && depthwise_row_pairs<W> && Finish == DepthwiseFinish::after) {
     if (a.row_pairs && across && a.taps_w == 3)  // chunks of one vector, whose pairs fit
       return depthwise_chunks<W, 1, 3, Stride, true>(a, y, a.c_begin, inside_begin, inside_end);
   }
@@ -404,12 +418,12 @@ template <int W, int Stride, bool Stream = false>
   // 16 registers three, whose 12 sums hide the FMA latency that 8 did not: AVX2 3x3 /2 and 5x5 /2
   // layers 10-20 % faster on 1 thread).
   if (across && a.taps_w == 3)
-    return depthwise_chunks<W, block_vecs<W>(2, 3), 3, Stride, false, Stream>(a, y, a.c_begin, inside_begin,
+    return depthwise_chunks<W, block_vecs<W>(2, 3), 3, Stride, false, Finish>(a, y, a.c_begin, inside_begin,
                                                                              inside_end);
   if (across && a.taps_w == 5)
-    return depthwise_chunks<W, block_vecs<W>(2, 5), 5, Stride, false, Stream>(a, y, a.c_begin, inside_begin,
+    return depthwise_chunks<W, block_vecs<W>(2, 5), 5, Stride, false, Finish>(a, y, a.c_begin, inside_begin,
                                                                              inside_end);
-  return depthwise_chunks<W, block_vecs<W>(4, 1), 0, Stride, false, Stream>(a, y, a.c_begin, inside_begin,
+  return depthwise_chunks<W, block_vecs<W>(4, 1), 0, Stride, false, Finish>(a, y, a.c_begin, inside_begin,
                                                                             inside_end);
 }
 
@@ -424,11 +438,11 @@ template <int W> inline constexpr std::int64_t depthwise_pixel_major_channels = 
 // block by block: each block of columns runs every chunk before the next block, rather than each
 // chunk over the band's rows before the next chunk. A pixel's channels are then read one line
 // after the next, where chunk by chunk a row's pass read one of a pixel's k / 16 lines (AVX2), or
-// half of one (5x5). The epilogue runs on each output row over the band's channels, or with
-// Stream (DepthwiseRows::stream) on each block's sums in registers. The caller's choice: nothing
-// here checks the band's stride, dilation, taps_w or stream; c_end - c_begin must be a multiple of
+// half of one (5x5). The epilogue runs on each output row over the band's channels, or with Finish
+// other than `after` on each block's sums in registers. The caller's choice: nothing here checks
+// the band's stride, dilation, taps_w or finish; c_end - c_begin must be a multiple of
 // depthwise_pixel_major_channels<W>, or with Chunks = 2 exactly two chunks.
-template <int W, int S, int Chunks, bool Stream>
+template <int W, int S, int Chunks, DepthwiseFinish Finish>
 [[gnu::always_inline]] inline void depthwise_pixel_major_body(const DepthwiseRows& a, float* y) {
   constexpr int vecs = depthwise_pixel_major_vecs<W>(S);
   static_assert(depthwise_pixel_major_channels<W> % (W * vecs) == 0);
@@ -437,9 +451,9 @@ template <int W, int S, int Chunks, bool Stream>
   const std::int64_t inside_begin = std::min(a.q, a.pad_left);
   const std::int64_t inside_end = std::max(inside_begin, std::min(a.q, a.width - S + 1 + a.pad_left));
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
-    if constexpr (Stream) {
-      depthwise_columns<W, vecs, S, 1, 1, Chunks, true>(streamed_row(a, i), a.rows + i * a.taps_h, a.c_begin,
-                                                     y + i * a.q * a.k, a.q, inside_begin, inside_end);
+    if constexpr (Finish != DepthwiseFinish::after) {
+      depthwise_columns<W, vecs, S, 1, 1, Chunks, Finish>(finished_row(a, i), a.rows + i * a.taps_h, a.c_begin,
+                                                          y + i * a.q * a.k, a.q, inside_begin, inside_end);
     } else {
       depthwise_columns<W, vecs, S, 1, 1, Chunks>(a, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k, a.q,
                                                inside_begin, inside_end);
@@ -450,10 +464,10 @@ template <int W, int S, int Chunks, bool Stream>
 
 // Any band. Each Stride is a function of its own, which the caller picks (vector_kernels.inc):
 // with the stride-2 blocks in the unit-stride function, inlined or only called from it, GCC
-// allocated registers worse in the unit-stride blocks and they ran 10-17 % slower. With Stream
-// (DepthwiseRows::stream), chunk by chunk as ever, each block's sums finished in registers and
-// written past the caches; the caller's choice, for a band whose channels are whole vectors.
-template <int W, int Stride, bool Stream = false>
+// allocated registers worse in the unit-stride blocks and they ran 10-17 % slower. With Finish
+// other than `after`, chunk by chunk as ever, each block's sums finished in registers (the
+// caller's choice); `streamed` for a band whose channels are whole vectors.
+template <int W, int Stride, DepthwiseFinish Finish = DepthwiseFinish::after>
 [[gnu::always_inline]] inline void depthwise_rows_body(const DepthwiseRows& a, float* y) {
   // Output columns [inside_begin, inside_end) read no horizontal padding.
   const std::int64_t q = a.q;
@@ -461,8 +475,8 @@ template <int W, int Stride, bool Stream = false>
   const std::int64_t inside_begin = std::min(q, (a.pad_left + a.stride - 1) / a.stride);
   const std::int64_t last = a.width - 1 - span + a.pad_left;  // the largest ow * stride inside
   const std::int64_t inside_end = std::max(inside_begin, last < 0 ? inside_begin : std::min(q, last / a.stride + 1));
-  const std::int64_t c0 = depthwise_vector_chunks<W, Stride, Stream>(a, y, inside_begin, inside_end);
-  if constexpr (Stream) return;
+  const std::int64_t c0 = depthwise_vector_chunks<W, Stride, Finish>(a, y, inside_begin, inside_end);
+  if constexpr (Finish == DepthwiseFinish::streamed) return;  // whole vectors only
   for (std::int64_t c = c0; c < a.c_end; ++c)  // channels past the last multiple of W
     for (std::int64_t i = 0; i < a.out_rows; ++i) {
       const float* const* rows = a.rows + i * a.taps_h;

@@ -389,7 +389,7 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
                                .bias = in_kernel ? op.bias : nullptr, .residual = in_kernel ? residual : nullptr,
                                .act = in_kernel ? op.p.activation : Activation::None, .ahead = band.ahead.data(),
                                .ahead_count = band.ahead_count, .row_pairs = plan.row_pairs && plan.rows_per_band > 1,
-                               .stream = plan.stream};
+                               .finish = plan.finish};
       float* y = op.y.data() + y_index;
       sweep(args, y);
       const std::int64_t pixels = out_rows * d.q, width = c_end - c_begin;

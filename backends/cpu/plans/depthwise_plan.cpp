@@ -90,7 +90,13 @@ DepthwisePlan plan_depthwise(const ConvDims& d, const Conv2dParams& p, const Dep
   // kernel, over channels in whole vectors (README.md, `stride2_streamed`).
   const bool stream_chunks = can_stream && vk.depthwise_rows_stride2_streamed && p.stride[1] == 2 &&
                              !plan.row_pairs && d.k % 16 == 0;
-  plan.stream = (pixel_major && can_stream) || stream_chunks;
+  const bool stream = (pixel_major && can_stream) || stream_chunks;
+  // Pixel-major bands in cache finish their sums in registers where the epilogue is a cheap one
+  // (README.md, `finish_in_registers`).
+  const bool in_registers = pixel_major && cheap_act && has_epilogue;
+  plan.finish = stream         ? DepthwiseFinish::streamed
+                : in_registers ? DepthwiseFinish::in_registers
+                               : DepthwiseFinish::after;
   plan.sweep = pixel_major     ? DepthwiseSweep::pixel_major
                : stream_chunks ? DepthwiseSweep::rows_stride2_streamed
                : p.stride[1] == 2 ? DepthwiseSweep::rows_stride2
@@ -100,11 +106,10 @@ DepthwisePlan plan_depthwise(const ConvDims& d, const Conv2dParams& p, const Dep
   // `fetch_next`).
   plan.fetch_next = plan.streams && plan.groups == 1 && d.k >= 16;
   // Sigmoid, SiLU, tanh and GELU, bound by arithmetic, run in the kernel on each row as soon as it is
-  // computed (README.md, `kernel_epilogue`); the cheap epilogues in one pass over the band, unless it
-  // streams.
-  plan.kernel_epilogue =
-      act == Activation::Sigmoid || act == Activation::Silu || act == Activation::Tanh || act == Activation::Gelu ||
-      plan.stream;
+  // computed (README.md, `kernel_epilogue`); the cheap epilogues in one pass over the band, unless the
+  // kernel finishes its sums in registers.
+  plan.kernel_epilogue = act == Activation::Sigmoid || act == Activation::Silu || act == Activation::Tanh ||
+                         act == Activation::Gelu || plan.finish != DepthwiseFinish::after;
   return plan;
 }
 
@@ -113,7 +118,8 @@ std::string describe(const DepthwisePlan& plan) {
                      " bands=" + std::to_string(plan.bands) + "x" + std::to_string(plan.rows_per_band) +
                      " groups=" + std::to_string(plan.groups);
   if (plan.row_pairs) line += " row_pairs";
-  if (plan.stream) line += " stream";
+  if (plan.finish == DepthwiseFinish::streamed) line += " stream";
+  if (plan.finish == DepthwiseFinish::in_registers) line += " finish_in_registers";
   return line;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/cpu/kernels/depthwise_rows.hpp"
 #include "backends/cpu/plans/machine.hpp"
 #include "core/runtime/op_math.hpp"
 
@@ -26,7 +27,7 @@ struct DepthwisePlan {
   DepthwiseSweep sweep = DepthwiseSweep::rows;
   bool streams = false;          // input and output come from and go to memory, not L3
   bool row_pairs = false;        // 3x3 /2 bands computed as pairs of rows sharing an input row
-  bool stream = false;           // the kernel writes y past the caches
+  DepthwiseFinish finish = DepthwiseFinish::after;  // where the kernel's sums go
   bool kernel_epilogue = false;  // the kernel applies bias, residual and activation
   bool fetch_next = false;       // a task fetches the next band's new input rows as it runs
   std::int64_t rows_per_band = 0, bands = 0;     // of an image's output rows
