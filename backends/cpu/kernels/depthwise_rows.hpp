@@ -23,11 +23,11 @@ namespace porta::detail {
 // Where a band kernel's sums go. `after`: stored as they are, the epilogue applied after them (on
 // each row while it is in L1, or in the caller's pass over the band). `in_registers`: the epilogue
 // (act None, Relu or Relu6, bias, residual) applied to each block's sums in registers, then stored,
-// with no second pass over y (the plan's choice for pixel-major bands in cache: README.md beside
-// depthwise_plan.cpp). `streamed`: the same, written past the caches (stream_vector): stores read
-// each line of y from memory before they write it, a third of a streaming stride-1 layer's
-// traffic; y aligned to a vector, for the kernels that stream (pixel-major, and AVX-512's
-// chunk-major one at stride 2).
+// with no second pass over y (the plan's choice wherever a band does not stream, but for pairs of
+// rows: README.md beside depthwise_plan.cpp). `streamed`: the same, written past the caches
+// (stream_vector): stores read each line of y from memory before they write it, a third of a
+// streaming stride-1 layer's traffic; y aligned to a vector, for the kernels that stream
+// (pixel-major, and AVX-512's chunk-major one at stride 2).
 enum class DepthwiseFinish : std::uint8_t { after, in_registers, streamed };
 
 struct DepthwiseRows {
@@ -39,6 +39,10 @@ struct DepthwiseRows {
   std::int64_t width, stride, dilation, pad_left;
   const float* bias;             // [k], or null
   const float* residual;         // laid out like y, or null
+  // The residual's distance from y in bytes, so that a block finds the residual of its own output
+  // (residual_at): given a copy of the band per row with the row's residual, GCC kept the index
+  // arithmetic of the chunk-major kernels on the stack, and they ran 1.3-2x slower.
+  std::uintptr_t residual_from_y;
   Activation act;
   // Input rows to fetch from memory while the band's first row (or pair) runs (the next band's,
   // in a layer that streams, whose bands are one row, or a pair at 3x3 /2), `ahead_count` of
@@ -93,11 +97,9 @@ template <int W, int Pixels, int Vecs>
     for (int v = 0; v < Vecs; ++v) store_vector<W>(y + p * k + W * v, sum[p][v]);
 }
 
-// Band `a` as its output row i sees it in finish_sums: the residual of row i.
-[[gnu::always_inline]] inline DepthwiseRows finished_row(const DepthwiseRows& a, std::int64_t i) {
-  DepthwiseRows row = a;
-  if (a.residual) row.residual = a.residual + i * a.q * a.k;
-  return row;
+// The residual of output element *y (a.residual non-null).
+[[gnu::always_inline]] inline const float* residual_at(const DepthwiseRows& a, const float* y) {
+  return reinterpret_cast<const float*>(reinterpret_cast<std::uintptr_t>(y) + a.residual_from_y);
 }
 
 // A block's sums (channels [c0, c0 + W * Vecs) of output columns [ow, ow + Pixels) of a row)
@@ -119,7 +121,7 @@ template <int W, DepthwiseFinish Finish, int Pixels, int Vecs>
         s += more;
       }
       if (a.residual) {
-        load_vector<W>(more, a.residual + at);
+        load_vector<W>(more, residual_at(a, y + at));
         s += more;
       }
       switch (a.act) {
@@ -370,8 +372,7 @@ template <int W, int Vecs, int S, int Stride, bool Pairs, DepthwiseFinish Finish
     const float* const* rows = a.rows + i * a.taps_h;
     float* y_row = y + i * a.q * a.k;
     if constexpr (Finish != DepthwiseFinish::after) {
-      depthwise_columns<W, Vecs, S, Stride, 1, 1, Finish>(finished_row(a, i), rows, c0, y_row, a.q, inside_begin,
-                                                        inside_end);
+      depthwise_columns<W, Vecs, S, Stride, 1, 1, Finish>(a, rows, c0, y_row, a.q, inside_begin, inside_end);
       continue;
     }
     if constexpr (Pairs) {
@@ -452,8 +453,8 @@ template <int W, int S, int Chunks, DepthwiseFinish Finish>
   const std::int64_t inside_end = std::max(inside_begin, std::min(a.q, a.width - S + 1 + a.pad_left));
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
     if constexpr (Finish != DepthwiseFinish::after) {
-      depthwise_columns<W, vecs, S, 1, 1, Chunks, Finish>(finished_row(a, i), a.rows + i * a.taps_h, a.c_begin,
-                                                          y + i * a.q * a.k, a.q, inside_begin, inside_end);
+      depthwise_columns<W, vecs, S, 1, 1, Chunks, Finish>(a, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k, a.q,
+                                                          inside_begin, inside_end);
     } else {
       depthwise_columns<W, vecs, S, 1, 1, Chunks>(a, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k, a.q,
                                                inside_begin, inside_end);

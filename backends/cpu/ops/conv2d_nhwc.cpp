@@ -383,14 +383,16 @@ void depthwise(const ConvOperands& op, const std::vector<float>& taps) {
       const std::int64_t y_index = (n * d.p + oh0) * d.q * d.k;
       const float* residual = op.residual ? op.residual + y_index : nullptr;
       const bool in_kernel = plan.kernel_epilogue;
+      float* y = op.y.data() + y_index;
       const DepthwiseRows args{.taps = taps.data(), .k = d.k, .taps_h = d.r, .taps_w = d.s, .rows = band.rows.data(),
                                .out_rows = out_rows, .q = d.q, .c_begin = c_begin, .c_end = c_end, .width = d.w,
                                .stride = op.p.stride[1], .dilation = op.p.dilation[1], .pad_left = op.p.pad[1],
                                .bias = in_kernel ? op.bias : nullptr, .residual = in_kernel ? residual : nullptr,
+                               .residual_from_y = reinterpret_cast<std::uintptr_t>(residual) -
+                                                  reinterpret_cast<std::uintptr_t>(y),
                                .act = in_kernel ? op.p.activation : Activation::None, .ahead = band.ahead.data(),
                                .ahead_count = band.ahead_count, .row_pairs = plan.row_pairs && plan.rows_per_band > 1,
                                .finish = plan.finish};
-      float* y = op.y.data() + y_index;
       sweep(args, y);
       const std::int64_t pixels = out_rows * d.q, width = c_end - c_begin;
       if (!in_kernel)

@@ -91,9 +91,9 @@ DepthwisePlan plan_depthwise(const ConvDims& d, const Conv2dParams& p, const Dep
   const bool stream_chunks = can_stream && vk.depthwise_rows_stride2_streamed && p.stride[1] == 2 &&
                              !plan.row_pairs && d.k % 16 == 0;
   const bool stream = (pixel_major && can_stream) || stream_chunks;
-  // Pixel-major bands in cache finish their sums in registers where the epilogue is a cheap one
-  // (README.md, `finish_in_registers`).
-  const bool in_registers = pixel_major && cheap_act && has_epilogue;
+  // The others finish their sums in registers where the epilogue is a cheap one, but for pairs of
+  // rows, which store their sums (README.md, `finish_in_registers`).
+  const bool in_registers = cheap_act && has_epilogue && !plan.row_pairs;
   plan.finish = stream         ? DepthwiseFinish::streamed
                 : in_registers ? DepthwiseFinish::in_registers
                                : DepthwiseFinish::after;
