@@ -208,8 +208,9 @@ TEST_SUITE("cpu_plans") {
         {avx2_only, 8, 144, 56, 3, 1, none, {}, "conv depthwise sweep=pixel_major bands=56x1 groups=1 stream"},
         // In cache: bands that fill half of L2, channels in groups for the threads.
         {zen4, 1, 480, 14, 3, 1, Activation::Silu, {}, "conv depthwise sweep=rows bands=2x7 groups=4"},
-        // Bias and ReLU6 in cache: added to the sums in registers, pixel-major (AVX2) or chunk-major
-        // (AVX-512); SiLU in a pass over each row. Pairs of rows store their sums.
+        // Bias and ReLU6: added to the sums in registers, pixel-major (AVX2) or chunk-major (AVX-512), in
+        // cache, and from memory where the sums cannot go past the caches (AVX2 at 3x3 /2); SiLU in a
+        // pass over each row; pairs of rows store their sums.
         {avx2_only, 1, 144, 56, 3, 1, Activation::Relu6, {.bias = true},
          "conv depthwise sweep=pixel_major bands=19x3 groups=1 finish_in_registers"},
         {avx2_only, 1, 144, 56, 3, 1, Activation::Silu, {.bias = true},
@@ -218,6 +219,8 @@ TEST_SUITE("cpu_plans") {
          "conv depthwise sweep=rows bands=8x7 groups=1 finish_in_registers"},
         {zen4, 8, 96, 112, 3, 2, Activation::Relu6, {.bias = true},
          "conv depthwise sweep=rows_stride2 bands=28x2 groups=1 row_pairs"},
+        {avx2_only, 8, 96, 112, 3, 2, Activation::Relu6, {.bias = true},
+         "conv depthwise sweep=rows_stride2 bands=56x1 groups=1 finish_in_registers"},
         // 3x3 /2 from memory: pairs of rows where the set has 32 registers.
         {zen4, 8, 96, 112, 3, 2, none, {}, "conv depthwise sweep=rows_stride2 bands=28x2 groups=1 row_pairs"},
         {avx2_only, 8, 96, 112, 3, 2, none, {}, "conv depthwise sweep=rows_stride2 bands=56x1 groups=1"},

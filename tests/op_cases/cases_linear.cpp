@@ -314,7 +314,7 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
       // output columns reads padding. 48 channels over 33 columns (8 blocks of 4 + 1) and 96 with a
       // bias (on more threads, groups of 64 and 32 channels, the second unrolled), both in cache
       // under the machine's caches only: under the tests' they stream, in f32 pixel-major past the
-      // caches (stream_sums; the 96 on 1 thread), in f16 and bf16 chunk-major.
+      // caches (DepthwiseFinish::streamed; the 96 on 1 thread), in f16 and bf16 chunk-major.
       {"depthwise_c32_3x3_pixel_major_q14", {2, 32, 9, 14}, {32, 1, 3, 3}, {.pad = {1, 1, 1, 1}, .groups = 32}, true},
       {"depthwise_c32_3x3_pixel_major_silu", {1, 32, 13, 11}, {32, 1, 3, 3},
        {.pad = {1, 1, 1, 1}, .groups = 32, .activation = A::Silu}, true},
@@ -392,12 +392,20 @@ void add_conv2d_cases(std::vector<OpCase>& list, DType t) {
              {"residual_depthwise_silu_c80_5x5", {1, 80, 6, 9}, {80, 1, 5, 5},
               {.pad = {2, 2, 2, 2}, .groups = 80, .activation = A::Silu}, true},
              // Pixel-major bands (AVX2) of layers that stream under the tests' caches, whose sums take
-             // bias, residual and activation in registers and go to y past the caches: ReLU6 at 3x3
-             // over 32 channels, ReLU at 5x5 over 48.
+             // bias, residual and activation in registers and go to y past the caches (finish_sums,
+             // DepthwiseFinish::streamed; under the machine's caches, stored in it): ReLU6 at 3x3 over
+             // 32 channels, ReLU at 5x5 over 48.
              {"residual_depthwise_relu6_c32_streamed", {2, 32, 9, 14}, {32, 1, 3, 3},
               {.pad = {1, 1, 1, 1}, .groups = 32, .activation = A::Relu6}, true},
              {"residual_depthwise_relu_c48_5x5_streamed", {2, 48, 8, 12}, {48, 1, 5, 5},
               {.pad = {2, 2, 2, 2}, .groups = 48, .activation = A::Relu}, true},
+             // Chunk-major bands on every set whose sums take bias, residual and activation in
+             // registers (DepthwiseFinish::in_registers), channels past the last vector after them:
+             // 19 channels at stride 1, 43 at 3x3 /2.
+             {"residual_depthwise_relu6_c19", {2, 19, 7, 9}, {19, 1, 3, 3},
+              {.pad = {1, 1, 1, 1}, .groups = 19, .activation = A::Relu6}, true},
+             {"residual_depthwise_relu_c43_stride2", {1, 43, 17, 19}, {43, 1, 3, 3},
+              {.stride = {2, 2}, .pad = {1, 1, 1, 1}, .groups = 43, .activation = A::Relu}, true},
              // Bands of stride 2 across that stream chunk by chunk (AVX-512), the same epilogue in
              // registers: ReLU6 at 5x5 /2 over 80 channels (on 4 threads, groups of 64 + 16) and 12
              // columns; 3x3 at a stride of 1 down and 2 across over 48 channels, no pairs of rows.

@@ -3,8 +3,9 @@
 //   y[(i * q + ow) * k + c] = sum over taps (r, s) inside the input of
 //       taps[(r * taps_w + s) * k + c] * rows[i * taps_h + r][(ow * stride + s * dilation - pad_left) * k + c]
 // where rows[i * taps_h + r] is the input row that filter row r of output row i reads, or null
-// where it falls in the padding; then y = act(y + bias + residual) while a chunk's row is in L1
-// (the caller passes no epilogue where it prefers one pass over the band).
+// where it falls in the padding; then y = act(y + bias + residual) on each block's sums in
+// registers, or while a chunk's row is in L1 (DepthwiseRows::finish; the caller passes no epilogue
+// where it prefers one pass over the band).
 // Channels are contiguous in both, so the sums of a chunk of channels stay in vector registers
 // over every tap; a chunk runs over every row of the band before the next, so that the input
 // lines it shares between rows come from L1 (or, with row_pairs, two rows at a time that load
@@ -15,20 +16,12 @@
 #include <cstdint>
 
 #include "backends/cpu/kernels/cache_sizes.hpp"
+#include "backends/cpu/kernels/depthwise_finish.hpp"
 #include "backends/cpu/kernels/epilogue.hpp"
 #include "backends/cpu/kernels/float_vector.hpp"
 
 namespace porta::detail {
 
-// Where a band kernel's sums go. `after`: stored as they are, the epilogue applied after them (on
-// each row while it is in L1, or in the caller's pass over the band). `in_registers`: the epilogue
-// (act None, Relu or Relu6, bias, residual) applied to each block's sums in registers, then stored,
-// with no second pass over y (the plan's choice wherever a band does not stream, but for pairs of
-// rows: README.md beside depthwise_plan.cpp). `streamed`: the same, written past the caches
-// (stream_vector): stores read each line of y from memory before they write it, a third of a
-// streaming stride-1 layer's traffic; y aligned to a vector, for the kernels that stream
-// (pixel-major, and AVX-512's chunk-major one at stride 2).
-enum class DepthwiseFinish : std::uint8_t { after, in_registers, streamed };
 
 struct DepthwiseRows {
   const float* taps;             // [taps_h * taps_w][k]
@@ -41,7 +34,8 @@ struct DepthwiseRows {
   const float* residual;         // laid out like y, or null
   // The residual's distance from y in bytes, so that a block finds the residual of its own output
   // (residual_at): given a copy of the band per row with the row's residual, GCC kept the index
-  // arithmetic of the chunk-major kernels on the stack, and they ran 1.3-2x slower.
+  // arithmetic of the chunk-major kernels on the stack, and they ran 1.3-2x slower. An integer
+  // round trip between two arrays, which GCC and Clang compile as a pointer that may point anywhere.
   std::uintptr_t residual_from_y;
   Activation act;
   // Input rows to fetch from memory while the band's first row (or pair) runs (the next band's,

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "backends/cpu/kernels/depthwise_rows.hpp"
+#include "backends/cpu/kernels/depthwise_finish.hpp"
 #include "backends/cpu/plans/machine.hpp"
 #include "core/runtime/op_math.hpp"
 
