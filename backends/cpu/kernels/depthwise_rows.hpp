@@ -22,7 +22,6 @@
 
 namespace porta::detail {
 
-
 struct DepthwiseRows {
   const float* taps;             // [taps_h * taps_w][k]
   std::int64_t k, taps_h, taps_w;
@@ -133,7 +132,8 @@ template <int W, DepthwiseFinish Finish, int Pixels, int Vecs>
 
 // Channels [c0, c0 + W * Vecs) of output columns [ow, ow + Pixels): every sum in a register
 // over all taps, each tap's weights loaded once for the block. `Checked` skips taps that fall
-// in the horizontal padding; unchecked blocks lie where none does. `Finish`: finish_sums, unless `after`.
+// in the horizontal padding; unchecked blocks lie where none does. Finish other than `after`:
+// finish_sums.
 template <int W, int Vecs, int Pixels, bool Checked, DepthwiseFinish Finish = DepthwiseFinish::after>
 [[gnu::always_inline]] inline void depthwise_block(const DepthwiseRows& a, const float* const* rows, std::int64_t ow,
                                                    std::int64_t c0, float* y) {
@@ -173,7 +173,8 @@ template <int W, int Vecs, int Pixels, bool Checked, DepthwiseFinish Finish = De
 // not multiplies). `Checked` skips input columns in the horizontal padding.
 // With Out = 2, output rows i and i + 1 of a square S x S filter at a vertical stride of 2
 // (rows_in_pairs): their S + 2 input rows, the second's row r the first's r + 2, are read once for
-// both (the second's rows start at rows + S, and y + q * k is its output). `Finish`: finish_sums, unless `after`.
+// both (the second's rows start at rows + S, and y + q * k is its output). Finish other than
+// `after`: finish_sums.
 template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out,
           DepthwiseFinish Finish = DepthwiseFinish::after>
 [[gnu::always_inline]] inline void depthwise_block_across(const DepthwiseRows& a, const float* const* rows,
@@ -281,8 +282,8 @@ template <int W, int Vecs, int Pixels, int S, int Stride, bool Checked, int Out,
 
 // Blocks of Pixels columns from ow while whole ones fit before `end`, checked where they reach
 // into the horizontal padding. Chunks other than 1 run more chunks from c0 in each block
-// (depthwise_block_chunks), and Finish other than `after` finishes their sums in registers (finish_sums), for
-// depthwise_pixel_major_body.
+// (depthwise_block_chunks), for depthwise_pixel_major_body; Finish other than `after` finishes
+// their sums in registers (finish_sums).
 template <int W, int Vecs, int Pixels, int S, int Stride, int Out, int Chunks, DepthwiseFinish Finish>
 [[gnu::always_inline]] inline void depthwise_blocks(const DepthwiseRows& a, const float* const* rows, std::int64_t c0,
                                                     float* y, std::int64_t& ow, std::int64_t end,
@@ -365,10 +366,6 @@ template <int W, int Vecs, int S, int Stride, bool Pairs, DepthwiseFinish Finish
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
     const float* const* rows = a.rows + i * a.taps_h;
     float* y_row = y + i * a.q * a.k;
-    if constexpr (Finish != DepthwiseFinish::after) {
-      depthwise_columns<W, Vecs, S, Stride, 1, 1, Finish>(a, rows, c0, y_row, a.q, inside_begin, inside_end);
-      continue;
-    }
     if constexpr (Pairs) {
       if (i + 1 < a.out_rows && rows_in_pairs<S>(a, rows)) {
         depthwise_columns<W, Vecs, S, Stride, 2>(a, rows, c0, y_row, a.q, inside_begin, inside_end);
@@ -377,8 +374,8 @@ template <int W, int Vecs, int S, int Stride, bool Pairs, DepthwiseFinish Finish
         continue;
       }
     }
-    depthwise_columns<W, Vecs, S, Stride, 1>(a, rows, c0, y_row, a.q, inside_begin, inside_end);
-    depthwise_finish(a, y, i, c0, W * Vecs);
+    depthwise_columns<W, Vecs, S, Stride, 1, 1, Finish>(a, rows, c0, y_row, a.q, inside_begin, inside_end);
+    if constexpr (Finish == DepthwiseFinish::after) depthwise_finish(a, y, i, c0, W * Vecs);
   }
 }
 
@@ -446,14 +443,9 @@ template <int W, int S, int Chunks, DepthwiseFinish Finish>
   const std::int64_t inside_begin = std::min(a.q, a.pad_left);
   const std::int64_t inside_end = std::max(inside_begin, std::min(a.q, a.width - S + 1 + a.pad_left));
   for (std::int64_t i = 0; i < a.out_rows; ++i) {
-    if constexpr (Finish != DepthwiseFinish::after) {
-      depthwise_columns<W, vecs, S, 1, 1, Chunks, Finish>(a, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k, a.q,
-                                                          inside_begin, inside_end);
-    } else {
-      depthwise_columns<W, vecs, S, 1, 1, Chunks>(a, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k, a.q,
-                                               inside_begin, inside_end);
-      depthwise_finish(a, y, i, a.c_begin, a.c_end - a.c_begin);
-    }
+    depthwise_columns<W, vecs, S, 1, 1, Chunks, Finish>(a, a.rows + i * a.taps_h, a.c_begin, y + i * a.q * a.k, a.q,
+                                                        inside_begin, inside_end);
+    if constexpr (Finish == DepthwiseFinish::after) depthwise_finish(a, y, i, a.c_begin, a.c_end - a.c_begin);
   }
 }
 
