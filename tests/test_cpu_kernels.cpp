@@ -247,7 +247,7 @@ TEST_SUITE("runtime") {
     }
   }
 
-  TEST_CASE("cpu micro-kernels, A by rows and columns, B packed and in place: every kernel this CPU runs, over several tiles, every finish") {
+  TEST_CASE("cpu micro-kernels: every kernel this CPU runs, A by rows and columns, B packed and in place") {
     std::vector<MicroKernel> kernels = runnable_micro_kernels();
     // Each kernel's tail panel as a kernel of its own.
     for (std::size_t i = 0, n = kernels.size(); i < n; ++i)
@@ -280,6 +280,29 @@ TEST_SUITE("runtime") {
         const auto a_at = [&](std::int64_t t, std::int64_t i, std::int64_t p) {
           return a[static_cast<std::size_t>(shift[t] + (by_columns ? p * lda + i : i * lda + p))];
         };
+        // The elements of c that differ from the reference: a call over `count` tiles and `cols`
+        // columns with finish f, c having been `old`.
+        const auto wrong_elements = [&](const std::vector<float>& c, std::int64_t count, int cols,
+                                        const TileFinish& f) {
+          std::int64_t wrong = 0;
+          for (std::int64_t i = 0; i < rows; ++i)
+            for (std::int64_t j = 0; j < ldc; ++j) {
+              const auto at = static_cast<std::size_t>(i * ldc + j);
+              if (i >= count * mr || j >= cols) {  // outside the call's tiles and columns: untouched
+                wrong += c[at] != old[at];
+                continue;
+              }
+              double want = f.accumulate ? old[at] : 0.0;
+              for (std::int64_t t = 0; t < taps; ++t)
+                for (std::int64_t p = 0; p < depth; ++p)
+                  want += double{a_at(t, i, p)} * b[static_cast<std::size_t>((t * depth + p) * nr + j)];
+              if (f.epilogue)
+                want = activate(f.activation,
+                                want + bias[static_cast<std::size_t>(j)] + (f.residual ? residual[at] : 0.0));
+              wrong += std::fabs(c[at] - want) > 1e-5 * (1.0 + std::fabs(want));
+            }
+          return wrong;
+        };
         for (const std::int64_t count : {std::int64_t{1}, tiles})
           for (const int cols : {static_cast<int>(nr), static_cast<int>(nr) - 5, 1})
             for (const bool b_in_place : {false, true}) {
@@ -305,24 +328,7 @@ TEST_SUITE("runtime") {
                 CAPTURE(count);
                 CAPTURE(cols);
                 CAPTURE(finish_index(f.accumulate, f.epilogue ? &epilogue : nullptr));
-                std::int64_t wrong = 0;
-                for (std::int64_t i = 0; i < rows; ++i)
-                  for (std::int64_t j = 0; j < ldc; ++j) {
-                    const auto at = static_cast<std::size_t>(i * ldc + j);
-                    if (i >= count * mr || j >= cols) {  // outside the call's tiles and columns: untouched
-                      wrong += c[at] != old[at];
-                      continue;
-                    }
-                    double want = f.accumulate ? old[at] : 0.0;
-                    for (std::int64_t t = 0; t < taps; ++t)
-                      for (std::int64_t p = 0; p < depth; ++p)
-                        want += double{a_at(t, i, p)} * b[static_cast<std::size_t>((t * depth + p) * nr + j)];
-                    if (f.epilogue)
-                      want = activate(f.activation, want + bias[static_cast<std::size_t>(j)] +
-                                                        (f.residual ? residual[at] : 0.0));
-                    wrong += std::fabs(c[at] - want) > 1e-5 * (1.0 + std::fabs(want));
-                  }
-                CHECK(wrong == 0);
+                CHECK(wrong_elements(c, count, cols, f) == 0);
               }
             }
       }
